@@ -1,0 +1,124 @@
+package memory
+
+import "time"
+
+// ProjectRef names a project inside its workspace.
+type ProjectRef struct {
+	Workspace string
+	Project   string
+}
+
+// String renders "workspace/project".
+func (r ProjectRef) String() string { return r.Workspace + "/" + r.Project }
+
+// Validate checks both names.
+func (r ProjectRef) Validate() error {
+	if err := ValidateName("workspace", r.Workspace); err != nil {
+		return err
+	}
+	return ValidateName("project", r.Project)
+}
+
+// Version is one stored version of an entry. A tombstone (written by forget)
+// has Deleted set and empty content.
+type Version struct {
+	Slug      string    `json:"slug"`
+	Version   int       `json:"version"`
+	Title     string    `json:"title"`
+	Content   string    `json:"content"`
+	Tags      []string  `json:"tags"`
+	Agent     string    `json:"agent"`
+	CreatedAt time.Time `json:"created_at"`
+	Deleted   bool      `json:"deleted"`
+}
+
+// VersionInfo is one line of an entry's history: a version without its content.
+type VersionInfo struct {
+	Version   int       `json:"version"`
+	Title     string    `json:"title"`
+	Agent     string    `json:"agent"`
+	CreatedAt time.Time `json:"created_at"`
+	Deleted   bool      `json:"deleted"`
+	Size      int       `json:"size"`
+}
+
+// EntrySummary is one line of a listing: an entry's latest live version without content.
+type EntrySummary struct {
+	Slug      string    `json:"slug"`
+	Title     string    `json:"title"`
+	Version   int       `json:"version"`
+	Tags      []string  `json:"tags"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Write asks the store to append the next version of a slug.
+type Write struct {
+	Slug    string
+	Title   string
+	Content string
+	Tags    []string
+	Agent   string
+	// Deleted makes this version a tombstone (forget).
+	Deleted bool
+	// ExpectedVersion, when set, must equal the slug's current latest version
+	// (0: the slug must not exist yet), else the write fails with CodeConflict.
+	ExpectedVersion *int
+	// IdempotencyKey, when set, makes a retry with the same key and slug within
+	// 24 h return the first result instead of writing again.
+	IdempotencyKey string
+}
+
+// WriteResult is what a successful write returns.
+type WriteResult struct {
+	Slug      string    `json:"slug"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ListQuery pages through the live entries of a project, ordered by slug.
+type ListQuery struct {
+	Prefix string
+	Tag    string
+	Limit  int
+	// Cursor is the opaque next_cursor of the previous page ("" for the first).
+	Cursor string
+}
+
+// SearchQuery is a recall.
+type SearchQuery struct {
+	Text  string
+	Limit int
+	// Tags restricts hits to entries carrying all of these tags.
+	Tags []string
+}
+
+// Hit is one recall result: bounded, a snippet instead of the whole content.
+type Hit struct {
+	Slug      string    `json:"slug"`
+	Title     string    `json:"title"`
+	Version   int       `json:"version"`
+	Score     float64   `json:"score"`
+	Snippet   string    `json:"snippet"`
+	Tags      []string  `json:"tags"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SearchLogRow is one row of the search log: who searched what, and how it went.
+type SearchLogRow struct {
+	Project    ProjectRef
+	Agent      string
+	Query      string
+	Hits       int
+	DurationMS float64
+	At         time.Time
+}
+
+// AuditRow is one row of the audit log: one per write.
+type AuditRow struct {
+	ID      int64     `json:"id"`
+	Agent   string    `json:"agent"`
+	Action  string    `json:"action"` // "remember" or "forget"
+	Slug    string    `json:"slug"`
+	Version int       `json:"version"`
+	At      time.Time `json:"at"`
+}

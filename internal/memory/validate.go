@@ -1,0 +1,81 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits that bound what one call may store.
+const (
+	// DefaultMaxContent is the default limit of an entry's content in bytes.
+	DefaultMaxContent = 64 << 10
+	// MaxTitle is the limit of a title in bytes.
+	MaxTitle = 512
+	// MaxTags is the most tags one entry may carry.
+	MaxTags = 32
+	// MaxTag is the limit of one tag in bytes.
+	MaxTag = 64
+	// MaxAgent is the limit of an agent name in bytes.
+	MaxAgent = 128
+	// MaxIdempotencyKey is the limit of an idempotency key in bytes.
+	MaxIdempotencyKey = 128
+	// MaxQuery is the limit of a recall query in bytes.
+	MaxQuery = 1024
+)
+
+var (
+	nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]{0,127}$`)
+	tagRe  = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._:/-]*$`)
+)
+
+// ValidateName checks a workspace or project name. It is called before any
+// file path is built from the name, so it is the guard against path traversal.
+func ValidateName(kind, name string) error {
+	if !nameRe.MatchString(name) {
+		return Errorf(CodeInvalid, "%s name %q must match ^[a-z0-9][a-z0-9-]{0,62}$", kind, name)
+	}
+	return nil
+}
+
+// ValidateSlug checks an entry slug: the pattern, and no empty or ".." segment.
+func ValidateSlug(slug string) error {
+	if !slugRe.MatchString(slug) {
+		return Errorf(CodeInvalid, "slug %q must match ^[a-z0-9][a-z0-9._/-]{0,127}$", slug)
+	}
+	for _, seg := range strings.Split(slug, "/") {
+		if seg == "" || seg == ".." || seg == "." {
+			return Errorf(CodeInvalid, "slug %q has an empty, '.' or '..' segment", slug)
+		}
+	}
+	return nil
+}
+
+// ValidateTags checks tags; tags are case-sensitive words like "db" or "team:infra".
+func ValidateTags(tags []string) error {
+	if len(tags) > MaxTags {
+		return Errorf(CodeInvalid, "at most %d tags, got %d", MaxTags, len(tags))
+	}
+	for _, t := range tags {
+		if len(t) > MaxTag || !tagRe.MatchString(t) {
+			return Errorf(CodeInvalid, "tag %q must be 1-%d letters, digits or ._:/- and start with a letter or digit", t, MaxTag)
+		}
+	}
+	return nil
+}
+
+// ValidateText checks that a free-text field is valid UTF-8 without NUL bytes
+// and at most max bytes long; too long is CodeTooLarge.
+func ValidateText(field, s string, max int) error {
+	if len(s) > max {
+		return Errorf(CodeTooLarge, "%s is %d bytes, the limit is %d", field, len(s), max)
+	}
+	if !utf8.ValidString(s) {
+		return Errorf(CodeInvalid, "%s is not valid UTF-8", field)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return Errorf(CodeInvalid, "%s contains a NUL byte", field)
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// Store is what the service needs of storage; *store.Store implements it.
+// Every method returns *memory.Error for a client's mistake (not_found,
+// conflict, invalid, unauthorized) and wraps anything else.
+type Store interface {
+	// EnsureProject creates the workspace (and its file) and the project if new.
+	EnsureProject(ctx context.Context, ref memory.ProjectRef) (created bool, err error)
+	// Project returns one project, or CodeNotFound.
+	Project(ctx context.Context, ref memory.ProjectRef) (memory.ProjectInfo, error)
+	// ListProjects returns every project of every workspace, ordered by workspace, project.
+	ListProjects(ctx context.Context) ([]memory.ProjectInfo, error)
+	// SetWriteBudget sets a project's writes per hour (0: the server default).
+	SetWriteBudget(ctx context.Context, ref memory.ProjectRef, perHour int) error
+
+	// CreateKey makes a new key for an agent in an existing project and returns
+	// the token (shown once; only its SHA-256 is stored).
+	CreateKey(ctx context.Context, ref memory.ProjectRef, agent string, role memory.Role) (token string, key memory.Key, err error)
+	// KeyByToken finds the live key of a token, or CodeUnauthorized.
+	KeyByToken(ctx context.Context, token string) (memory.Key, error)
+	// ListKeys returns all keys, revoked ones included, ordered by id.
+	ListKeys(ctx context.Context) ([]memory.Key, error)
+	// RevokeKey revokes a key by id (CodeNotFound if there is none).
+	RevokeKey(ctx context.Context, id int64) error
+
+	// Append writes the next version of w.Slug and its audit row in one
+	// transaction (group-committed with other waiting writes of the workspace).
+	Append(ctx context.Context, ref memory.ProjectRef, w memory.Write) (memory.WriteResult, error)
+	// Get returns a version (0: the latest, tombstones included) and the slug's latest version number.
+	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (v memory.Version, latest int, err error)
+	// History lists a slug's versions, newest first.
+	History(ctx context.Context, ref memory.ProjectRef, slug string, limit int) ([]memory.VersionInfo, error)
+	// List pages through live entries ordered by slug.
+	List(ctx context.Context, ref memory.ProjectRef, q memory.ListQuery) (entries []memory.EntrySummary, nextCursor string, err error)
+	// CountWritesSince counts a project's audit rows at or after since (for the write budget).
+	CountWritesSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (int, error)
+	// AppendSearchLog writes search-log rows in as few transactions as possible.
+	AppendSearchLog(ctx context.Context, rows []memory.SearchLogRow) error
+}
+
+// Index is what the service needs of search; *search.Registry implements it.
+type Index interface {
+	// Refresh makes the index agree with the database for one slug: it rereads
+	// the latest version and updates or removes the document. When it returns,
+	// a Search sees that state (read-your-writes).
+	Refresh(ctx context.Context, ref memory.ProjectRef, slug string) error
+	// Search runs a recall over a project's live entries.
+	Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
+}
