@@ -1,0 +1,109 @@
+package service
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// budget counts writes per project in fixed clock-hour windows. The count of
+// a window is seeded from the audit log the first time the window is seen, so
+// a restart does not hand out a fresh budget.
+type budget struct {
+	store    Store
+	fallback int
+	now      func() time.Time
+
+	mu       sync.Mutex
+	projects map[memory.ProjectRef]*window
+}
+
+type window struct {
+	start time.Time // the hour this window counts
+	used  int
+	limit int // 0: not loaded yet
+}
+
+func newBudget(store Store, fallback int, now func() time.Time) *budget {
+	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{}}
+}
+
+// reserve takes one write from the project's budget or fails with budget_exhausted.
+func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef) error {
+	hour := b.now().UTC().Truncate(time.Hour)
+	b.mu.Lock()
+	w := b.projects[ref]
+	fresh := w == nil || !w.start.Equal(hour)
+	b.mu.Unlock()
+	if fresh {
+		if err := b.load(ctx, ref, hour); err != nil {
+			return err
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w = b.projects[ref]
+	if w.used >= w.limit {
+		reset := w.start.Add(time.Hour)
+		return memory.Errorf(memory.CodeBudgetExhausted,
+			"project %s used its %d writes this hour; the budget resets at %s (in %s)",
+			ref, w.limit, reset.Format(time.RFC3339), reset.Sub(b.now()).Round(time.Second))
+	}
+	w.used++
+	return nil
+}
+
+// release gives back a reserved write that did not happen.
+func (b *budget) release(ref memory.ProjectRef) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w := b.projects[ref]; w != nil && w.used > 0 {
+		w.used--
+	}
+}
+
+// load reads the project's limit and the writes already made in this hour.
+func (b *budget) load(ctx context.Context, ref memory.ProjectRef, hour time.Time) error {
+	info, err := b.store.Project(ctx, ref)
+	if err != nil {
+		return err
+	}
+	used, err := b.store.CountWritesSince(ctx, ref, hour)
+	if err != nil {
+		return err
+	}
+	limit := info.WriteBudget
+	if limit <= 0 {
+		limit = b.fallback
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Another caller may have loaded this window meanwhile; keep its count.
+	if w := b.projects[ref]; w != nil && w.start.Equal(hour) {
+		w.limit = limit
+		return nil
+	}
+	b.projects[ref] = &window{start: hour, used: used, limit: limit}
+	return nil
+}
+
+// forget drops the cached window so the next write reloads limit and count.
+func (b *budget) forget(ref memory.ProjectRef) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.projects, ref)
+}
+
+// Usage reports writes used this hour and the limit; used for overview pages.
+func (b *budget) usage(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
+	hour := b.now().UTC().Truncate(time.Hour)
+	if err := b.load(ctx, ref, hour); err != nil {
+		return 0, 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := b.projects[ref]
+	return w.used, w.limit, nil
+}

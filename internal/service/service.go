@@ -1,0 +1,86 @@
+// Package service holds Munin's use cases. Every transport (MCP, REST, web)
+// calls it and nothing below it: key → role → write budget → store → index
+// refresh → audit for writes; index → search log for recall.
+package service
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// Options configure a Service. The zero value is usable: defaults apply.
+type Options struct {
+	// DefaultWriteBudget is the writes per project per hour when the project
+	// sets none (default 1000).
+	DefaultWriteBudget int
+	// BudgetOff switches the write budget off for the whole server (load tests).
+	BudgetOff bool
+	// MaxContent is the largest content in bytes (default memory.DefaultMaxContent).
+	MaxContent int
+	// SearchLogOff stops writing the search log (to measure what it costs).
+	SearchLogOff bool
+	// Logger receives internal errors; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now. Tests move it.
+	Now func() time.Time
+}
+
+// Service is the one place where Munin's rules live.
+type Service struct {
+	store  Store
+	index  Index
+	opts   Options
+	log    *slog.Logger
+	budget *budget
+	slog   *searchLog
+}
+
+// New builds a Service over a store and an index and starts the search-log flusher.
+func New(store Store, index Index, opts Options) *Service {
+	if opts.DefaultWriteBudget <= 0 {
+		opts.DefaultWriteBudget = 1000
+	}
+	if opts.MaxContent <= 0 {
+		opts.MaxContent = memory.DefaultMaxContent
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Service{store: store, index: index, opts: opts, log: opts.Logger}
+	s.budget = newBudget(store, opts.DefaultWriteBudget, opts.Now)
+	s.slog = newSearchLog(store, opts.Logger)
+	return s
+}
+
+// Close flushes the buffered search log. The store and index are closed by their owner.
+func (s *Service) Close() error {
+	return s.slog.Close()
+}
+
+// Authenticate turns a bearer token into the key it names.
+func (s *Service) Authenticate(ctx context.Context, token string) (memory.Key, error) {
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "missing key: send Authorization: Bearer munin_…")
+	}
+	if !strings.HasPrefix(token, memory.KeyPrefix) || len(token) > 256 {
+		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "unknown or revoked key")
+	}
+	return s.store.KeyByToken(ctx, token)
+}
+
+// internalErr logs an unexpected error with context and hides it from the client.
+func (s *Service) internalErr(op string, key memory.Key, err error) error {
+	if memory.ErrorCode(err) != memory.CodeInternal {
+		return err
+	}
+	s.log.Error("internal error", "op", op, "project", key.Project.String(), "agent", key.Agent, "err", err)
+	return memory.Internal(err)
+}

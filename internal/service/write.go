@@ -1,0 +1,139 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"munin/internal/memory"
+)
+
+// RememberInput is a remember call: the next version of a slug.
+type RememberInput struct {
+	Slug            string
+	Title           string
+	Content         string
+	Tags            []string
+	ExpectedVersion *int
+	IdempotencyKey  string
+}
+
+// Remember stores a new version of an entry under the caller's key.
+func (s *Service) Remember(ctx context.Context, key memory.Key, in RememberInput) (memory.WriteResult, error) {
+	if err := s.checkRemember(&in); err != nil {
+		return memory.WriteResult{}, err
+	}
+	return s.write(ctx, key, "remember", memory.Write{
+		Slug:            in.Slug,
+		Title:           in.Title,
+		Content:         in.Content,
+		Tags:            in.Tags,
+		Agent:           key.Agent,
+		ExpectedVersion: in.ExpectedVersion,
+		IdempotencyKey:  in.IdempotencyKey,
+	})
+}
+
+// Forget writes a tombstone version; the history stays.
+func (s *Service) Forget(ctx context.Context, key memory.Key, slug string, expectedVersion *int) (memory.WriteResult, error) {
+	if err := memory.ValidateSlug(slug); err != nil {
+		return memory.WriteResult{}, err
+	}
+	if err := checkExpected(expectedVersion); err != nil {
+		return memory.WriteResult{}, err
+	}
+	return s.write(ctx, key, "forget", memory.Write{
+		Slug:            slug,
+		Agent:           key.Agent,
+		Deleted:         true,
+		ExpectedVersion: expectedVersion,
+	})
+}
+
+// write is the one write path: role → budget → store (with audit) → index.
+func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory.Write) (memory.WriteResult, error) {
+	if !key.Role.CanWrite() {
+		return memory.WriteResult{}, memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, op)
+	}
+	if !s.opts.BudgetOff {
+		if err := s.budget.reserve(ctx, key.Project); err != nil {
+			return memory.WriteResult{}, s.internalErr("budget", key, err)
+		}
+	}
+	res, err := s.store.Append(ctx, key.Project, w)
+	if err != nil {
+		if !s.opts.BudgetOff {
+			s.budget.release(key.Project)
+		}
+		return memory.WriteResult{}, s.internalErr(op, key, err)
+	}
+	// The write is committed; the index must reflect it before we answer
+	// (read-your-writes). A failed refresh is logged: the entry is safe in
+	// the database and the next refresh or rebuild picks it up.
+	if err := s.index.Refresh(context.WithoutCancel(ctx), key.Project, w.Slug); err != nil {
+		s.log.Error("index refresh failed", "project", key.Project.String(), "slug", w.Slug, "err", err)
+	}
+	return res, nil
+}
+
+func (s *Service) checkRemember(in *RememberInput) error {
+	if err := memory.ValidateSlug(in.Slug); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Content) == "" {
+		return memory.Errorf(memory.CodeInvalid, "content must not be empty")
+	}
+	if err := memory.ValidateText("content", in.Content, s.opts.MaxContent); err != nil {
+		return err
+	}
+	if err := memory.ValidateText("title", in.Title, memory.MaxTitle); err != nil {
+		return err
+	}
+	if err := memory.ValidateTags(in.Tags); err != nil {
+		return err
+	}
+	if err := memory.ValidateText("idempotency_key", in.IdempotencyKey, memory.MaxIdempotencyKey); err != nil {
+		return err
+	}
+	if in.Title == "" {
+		in.Title = titleFromContent(in.Content)
+	}
+	in.Tags = dedupe(in.Tags)
+	return checkExpected(in.ExpectedVersion)
+}
+
+func checkExpected(v *int) error {
+	if v != nil && *v < 0 {
+		return memory.Errorf(memory.CodeInvalid, "expected_version must be 0 or more, got %d", *v)
+	}
+	return nil
+}
+
+// titleFromContent takes the first non-empty line, without Markdown heading
+// marks, cut to 80 characters: an entry always has something to show in lists.
+func titleFromContent(content string) string {
+	for _, line := range strings.Split(content, "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#"))
+		if line == "" {
+			continue
+		}
+		if utf8.RuneCountInString(line) > 80 {
+			r := []rune(line)
+			line = string(r[:79]) + "…"
+		}
+		return line
+	}
+	return ""
+}
+
+func dedupe(tags []string) []string {
+	out := make([]string, 0, len(tags))
+	seen := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
