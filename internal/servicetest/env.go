@@ -1,0 +1,56 @@
+// Package servicetest builds the real stack — SQLite store, bleve registry,
+// service — in a temporary directory for tests of the layers above.
+package servicetest
+
+import (
+	"context"
+	"testing"
+
+	"munin/internal/memory"
+	"munin/internal/search"
+	"munin/internal/service"
+	"munin/internal/store"
+)
+
+// Env is a running stack over real files in t.TempDir().
+type Env struct {
+	Dir   string
+	Store *store.Store
+	Index *search.Registry
+	Svc   *service.Service
+}
+
+// New opens a store in a temp dir and builds the registry and service over it;
+// everything is closed when the test ends.
+func New(t testing.TB, opts service.Options) *Env {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	reg := search.NewRegistry(st, search.Options{})
+	svc := service.New(st, reg, opts)
+	t.Cleanup(func() {
+		svc.Close()
+		reg.Close()
+		st.Close()
+	})
+	return &Env{Dir: dir, Store: st, Index: reg, Svc: svc}
+}
+
+// Key creates workspace/project if new and a key for agent with role; it
+// returns the token and the key as authentication would yield it.
+func (e *Env) Key(t testing.TB, workspace, project, agent string, role memory.Role) (string, memory.Key) {
+	t.Helper()
+	ref := memory.ProjectRef{Workspace: workspace, Project: project}
+	token, _, err := e.Svc.CreateKey(context.Background(), ref, agent, role)
+	if err != nil {
+		t.Fatalf("create key: %v", err)
+	}
+	key, err := e.Svc.Authenticate(context.Background(), token)
+	if err != nil {
+		t.Fatalf("authenticate new key: %v", err)
+	}
+	return token, key
+}
