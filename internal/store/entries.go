@@ -1,0 +1,312 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// Audit actions.
+const (
+	actionRemember = "remember"
+	actionForget   = "forget"
+)
+
+// Append writes the next version of w.Slug, its audit row and (with an
+// idempotency key) the key's record in one transaction, group-committed with
+// the other writes waiting for the workspace. Forget is w.Deleted: a
+// tombstone version with empty content.
+func (s *Store) Append(ctx context.Context, ref memory.ProjectRef, w memory.Write) (memory.WriteResult, error) {
+	if err := memory.ValidateSlug(w.Slug); err != nil {
+		return memory.WriteResult{}, err
+	}
+	if w.ExpectedVersion != nil && *w.ExpectedVersion < 0 {
+		return memory.WriteResult{}, memory.Errorf(memory.CodeInvalid, "expected version %d must not be negative", *w.ExpectedVersion)
+	}
+	if w.Deleted {
+		w.Content = "" // a tombstone carries no content, whatever the caller sent
+	}
+	tags, err := encodeTags(w.Tags)
+	if err != nil {
+		return memory.WriteResult{}, fmt.Errorf("append %s: %w", w.Slug, err)
+	}
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return memory.WriteResult{}, err
+	}
+	val, err := ws.submit(ctx, func(tx *sql.Tx) (any, error) {
+		return applyWrite(tx, ref.Project, w, tags)
+	})
+	if err != nil {
+		return memory.WriteResult{}, fmt.Errorf("append %s: %w", w.Slug, err)
+	}
+	return val.(memory.WriteResult), nil
+}
+
+// applyWrite is one Append inside the batch transaction. The single writer
+// makes "read latest, insert latest+1" race-free; UNIQUE(project, slug,
+// version) would catch it if that ever stopped being true.
+func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory.WriteResult, error) {
+	now := time.Now().UTC()
+	if w.IdempotencyKey != "" {
+		var ver int
+		var at int64
+		err := tx.QueryRow(`SELECT version, created_at FROM idempotency
+			WHERE project = ? AND slug = ? AND key = ? AND created_at >= ?`,
+			project, w.Slug, w.IdempotencyKey, now.Add(-idempotencyTTL).UnixNano()).Scan(&ver, &at)
+		if err == nil {
+			return memory.WriteResult{Slug: w.Slug, Version: ver, CreatedAt: fromNanos(at)}, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return memory.WriteResult{}, fmt.Errorf("read idempotency key: %w", err)
+		}
+	}
+
+	var cur int
+	var deleted bool
+	err := tx.QueryRow(`SELECT latest_version, deleted FROM entries WHERE project = ? AND slug = ?`,
+		project, w.Slug).Scan(&cur, &deleted)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return memory.WriteResult{}, fmt.Errorf("read latest version: %w", err)
+	}
+	if w.ExpectedVersion != nil && *w.ExpectedVersion != cur {
+		return memory.WriteResult{}, memory.Errorf(memory.CodeConflict, "%s is at version %d, expected %d", w.Slug, cur, *w.ExpectedVersion)
+	}
+	action := actionRemember
+	if w.Deleted {
+		action = actionForget
+		if cur == 0 {
+			return memory.WriteResult{}, memory.Errorf(memory.CodeNotFound, "entry %q not found", w.Slug)
+		}
+		if deleted {
+			return memory.WriteResult{}, memory.Errorf(memory.CodeNotFound, "entry %q is already forgotten (version %d)", w.Slug, cur)
+		}
+	}
+
+	next, at := cur+1, now.UnixNano()
+	if _, err := tx.Exec(`INSERT INTO entries (project, slug, latest_version, deleted, title, tags, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (project, slug) DO UPDATE SET latest_version = excluded.latest_version,
+			deleted = excluded.deleted, title = excluded.title, tags = excluded.tags, updated_at = excluded.updated_at`,
+		project, w.Slug, next, w.Deleted, w.Title, tags, at); err != nil {
+		return memory.WriteResult{}, fmt.Errorf("upsert entry: %w", err)
+	}
+	if _, err := tx.Exec(`INSERT INTO versions (project, slug, version, title, content, tags, agent, deleted, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		project, w.Slug, next, w.Title, w.Content, tags, w.Agent, w.Deleted, at); err != nil {
+		return memory.WriteResult{}, fmt.Errorf("insert version: %w", err)
+	}
+	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		project, w.Agent, action, w.Slug, next, at); err != nil {
+		return memory.WriteResult{}, fmt.Errorf("insert audit row: %w", err)
+	}
+	if w.IdempotencyKey != "" {
+		// REPLACE overwrites an expired record of the same key.
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO idempotency (project, slug, key, version, created_at) VALUES (?, ?, ?, ?, ?)`,
+			project, w.Slug, w.IdempotencyKey, next, at); err != nil {
+			return memory.WriteResult{}, fmt.Errorf("insert idempotency key: %w", err)
+		}
+	}
+	return memory.WriteResult{Slug: w.Slug, Version: next, CreatedAt: fromNanos(at)}, nil
+}
+
+// versionCols are the columns scanVersion reads, in order.
+const versionCols = `v.slug, v.version, v.title, v.content, v.tags, v.agent, v.created_at, v.deleted`
+
+// scanVersion reads versionCols (plus extra destinations after them).
+func scanVersion(sc interface{ Scan(...any) error }, extra ...any) (memory.Version, error) {
+	var v memory.Version
+	var tags string
+	var at int64
+	dest := append([]any{&v.Slug, &v.Version, &v.Title, &v.Content, &tags, &v.Agent, &at, &v.Deleted}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return v, err
+	}
+	v.CreatedAt = fromNanos(at)
+	var err error
+	v.Tags, err = decodeTags(tags)
+	return v, err
+}
+
+// Get returns a version of a slug (0: the latest, tombstones included) and
+// the slug's latest version number. One statement, so both come from one
+// snapshot.
+func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error) {
+	if err := memory.ValidateSlug(slug); err != nil {
+		return memory.Version{}, 0, err
+	}
+	if version < 0 {
+		return memory.Version{}, 0, memory.Errorf(memory.CodeInvalid, "version %d must not be negative", version)
+	}
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return memory.Version{}, 0, err
+	}
+	var latest int
+	row := ws.pool.reader.QueryRowContext(ctx, `SELECT `+versionCols+`, e.latest_version
+		FROM entries e JOIN versions v ON v.project = e.project AND v.slug = e.slug
+		WHERE e.project = ? AND e.slug = ? AND v.version = (CASE WHEN ? = 0 THEN e.latest_version ELSE ? END)`,
+		ref.Project, slug, version, version)
+	v, err := scanVersion(row, &latest)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.Version{}, 0, s.notFound(ctx, ws, ref, slug, version)
+	}
+	if err != nil {
+		return memory.Version{}, 0, fmt.Errorf("get %s v%d: %w", slug, version, err)
+	}
+	return v, latest, nil
+}
+
+// notFound builds the not_found error of Get: either the slug or only the
+// asked version is missing.
+func (s *Store) notFound(ctx context.Context, ws *workspace, ref memory.ProjectRef, slug string, version int) error {
+	var latest int
+	err := ws.pool.reader.QueryRowContext(ctx, `SELECT latest_version FROM entries WHERE project = ? AND slug = ?`,
+		ref.Project, slug).Scan(&latest)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.Errorf(memory.CodeNotFound, "entry %q not found", slug)
+	}
+	if err != nil {
+		return fmt.Errorf("get %s: %w", slug, err)
+	}
+	return memory.Errorf(memory.CodeNotFound, "entry %q has no version %d (latest is %d)", slug, version, latest)
+}
+
+// Latest returns the latest version of a slug, tombstone included, or
+// not_found if the slug never existed. The search index uses it to take its
+// state from the database rather than from the caller.
+func (s *Store) Latest(ctx context.Context, ref memory.ProjectRef, slug string) (memory.Version, error) {
+	v, _, err := s.Get(ctx, ref, slug, 0)
+	return v, err
+}
+
+// ScanLatest calls fn with the latest live version of every entry of a
+// project, ordered by slug, and stops at fn's first error. The search index
+// builds from it.
+func (s *Store) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error {
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return err
+	}
+	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT `+versionCols+`
+		FROM entries e JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+		WHERE e.project = ? AND e.deleted = 0 ORDER BY e.slug`, ref.Project)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", ref, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", ref, err)
+		}
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("scan %s: %w", ref, err)
+	}
+	return nil
+}
+
+// History limits.
+const (
+	defaultHistoryLimit = 50
+	maxHistoryLimit     = 1000
+)
+
+// History lists a slug's versions newest first (limit: default 50, at most 1000).
+func (s *Store) History(ctx context.Context, ref memory.ProjectRef, slug string, limit int) ([]memory.VersionInfo, error) {
+	if err := memory.ValidateSlug(slug); err != nil {
+		return nil, err
+	}
+	limit = clampLimit(limit, defaultHistoryLimit, maxHistoryLimit)
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	// length() of a BLOB counts bytes, which is what Size (len(content)) means.
+	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT version, title, agent, created_at, deleted, length(CAST(content AS BLOB))
+		FROM versions WHERE project = ? AND slug = ? ORDER BY version DESC LIMIT ?`, ref.Project, slug, limit)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", slug, err)
+	}
+	defer rows.Close()
+	out := []memory.VersionInfo{}
+	for rows.Next() {
+		var vi memory.VersionInfo
+		var at int64
+		if err := rows.Scan(&vi.Version, &vi.Title, &vi.Agent, &at, &vi.Deleted, &vi.Size); err != nil {
+			return nil, fmt.Errorf("history %s: %w", slug, err)
+		}
+		vi.CreatedAt = fromNanos(at)
+		out = append(out, vi)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history %s: %w", slug, err)
+	}
+	if len(out) == 0 {
+		return nil, memory.Errorf(memory.CodeNotFound, "entry %q not found", slug)
+	}
+	return out, nil
+}
+
+// CountWritesSince counts a project's audit rows at or after since; the
+// write budget is built on it.
+func (s *Store) CountWritesSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (int, error) {
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) FROM audit_log WHERE project = ? AND at >= ?`,
+		ref.Project, since.UnixNano()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count writes of %s: %w", ref, err)
+	}
+	return n, nil
+}
+
+// clampLimit applies a default to limit <= 0 and caps it at max.
+func clampLimit(limit, def, max int) int {
+	if limit <= 0 {
+		return def
+	}
+	return min(limit, max)
+}
+
+// encodeTags stores tags as a JSON array; nil becomes [] so that readers
+// always get a non-nil slice.
+func encodeTags(tags []string) (string, error) {
+	if tags == nil {
+		tags = []string{}
+	}
+	b, err := json.Marshal(tags)
+	if err != nil {
+		return "", fmt.Errorf("encode tags: %w", err)
+	}
+	return string(b), nil
+}
+
+// decodeTags is the inverse of encodeTags and never returns nil.
+func decodeTags(s string) ([]string, error) {
+	tags := []string{}
+	if s == "" {
+		return tags, nil
+	}
+	if err := json.Unmarshal([]byte(s), &tags); err != nil {
+		return nil, fmt.Errorf("decode tags: %w", err)
+	}
+	if tags == nil {
+		tags = []string{}
+	}
+	return tags, nil
+}
+
+// fromNanos turns a stored unix-nanosecond time back into a UTC time.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"munin/internal/memory"
+)
+
+// lastUsedEvery is how often last_used_at of one key is written at most:
+// often enough to tell live keys from dead ones, rare enough that
+// authentication does not turn every read request into a write.
+const lastUsedEvery = time.Minute
+
+// keyThrottle remembers when last_used_at of each key was last written.
+type keyThrottle struct {
+	mu   sync.Mutex
+	last map[int64]time.Time
+}
+
+// due reports whether key id's last_used_at should be written now, and if
+// so records it as written.
+func (t *keyThrottle) due(id int64, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last == nil {
+		t.last = make(map[int64]time.Time)
+	}
+	if prev, ok := t.last[id]; ok && now.Sub(prev) < lastUsedEvery {
+		return false
+	}
+	t.last[id] = now
+	return true
+}
+
+// hashToken is what the keys table stores: hex SHA-256 of the whole token.
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// newToken returns KeyPrefix + 43 characters: base64url of 32 random bytes.
+func newToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate key: %w", err)
+	}
+	return memory.KeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// validateAgent checks an agent name: 1..MaxAgent bytes of printable UTF-8.
+func validateAgent(agent string) error {
+	if agent == "" || len(agent) > memory.MaxAgent {
+		return memory.Errorf(memory.CodeInvalid, "agent name must be 1-%d bytes, got %d", memory.MaxAgent, len(agent))
+	}
+	if !utf8.ValidString(agent) {
+		return memory.Errorf(memory.CodeInvalid, "agent name is not valid UTF-8")
+	}
+	for _, r := range agent {
+		if unicode.IsControl(r) || !unicode.IsPrint(r) {
+			return memory.Errorf(memory.CodeInvalid, "agent name %q contains a control or non-printable character", agent)
+		}
+	}
+	return nil
+}
+
+// CreateKey makes a new key for an agent in an existing project. It returns
+// the token, which is shown once: only its SHA-256 is stored.
+func (s *Store) CreateKey(ctx context.Context, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
+	if err := ref.Validate(); err != nil {
+		return "", memory.Key{}, err
+	}
+	if err := validateAgent(agent); err != nil {
+		return "", memory.Key{}, err
+	}
+	if _, err := memory.ParseRole(string(role)); err != nil {
+		return "", memory.Key{}, err
+	}
+	if _, err := s.Project(ctx, ref); err != nil {
+		return "", memory.Key{}, err
+	}
+	token, err := newToken()
+	if err != nil {
+		return "", memory.Key{}, err
+	}
+	now := time.Now().UTC()
+	res, err := s.control.writer.ExecContext(ctx, `INSERT INTO keys (workspace, project, agent, role, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		ref.Workspace, ref.Project, agent, string(role), hashToken(token), now.UnixNano())
+	if err != nil {
+		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", agent, ref, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", agent, ref, err)
+	}
+	return token, memory.Key{ID: id, Project: ref, Agent: agent, Role: role, CreatedAt: fromNanos(now.UnixNano())}, nil
+}
+
+// keyCols are the columns scanKey reads, in order.
+const keyCols = `id, workspace, project, agent, role, created_at, last_used_at, revoked_at`
+
+// scanKey reads keyCols.
+func scanKey(sc interface{ Scan(...any) error }) (memory.Key, error) {
+	var k memory.Key
+	var role string
+	var created int64
+	var used, revoked sql.NullInt64
+	if err := sc.Scan(&k.ID, &k.Project.Workspace, &k.Project.Project, &k.Agent, &role, &created, &used, &revoked); err != nil {
+		return k, err
+	}
+	k.Role = memory.Role(role)
+	k.CreatedAt = fromNanos(created)
+	if used.Valid {
+		t := fromNanos(used.Int64)
+		k.LastUsedAt = &t
+	}
+	k.Revoked = revoked.Valid
+	return k, nil
+}
+
+// KeyByToken finds the live key of a token. Unknown and revoked keys get the
+// same answer, so a caller learns nothing about which keys exist.
+func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error) {
+	unauthorized := memory.Errorf(memory.CodeUnauthorized, "unknown or revoked key")
+	if token == "" {
+		return memory.Key{}, unauthorized
+	}
+	k, err := scanKey(s.control.reader.QueryRowContext(ctx, `SELECT `+keyCols+` FROM keys WHERE hash = ?`, hashToken(token)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.Key{}, unauthorized
+	}
+	if err != nil {
+		return memory.Key{}, fmt.Errorf("look up key: %w", err)
+	}
+	if k.Revoked {
+		return memory.Key{}, unauthorized
+	}
+	now := time.Now().UTC()
+	if s.keyUse.due(k.ID, now) {
+		// A failure here must not fail the request: last_used_at is a hint.
+		if _, err := s.control.writer.ExecContext(ctx, `UPDATE keys SET last_used_at = ? WHERE id = ?`, now.UnixNano(), k.ID); err != nil {
+			s.log.Warn("update key last_used_at", "key_id", k.ID, "err", err)
+		} else {
+			t := fromNanos(now.UnixNano())
+			k.LastUsedAt = &t
+		}
+	}
+	return k, nil
+}
+
+// ListKeys returns all keys, revoked ones included, ordered by id.
+func (s *Store) ListKeys(ctx context.Context) ([]memory.Key, error) {
+	rows, err := s.control.reader.QueryContext(ctx, `SELECT `+keyCols+` FROM keys ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	defer rows.Close()
+	out := []memory.Key{}
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list keys: %w", err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeKey revokes a key by id; revoking a revoked key again is a no-op,
+// an unknown id is not_found.
+func (s *Store) RevokeKey(ctx context.Context, id int64) error {
+	res, err := s.control.writer.ExecContext(ctx, `UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`,
+		time.Now().UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("revoke key %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("revoke key %d: %w", id, err)
+	}
+	if n == 0 {
+		return memory.Errorf(memory.CodeNotFound, "key %d not found", id)
+	}
+	return nil
+}

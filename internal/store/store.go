@@ -1,0 +1,236 @@
+// Package store keeps Munin's data in SQLite: a control database
+// (_control.db: workspaces, projects, keys, settings) and one file per
+// workspace (<workspace>.db: entries and their versions, audit log, search
+// log, idempotency keys of all its projects).
+//
+// Every file has exactly one writer connection and a separate read-only pool
+// (WAL), so reads never wait for writes and SQLite never sees two writers.
+// Writes to a workspace file go through one goroutine that group-commits
+// whatever is queued: one transaction per batch, one savepoint per write.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"munin/internal/memory"
+)
+
+// controlFile is the name of the control database. The leading underscore
+// keeps it out of the workspace namespace (^[a-z0-9][a-z0-9-]{0,62}$).
+const controlFile = "_control.db"
+
+// Options configures a Store. The zero value is usable.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma: "NORMAL" (default; with WAL
+	// a power loss can lose the last commits but never corrupts, and a
+	// process crash loses nothing) or "FULL" (fsync on every commit).
+	Synchronous string
+	// Logger receives internal failures; nil discards them.
+	Logger *slog.Logger
+	// ReadConns is the size of each file's read pool (default: max(4, NumCPU)).
+	ReadConns int
+	// MaxBatch is the most writes one group-commit transaction takes (default 128).
+	MaxBatch int
+}
+
+// Store is Munin's storage. It is safe for concurrent use.
+type Store struct {
+	dir     string
+	opts    Options
+	log     *slog.Logger
+	control *pool
+
+	mu         sync.Mutex // guards workspaces and closed
+	workspaces map[string]*workspace
+	closed     bool
+
+	// projects caches refs known to exist. Projects are never deleted, so
+	// a positive answer never goes stale and saves a control-DB read per call.
+	projects sync.Map // memory.ProjectRef -> struct{}
+
+	keyUse keyThrottle
+
+	batches atomic.Int64
+	writes  atomic.Int64
+
+	// hookBeforeCommit, if set (tests only), runs in the writer goroutine after
+	// a batch was applied and before its COMMIT.
+	hookBeforeCommit func()
+}
+
+// errClosed is returned for calls after Close.
+var errClosed = memory.Errorf(memory.CodeUnavailable, "store is closed")
+
+// Open opens (creating if needed) the data directory dir and its control
+// database. Workspace files are opened on first use.
+func Open(dir string, opts Options) (*Store, error) {
+	switch strings.ToUpper(opts.Synchronous) {
+	case "":
+		opts.Synchronous = "NORMAL"
+	case "NORMAL", "FULL":
+		opts.Synchronous = strings.ToUpper(opts.Synchronous)
+	default:
+		return nil, fmt.Errorf("open store: synchronous %q must be NORMAL or FULL", opts.Synchronous)
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = max(4, runtime.NumCPU())
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 128
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	ctl, err := openPool(context.Background(), filepath.Join(dir, controlFile), schemaControl, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return &Store{
+		dir:        dir,
+		opts:       opts,
+		log:        log,
+		control:    ctl,
+		workspaces: make(map[string]*workspace),
+	}, nil
+}
+
+// Close stops accepting writes, lets every workspace writer commit what is
+// already queued, and closes all databases.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	wss := make([]*workspace, 0, len(s.workspaces))
+	for _, ws := range s.workspaces {
+		wss = append(wss, ws)
+	}
+	s.mu.Unlock()
+
+	var errs []error
+	for _, ws := range wss {
+		ws.stop()
+		if err := ws.pool.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.control.close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// WorkspaceFile returns the path of a workspace's file. It validates the
+// name first and returns "" for an invalid one, so a caller can never build
+// a path out of "../x".
+func (s *Store) WorkspaceFile(name string) string {
+	if memory.ValidateName("workspace", name) != nil {
+		return ""
+	}
+	return filepath.Join(s.dir, name+".db")
+}
+
+// Dir returns the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// PoolStats describes the connections of one workspace file.
+type PoolStats struct {
+	WriterOpen    int // open writer connections (at most 1)
+	WriterMaxOpen int // the writer's limit (1)
+	ReaderOpen    int // open read-only connections
+}
+
+// Stats is a snapshot of the store's counters.
+type Stats struct {
+	// Workspaces maps each open workspace file to its pool state.
+	Workspaces map[string]PoolStats
+	// Batches counts committed group-commit transactions.
+	Batches int64
+	// Writes counts the operations committed in them (failed ones excluded).
+	Writes int64
+}
+
+// Stats returns a snapshot of pool states and group-commit counters.
+func (s *Store) Stats() Stats {
+	st := Stats{Workspaces: map[string]PoolStats{}, Batches: s.batches.Load(), Writes: s.writes.Load()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, ws := range s.workspaces {
+		w, r := ws.pool.writer.Stats(), ws.pool.reader.Stats()
+		st.Workspaces[name] = PoolStats{WriterOpen: w.OpenConnections, WriterMaxOpen: w.MaxOpenConnections, ReaderOpen: r.OpenConnections}
+	}
+	return st
+}
+
+// workspace returns the open handle of a workspace, opening its file on first
+// use. With create unset, a workspace without a control row is not_found and
+// no file is created.
+func (s *Store) workspace(ctx context.Context, name string, create bool) (*workspace, error) {
+	if err := memory.ValidateName("workspace", name); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if ws, ok := s.workspaces[name]; ok {
+		return ws, nil
+	}
+	if !create {
+		var one int
+		err := s.control.reader.QueryRowContext(ctx, "SELECT 1 FROM workspaces WHERE name = ?", name).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, memory.Errorf(memory.CodeNotFound, "workspace %q not found", name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up workspace %s: %w", name, err)
+		}
+	}
+	// Opening holds s.mu: it happens once per workspace and process, and it
+	// guarantees that two callers never open two writers on one file.
+	p, err := openPool(ctx, s.WorkspaceFile(name), schemaWorkspace, s.opts)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", name, err)
+	}
+	ws := newWorkspace(s, name, p)
+	s.workspaces[name] = ws
+	return ws, nil
+}
+
+// requireProject validates ref, checks that the project exists and returns
+// its workspace handle.
+func (s *Store) requireProject(ctx context.Context, ref memory.ProjectRef) (*workspace, error) {
+	if err := ref.Validate(); err != nil {
+		return nil, err
+	}
+	if _, ok := s.projects.Load(ref); !ok {
+		var one int
+		err := s.control.reader.QueryRowContext(ctx,
+			"SELECT 1 FROM projects WHERE workspace = ? AND name = ?", ref.Workspace, ref.Project).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up project %s: %w", ref, err)
+		}
+		s.projects.Store(ref, struct{}{})
+	}
+	return s.workspace(ctx, ref.Workspace, false)
+}

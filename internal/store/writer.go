@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// writeFunc is one write, run inside the batch transaction (within its own
+// savepoint). It must use tx without a caller context: interrupting a
+// statement could roll back the whole batch, including its neighbours' writes.
+type writeFunc func(tx *sql.Tx) (any, error)
+
+// writeReq is a write waiting for the workspace's writer goroutine.
+type writeReq struct {
+	ctx context.Context
+	fn  writeFunc
+	res chan writeResp // buffered: the writer never blocks on a caller
+}
+
+// writeResp is the outcome of one write, sent after COMMIT returned.
+type writeResp struct {
+	val any
+	err error
+}
+
+// idempotencyTTL is how long a retry with the same idempotency key returns
+// the first result.
+const idempotencyTTL = 24 * time.Hour
+
+// workspace is an open workspace file with its writer goroutine.
+type workspace struct {
+	s    *Store
+	name string
+	pool *pool
+
+	queue chan *writeReq
+	// sendMu lets Close close the queue without racing a sender: senders hold
+	// it shared while they send, stop holds it exclusively to set closed.
+	sendMu sync.RWMutex
+	closed bool
+	done   chan struct{}
+
+	lastCleanup time.Time // writer goroutine only
+}
+
+func newWorkspace(s *Store, name string, p *pool) *workspace {
+	ws := &workspace{
+		s:     s,
+		name:  name,
+		pool:  p,
+		queue: make(chan *writeReq, s.opts.MaxBatch*4),
+		done:  make(chan struct{}),
+	}
+	go ws.run()
+	return ws
+}
+
+// submit queues fn for the writer and waits for its outcome. A ctx cancelled
+// before the writer takes the write means the write is not applied; once
+// taken, the write is carried out and submit reports the real outcome, so the
+// caller never sees an error for a write that did commit.
+func (ws *workspace) submit(ctx context.Context, fn writeFunc) (any, error) {
+	req := &writeReq{ctx: ctx, fn: fn, res: make(chan writeResp, 1)}
+	ws.sendMu.RLock()
+	if ws.closed {
+		ws.sendMu.RUnlock()
+		return nil, errClosed
+	}
+	select {
+	case ws.queue <- req:
+	case <-ctx.Done():
+		ws.sendMu.RUnlock()
+		return nil, ctx.Err()
+	}
+	ws.sendMu.RUnlock()
+	r := <-req.res
+	return r.val, r.err
+}
+
+// stop closes the queue and waits until the writer has committed everything
+// that was queued before.
+func (ws *workspace) stop() {
+	ws.sendMu.Lock()
+	if !ws.closed {
+		ws.closed = true
+		close(ws.queue)
+	}
+	ws.sendMu.Unlock()
+	<-ws.done
+}
+
+// run is the writer goroutine: it takes the first waiting write plus whatever
+// else is queued and commits them in one transaction (group commit). A batch
+// forms naturally from the writes that arrived while the previous one was
+// committing, so a lone write is never delayed waiting for company.
+func (ws *workspace) run() {
+	defer close(ws.done)
+	batch := make([]*writeReq, 0, ws.s.opts.MaxBatch)
+	for req := range ws.queue {
+		batch = append(batch[:0], req)
+	fill:
+		for len(batch) < ws.s.opts.MaxBatch {
+			select {
+			case r, ok := <-ws.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		ws.commit(batch)
+		clear(batch) // drop references to finished requests
+		ws.maybeCleanup()
+	}
+}
+
+// commit runs one batch: BEGIN IMMEDIATE, each write inside its own
+// SAVEPOINT (a failing write is rolled back alone and reported to its own
+// caller), COMMIT, and only then the answers. If the transaction as a whole
+// fails, every caller of the batch gets the error: nothing is acknowledged
+// that did not commit.
+func (ws *workspace) commit(batch []*writeReq) {
+	live := make([]*writeReq, 0, len(batch))
+	for _, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			req.res <- writeResp{err: err}
+			continue
+		}
+		live = append(live, req)
+	}
+	if len(live) == 0 {
+		return
+	}
+	failAll := func(err error) {
+		for _, req := range live {
+			req.res <- writeResp{err: err}
+		}
+	}
+
+	tx, err := ws.pool.writer.BeginTx(context.Background(), nil)
+	if err != nil {
+		ws.s.log.Error("begin batch", "workspace", ws.name, "err", err)
+		failAll(fmt.Errorf("begin batch: %w", err))
+		return
+	}
+	results := make([]writeResp, len(live))
+	ok := 0
+	for i, req := range live {
+		val, err, fatal := applyInSavepoint(tx, req.fn)
+		if fatal != nil {
+			_ = tx.Rollback()
+			ws.s.log.Error("batch aborted", "workspace", ws.name, "err", fatal)
+			failAll(fmt.Errorf("batch aborted: %w", fatal))
+			return
+		}
+		results[i] = writeResp{val: val, err: err}
+		if err == nil {
+			ok++
+		}
+	}
+	if hook := ws.s.hookBeforeCommit; hook != nil {
+		hook()
+	}
+	if err := tx.Commit(); err != nil {
+		ws.s.log.Error("commit batch", "workspace", ws.name, "writes", len(live), "err", err)
+		failAll(fmt.Errorf("commit batch: %w", err))
+		return
+	}
+	ws.s.batches.Add(1)
+	ws.s.writes.Add(int64(ok))
+	for i, req := range live {
+		req.res <- results[i]
+	}
+}
+
+// applyInSavepoint runs fn inside SAVEPOINT w. err is fn's own failure (its
+// changes are rolled back, the batch goes on); fatal means the savepoint
+// machinery itself failed and the transaction state is unknown.
+func applyInSavepoint(tx *sql.Tx, fn writeFunc) (val any, err, fatal error) {
+	if _, e := tx.Exec("SAVEPOINT w"); e != nil {
+		return nil, nil, fmt.Errorf("savepoint: %w", e)
+	}
+	val, err = fn(tx)
+	if err != nil {
+		val = nil
+		if _, e := tx.Exec("ROLLBACK TO w"); e != nil {
+			return nil, nil, fmt.Errorf("rollback to savepoint: %w", e)
+		}
+	}
+	if _, e := tx.Exec("RELEASE w"); e != nil {
+		return nil, nil, fmt.Errorf("release savepoint: %w", e)
+	}
+	return val, err, nil
+}
+
+// maybeCleanup deletes expired idempotency keys about once an hour. It runs
+// in the writer goroutine between batches, so it needs no locking and never
+// competes with a batch for the writer connection.
+func (ws *workspace) maybeCleanup() {
+	now := time.Now()
+	if now.Sub(ws.lastCleanup) < time.Hour {
+		return
+	}
+	ws.lastCleanup = now
+	cutoff := now.Add(-idempotencyTTL).UnixNano()
+	if _, err := ws.pool.writer.Exec("DELETE FROM idempotency WHERE created_at < ?", cutoff); err != nil {
+		ws.s.log.Warn("clean idempotency keys", "workspace", ws.name, "err", err)
+	}
+}
