@@ -1,0 +1,84 @@
+// Package api is Munin's REST JSON API under /api/v1: the same operations as
+// the MCP tools (remember, recall, get, list, history, forget) and the same
+// JSON field names, for scripts and tools that do not speak MCP.
+//
+// Authentication happens outside: the httpserver middleware turns the bearer
+// token into a key and puts it in the request context (service.WithKey).
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// Prefix is the path every route of this package starts with.
+const Prefix = "/api/v1"
+
+// handler holds what every route needs.
+type handler struct {
+	svc *service.Service
+}
+
+// keyed is a route body that runs with the caller's authenticated key.
+type keyed func(w http.ResponseWriter, r *http.Request, key memory.Key)
+
+// New returns the REST API handler. It serves paths starting with Prefix and
+// expects the caller's key in the request context; without one it answers 401.
+func New(svc *service.Service) http.Handler {
+	h := &handler{svc: svc}
+	r := mux.NewRouter()
+	// Slugs contain '/', and a slug with ".." must reach validation and be
+	// refused with a clear 400 instead of being cleaned into another path
+	// and redirected.
+	r.SkipClean(true)
+	r.NotFoundHandler = http.HandlerFunc(notFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+
+	v1 := r.PathPrefix(Prefix).Subrouter()
+	v1.Handle("/entries", h.with(h.remember)).Methods(http.MethodPost)
+	v1.Handle("/entries", h.with(h.list)).Methods(http.MethodGet)
+	// {slug:.+} takes the rest of the path, slashes included. History has its
+	// own prefix because "x/history" is itself a valid slug.
+	v1.Handle("/entries/{slug:.+}", h.with(h.get)).Methods(http.MethodGet)
+	v1.Handle("/entries/{slug:.+}", h.with(h.forget)).Methods(http.MethodDelete)
+	v1.Handle("/history/{slug:.+}", h.with(h.history)).Methods(http.MethodGet)
+	v1.Handle("/recall", h.with(h.recallGet)).Methods(http.MethodGet)
+	v1.Handle("/recall", h.with(h.recallPost)).Methods(http.MethodPost)
+	v1.Handle("/project/budget", h.with(h.setBudget)).Methods(http.MethodPut)
+	return r
+}
+
+// with runs fn with the key from the context, or answers 401. The middleware
+// should have refused the request already; this guards a mount without it.
+func (h *handler) with(fn keyed) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, err := service.KeyFrom(r.Context())
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		fn(w, r, key)
+	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, memory.Errorf(memory.CodeNotFound, "no route %s %s; see the README for the endpoints under %s", r.Method, r.URL.Path, Prefix))
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	WriteErrorStatus(w, http.StatusMethodNotAllowed, memory.CodeInvalid,
+		"method "+r.Method+" is not allowed on "+r.URL.Path)
+}
+
+// nonNil makes an absent list encode as [] rather than null: clients index
+// into arrays without a nil check.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,87 @@
+package api
+
+import (
+	"net/http"
+
+	"munin/internal/memory"
+)
+
+// recallRequest is the body of POST /recall; the names are the MCP tool's.
+type recallRequest struct {
+	Query string   `json:"query"`
+	Limit int      `json:"limit"`
+	Tags  []string `json:"tags"`
+}
+
+type recallResponse struct {
+	Hits []memory.Hit `json:"hits"`
+}
+
+// budgetRequest is the body of PUT /project/budget. A pointer, so that a
+// missing field is told apart from 0 (which means "server default").
+type budgetRequest struct {
+	WritesPerHour *int `json:"writes_per_hour"`
+}
+
+// recallGet: GET /recall?q=&limit=&tags=a,b → {hits}.
+func (h *handler) recallGet(w http.ResponseWriter, r *http.Request, key memory.Key) {
+	p, err := readParams(r, "q", "limit", "tags")
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	limit, err := p.int("limit")
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	h.recall(w, r, key, memory.SearchQuery{Text: p.str("q"), Limit: limit, Tags: p.list("tags")})
+}
+
+// recallPost: POST /recall {query, limit, tags} → {hits}; for queries that
+// should not end up in URLs and access logs.
+func (h *handler) recallPost(w http.ResponseWriter, r *http.Request, key memory.Key) {
+	if _, err := readParams(r); err != nil {
+		WriteError(w, err)
+		return
+	}
+	var in recallRequest
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	h.recall(w, r, key, memory.SearchQuery{Text: in.Query, Limit: in.Limit, Tags: nonNil(in.Tags)})
+}
+
+func (h *handler) recall(w http.ResponseWriter, r *http.Request, key memory.Key, q memory.SearchQuery) {
+	hits, err := h.svc.Recall(r.Context(), key, q)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	hits = nonNil(hits)
+	for i := range hits {
+		hits[i].Tags = nonNil(hits[i].Tags)
+	}
+	writeJSON(w, http.StatusOK, recallResponse{Hits: hits})
+}
+
+// setBudget: PUT /project/budget {writes_per_hour} → 204; admin keys only.
+func (h *handler) setBudget(w http.ResponseWriter, r *http.Request, key memory.Key) {
+	if _, err := readParams(r); err != nil {
+		WriteError(w, err)
+		return
+	}
+	var in budgetRequest
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	if in.WritesPerHour == nil {
+		WriteError(w, memory.Errorf(memory.CodeInvalid, "field \"writes_per_hour\" is required (0 means the server default)"))
+		return
+	}
+	if err := h.svc.SetWriteBudget(r.Context(), key, *in.WritesPerHour); err != nil {
+		WriteError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,143 @@
+package httpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"munin/internal/api"
+	"munin/internal/memory"
+)
+
+// recorder remembers the status and size of a response for the request log
+// and for panic recovery (which must not write a 500 after the headers went
+// out). It forwards Flush, and Unwrap lets http.ResponseController reach the
+// connection (SSE streams need both).
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+// wrap returns w itself if it already is a recorder, so that recovery and the
+// request log share one view of the response.
+func wrap(w http.ResponseWriter) *recorder {
+	if rec, ok := w.(*recorder); ok {
+		return rec
+	}
+	return &recorder{ResponseWriter: w, status: http.StatusOK}
+}
+
+func (r *recorder) WriteHeader(code int) {
+	// 1xx answers are informational; the real status comes after them.
+	if !r.wrote && code >= 200 {
+		r.status = code
+		r.wrote = true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Flush sends buffered data to the client; mcp-go detects SSE support by
+// asserting http.Flusher on the writer it is given.
+func (r *recorder) Flush() {
+	r.wrote = true
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap serves http.ResponseController.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// recoverPanics turns a panic in any handler into a logged stack and a 500
+// JSON answer, and keeps the server serving. http.ErrAbortHandler is passed
+// on: it is how a handler asks net/http to drop the connection quietly.
+func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := wrap(w)
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			log.Error("panic serving request",
+				"method", r.Method, "path", r.URL.Path,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if rec.wrote {
+				// Too late for a status; cut the response so the client
+				// does not take a half answer for a whole one.
+				panic(http.ErrAbortHandler)
+			}
+			api.WriteErrorStatus(rec, http.StatusInternalServerError, memory.CodeInternal, "internal error")
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// reqInfo carries facts learned deep in the chain (who the caller is) back
+// out to the request log.
+type reqInfo struct {
+	agent   string
+	project string
+}
+
+type reqInfoKey struct{}
+
+// noteCaller records the authenticated caller for the request log.
+func noteCaller(ctx context.Context, agent, project string) {
+	if info, ok := ctx.Value(reqInfoKey{}).(*reqInfo); ok {
+		info.agent, info.project = agent, project
+	}
+}
+
+// logRequests writes one line per request: method, path, status, duration,
+// bytes and the caller's agent name. It never logs headers, the query string
+// (tokens could be pasted there) or bodies (they are the users' memory).
+func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := wrap(w)
+		info := &reqInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info))
+		completed := false
+		defer func() {
+			status := rec.status
+			if !completed && !rec.wrote {
+				// A panic is unwinding; recovery (outside) answers 500.
+				status = http.StatusInternalServerError
+			}
+			level := slog.LevelInfo
+			if status >= 500 {
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", status),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.Int64("bytes", rec.bytes),
+				slog.String("remote", r.RemoteAddr),
+			}
+			if info.agent != "" {
+				attrs = append(attrs, slog.String("agent", info.agent), slog.String("project", info.project))
+			}
+			log.LogAttrs(r.Context(), level, "http request", attrs...)
+		}()
+		next.ServeHTTP(rec, r)
+		completed = true
+	})
+}

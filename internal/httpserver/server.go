@@ -1,0 +1,127 @@
+// Package httpserver is Munin's HTTP front door: it routes /mcp, /api/v1 and
+// /healthz and puts every request through the same hardening — panic
+// recovery, request log, Origin/Host check, body cap and bearer auth — so
+// the handlers behind it only ever see authenticated, bounded requests.
+package httpserver
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"munin/internal/api"
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// Defaults applied by New to a zero Config.
+const (
+	DefaultAddr         = "127.0.0.1:8080"
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// Server timeouts. There is deliberately no long-running-request exception in
+// these numbers: GET /mcp (the SSE stream of MCP Streamable HTTP) lifts its
+// own read and write deadlines per request, see streaming.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 60 * time.Second
+	// writeTimeout bounds every ordinary response, so a client that stops
+	// reading cannot pin a handler forever. A server-wide WriteTimeout would
+	// kill SSE streams after a minute; http.ResponseController lets the
+	// stream route clear it for itself, which keeps the safe default for
+	// everything else (and for routes added later, like the web UI).
+	writeTimeout   = 60 * time.Second
+	idleTimeout    = 120 * time.Second
+	maxHeaderBytes = 64 << 10
+)
+
+// Config configures the HTTP server. The zero value serves on DefaultAddr.
+type Config struct {
+	// Addr is the listen address (default "127.0.0.1:8080").
+	Addr string
+	// AllowedOrigins are browser origins ("https://munin.example.com")
+	// accepted besides the server's own host and loopback origins.
+	AllowedOrigins []string
+	// MaxBodyBytes caps a request body (default 1 MiB); larger bodies get 413.
+	MaxBodyBytes int64
+	// Logger receives the request log and recovered panics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// New builds the HTTP server: mcp is mounted at /mcp and apiHandler under
+// /api/v1 (both behind bearer auth), /healthz answers "ok" without auth.
+// Start it with ListenAndServe or Serve; Shutdown also ends open MCP streams
+// so that draining does not wait for clients that never hang up.
+func New(cfg Config, svc *service.Service, mcp http.Handler, apiHandler http.Handler) *http.Server {
+	cfg = cfg.withDefaults()
+	streams := newStreamCloser()
+	srv := &http.Server{
+		Addr:              cfg.Addr,
+		Handler:           newHandler(cfg, svc, mcp, apiHandler, streams),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(streams.closeAll)
+	return srv
+}
+
+// newHandler assembles routes and middleware, outermost first:
+// recover → log → origin → body cap → (route) → auth → body buffer → handler.
+func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, streams *streamCloser) http.Handler {
+	r := mux.NewRouter()
+	// Paths reach the handlers as sent: a slug with ".." must be refused by
+	// validation, not cleaned into another path and redirected.
+	r.SkipClean(true)
+	r.NotFoundHandler = http.HandlerFunc(notFound)
+
+	authed := func(h http.Handler) http.Handler {
+		return requireKey(svc, bufferBody(h))
+	}
+	r.Handle("/healthz", http.HandlerFunc(healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/mcp", authed(streaming(streams, mcp)))
+	r.PathPrefix(api.Prefix + "/").Handler(authed(apiHandler))
+	r.Handle("/", http.HandlerFunc(root)).Methods(http.MethodGet, http.MethodHead)
+
+	var h http.Handler = r
+	h = limitBody(cfg.MaxBodyBytes, h)
+	h = checkOrigin(newOriginPolicy(cfg.AllowedOrigins), h)
+	h = logRequests(cfg.Logger, h)
+	h = recoverPanics(cfg.Logger, h)
+	return h
+}
+
+func healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// root answers "/" until the web UI takes it over.
+func root(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("Munin is running; MCP clients connect to /mcp, scripts use /api/v1.\n"))
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	api.WriteError(w, memory.Errorf(memory.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+}

@@ -1,0 +1,57 @@
+package httpserver
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// streaming lets GET requests (the standalone SSE stream of MCP Streamable
+// HTTP) live as long as the client listens: it clears the connection's read
+// and write deadlines that the server set for ordinary requests, and it ends
+// the stream when the server shuts down.
+//
+// The read deadline matters as much as the write deadline: once the request
+// is read, net/http keeps a background read on the connection, and when
+// ReadTimeout fires there it cancels the request context — which would end
+// every stream after ReadTimeout.
+func streaming(streams *streamCloser, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		// Errors mean the writer cannot change deadlines (e.g. a test
+		// recorder); the stream then simply keeps the server's timeouts.
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
+		ctx, cancel := streams.bind(r.Context())
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// streamCloser ends open streams when the server shuts down: Shutdown waits
+// for active connections to go idle, and an SSE stream never does on its own.
+// Ordinary requests are not cancelled, so writes in flight finish (drain).
+type streamCloser struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newStreamCloser() *streamCloser {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &streamCloser{ctx: ctx, cancel: cancel}
+}
+
+// bind returns a child of ctx that is also cancelled when the server shuts down.
+func (s *streamCloser) bind(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// closeAll cancels every stream, current and future; registered with
+// http.Server.RegisterOnShutdown.
+func (s *streamCloser) closeAll() { s.cancel() }
