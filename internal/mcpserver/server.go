@@ -1,0 +1,122 @@
+// Package mcpserver serves Munin's memory tools (remember, recall, get, list,
+// history, forget) over the Model Context Protocol, on Streamable HTTP at /mcp
+// and on stdio. It is a thin transport: every call goes to the service with
+// the caller's key, and every service error becomes a tool result with
+// isError set and text "code: message".
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"munin/internal/service"
+)
+
+// Endpoint is the path the HTTP server mounts HTTPHandler at.
+const Endpoint = "/mcp"
+
+// instructions are sent once per session in the initialize answer.
+const instructions = `Munin is memory shared by a team of agents. Entries are named by slugs like decisions/db-choice.
+remember stores a new version (pass expected_version to avoid overwriting someone else's change); recall searches; get reads one entry; list and history browse; forget hides an entry (its history stays).
+Errors start with a code: invalid, not_found, conflict, forbidden, unauthorized, budget_exhausted, too_large.`
+
+// Options configure a Server. The zero value is usable.
+type Options struct {
+	// Version is reported to clients in the initialize answer ("dev" if empty).
+	Version string
+	// Logger receives internal errors; nil means slog.Default().
+	Logger *slog.Logger
+	// ValidateOutput makes mcp-go check every result against its tool's output
+	// schema. It costs a marshal per call; tests turn it on to prove the
+	// results match what clients validate against.
+	ValidateOutput bool
+}
+
+// Server is Munin's MCP server: the tools bound to a service, ready to be
+// served over HTTP (HTTPHandler) or stdio (ServeStdio).
+type Server struct {
+	svc  *service.Service
+	mcp  *server.MCPServer
+	http *server.StreamableHTTPServer
+	log  *slog.Logger
+}
+
+// New builds the MCP server named "munin" with the six tools, panic recovery
+// and input schema validation.
+func New(svc *service.Service, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	hooks := &server.Hooks{}
+	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger))
+	serverOpts := []server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithInstructions(instructions),
+		server.WithRecovery(),
+		server.WithInputSchemaValidation(),
+		server.WithHooks(hooks),
+	}
+	if opts.ValidateOutput {
+		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
+	}
+	s := &Server{
+		svc: svc,
+		mcp: server.NewMCPServer("munin", opts.Version, serverOpts...),
+		log: opts.Logger,
+	}
+
+	h := handlers{svc: svc}
+	byName := map[string]server.ToolHandlerFunc{
+		"remember": typed(s.log, "remember", h.remember),
+		"recall":   typed(s.log, "recall", h.recall),
+		"get":      typed(s.log, "get", h.get),
+		"list":     typed(s.log, "list", h.list),
+		"history":  typed(s.log, "history", h.history),
+		"forget":   typed(s.log, "forget", h.forget),
+	}
+	for _, tool := range toolDefs() {
+		handler, ok := byName[tool.Name]
+		if !ok {
+			panic(fmt.Sprintf("mcpserver: tool %s has no handler", tool.Name))
+		}
+		s.mcp.AddTool(tool, handler)
+	}
+
+	s.http = server.NewStreamableHTTPServer(s.mcp,
+		server.WithEndpointPath(Endpoint),
+		server.WithHTTPContextFunc(carryKey),
+		// mcp-go rejects loopback requests whose Host is not localhost (DNS
+		// rebinding). Munin authenticates every request with a bearer token
+		// that a browser never sends on its own, so rebinding gains an
+		// attacker nothing, while the check would break the common setup of
+		// a reverse proxy on the same host that keeps the public Host header.
+		// Browser Origins are checked by the HTTP server's middleware.
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(s.log),
+	)
+	return s
+}
+
+// HTTPHandler is the Streamable HTTP handler for /mcp. It must sit behind the
+// auth middleware, which authenticates the bearer token and stores the key in
+// the request context with service.WithKey.
+func (s *Server) HTTPHandler() http.Handler { return s.http }
+
+// carryKey copies the authenticated key from the HTTP request into the
+// context the tool handlers run in. mcp-go already derives that context from
+// the request's, so this is belt and braces: it keeps working if a later
+// mcp-go version stops doing so (a tool call without a key fails with
+// unauthorized, never runs as someone else).
+func carryKey(ctx context.Context, r *http.Request) context.Context {
+	if key, err := service.KeyFrom(r.Context()); err == nil {
+		return service.WithKey(ctx, key)
+	}
+	return ctx
+}

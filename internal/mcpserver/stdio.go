@@ -1,0 +1,28 @@
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// ServeStdio serves the tools as newline-delimited JSON-RPC on in and out
+// until in ends (nil) or ctx is cancelled. Every call runs under key, which
+// the caller (`munin stdio --key`) has authenticated: a stdio client is one
+// process on the operator's machine, so there are no per-request credentials.
+//
+// mcp-go keeps one process-wide stdio session, so only one ServeStdio may run
+// per process at a time.
+func (s *Server) ServeStdio(ctx context.Context, key memory.Key, in io.Reader, out io.Writer) error {
+	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
+	stdio.SetContextFunc(func(ctx context.Context) context.Context {
+		return service.WithKey(ctx, key)
+	})
+	return stdio.Listen(ctx, in, out)
+}
