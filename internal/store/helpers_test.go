@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// The service's Store contract is implemented exactly.
+var _ service.Store = (*Store)(nil)
+
+// openTest opens a store in a fresh temp dir and closes it at the end.
+func openTest(t testing.TB) *Store {
+	t.Helper()
+	return openAt(t, t.TempDir())
+}
+
+func openAt(t testing.TB, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// ensure creates a project and fails the test on error.
+func ensure(t testing.TB, s *Store, ws, project string) memory.ProjectRef {
+	t.Helper()
+	ref := memory.ProjectRef{Workspace: ws, Project: project}
+	if _, err := s.EnsureProject(context.Background(), ref); err != nil {
+		t.Fatalf("EnsureProject %s: %v", ref, err)
+	}
+	return ref
+}
+
+// put appends a simple version and fails the test on error.
+func put(t testing.TB, s *Store, ref memory.ProjectRef, slug, content string, tags ...string) memory.WriteResult {
+	t.Helper()
+	res, err := s.Append(context.Background(), ref, memory.Write{Slug: slug, Title: "t " + slug, Content: content, Tags: tags, Agent: "tester"})
+	if err != nil {
+		t.Fatalf("Append %s: %v", slug, err)
+	}
+	return res
+}
+
+func intp(i int) *int { return &i }
+
+// wantCode fails unless err carries code.
+func wantCode(t testing.TB, err error, code memory.Code) {
+	t.Helper()
+	if got := memory.ErrorCode(err); got != code {
+		t.Fatalf("error code = %q (err %v), want %q", got, err, code)
+	}
+}
+
+// rawDB opens a file directly, bypassing the store, to inspect what is on disk.
+func rawDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite3", fileURI(path)+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// gate blocks the workspace writer inside its next batch (after the writes
+// were applied, before COMMIT) until release is called. Only batches started
+// after arm() are held, and only once.
+type gate struct {
+	armed   chan struct{}
+	entered chan struct{}
+	release chan struct{}
+}
+
+func installGate(s *Store) *gate {
+	g := &gate{armed: make(chan struct{}, 1), entered: make(chan struct{}), release: make(chan struct{})}
+	s.hookBeforeCommit = func() {
+		select {
+		case <-g.armed:
+			close(g.entered)
+			<-g.release
+		default:
+		}
+	}
+	return g
+}
+
+func (g *gate) arm() { g.armed <- struct{}{} }
+
+// waitEntered waits until the writer sits in the gate.
+func (g *gate) waitEntered(t testing.TB) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("writer never reached the gate")
+	}
+}
+
+// waitQueued waits until n writes wait in the workspace's queue.
+func waitQueued(t testing.TB, s *Store, ws string, n int) {
+	t.Helper()
+	s.mu.Lock()
+	w := s.workspaces[ws]
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.queue) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue of %s has %d writes, want %d", ws, len(w.queue), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// isLocked reports SQLite's busy errors, which invariant 1 forbids.
+func isLocked(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY"))
+}
