@@ -1,0 +1,342 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"munin/internal/memory"
+)
+
+// project is one project's index and the machinery that keeps it in step
+// with the Source.
+type project struct {
+	reg *Registry
+	ref memory.ProjectRef
+
+	// mu is the project's lock. It serializes the build, every refresh batch
+	// and every compaction, and each of them reads the Source while holding
+	// it: reads are applied in the order they were made, so the index only
+	// ever moves forward. Searches never take it once the index is built.
+	mu sync.Mutex
+	// versions is the highest version applied per slug (tombstones
+	// included). A read older than that is stale and skipped: a second guard,
+	// beside the lock, that a forgotten or replaced version never comes back.
+	versions map[string]int
+	// dirty holds every slug applied by a refresh since the last build; a
+	// compaction re-indexes all of them at once (see compactLocked).
+	dirty map[string]struct{}
+	// smallBatches counts refresh batches since the last compaction or build.
+	smallBatches int
+	closed       bool
+
+	// swap guards idx. Searches hold it shared while they use the index, so
+	// an index swapped out (rebuild, Drop, Close) is closed only after them.
+	swap sync.RWMutex
+	idx  bleve.Index // nil until built
+
+	// qmu guards the queue of refreshes and the build attempt. It is held
+	// only for a few instructions, never across I/O.
+	qmu        sync.Mutex
+	collecting *round   // refreshes waiting for the next batch
+	draining   bool     // a drain goroutine is running
+	building   *attempt // a build started on behalf of searches
+}
+
+// round is one refresh batch being collected: its slugs, and the result
+// every caller in it waits for.
+type round struct {
+	slugs map[string]struct{}
+	done  chan struct{}
+	err   error
+}
+
+// attempt is one build started for searches; waiters see its error.
+type attempt struct {
+	done chan struct{}
+	err  error
+}
+
+func newProject(r *Registry, ref memory.ProjectRef) *project {
+	return &project{reg: r, ref: ref}
+}
+
+// index returns the current index or nil; for Stats only.
+func (p *project) index() bleve.Index {
+	p.swap.RLock()
+	defer p.swap.RUnlock()
+	return p.idx
+}
+
+// setIndex installs idx and returns the previous index. Because it takes swap
+// exclusively, no search uses the previous index any more when it returns.
+func (p *project) setIndex(idx bleve.Index) bleve.Index {
+	p.swap.Lock()
+	defer p.swap.Unlock()
+	old := p.idx
+	p.idx = idx
+	return old
+}
+
+// refresh queues slug for the next batch and waits until a batch that read it
+// after this call has been applied. This is group commit: while one batch is
+// applied (or the index is built), every refresh that arrives joins the next
+// batch, which is applied as one bleve batch.
+func (p *project) refresh(ctx context.Context, slug string) error {
+	p.qmu.Lock()
+	if p.collecting == nil {
+		p.collecting = &round{slugs: make(map[string]struct{}), done: make(chan struct{})}
+	}
+	rd := p.collecting
+	rd.slugs[slug] = struct{}{}
+	if !p.draining {
+		// The batch runs in its own goroutine, not in a caller's: it serves
+		// all callers in the round, so one caller's cancellation must not
+		// abandon the others.
+		p.draining = true
+		go p.drain()
+	}
+	p.qmu.Unlock()
+
+	select {
+	case <-rd.done:
+		return rd.err
+	case <-ctx.Done():
+		return fmt.Errorf("refresh %s in %s: %w", slug, p.ref, ctx.Err())
+	}
+}
+
+// drain applies queued rounds one after the other until none is left.
+func (p *project) drain() {
+	for {
+		p.mu.Lock()
+		p.qmu.Lock()
+		rd := p.collecting
+		p.collecting = nil
+		if rd == nil {
+			p.draining = false
+			p.qmu.Unlock()
+			p.mu.Unlock()
+			return
+		}
+		p.qmu.Unlock()
+
+		rd.err = p.buildLocked()
+		if rd.err == nil {
+			rd.err = p.applyLocked(rd.slugs, false)
+		}
+		close(rd.done) // callers go on; a due compaction does not delay them
+		if rd.err == nil && p.smallBatches >= p.reg.opts.CompactAfter {
+			p.compactLocked()
+		}
+		p.mu.Unlock()
+	}
+}
+
+// searchIndex returns the built index, building it first if needed, and a
+// release func the caller must call when it is done with the index.
+func (p *project) searchIndex(ctx context.Context) (bleve.Index, func(), error) {
+	for {
+		p.swap.RLock()
+		if p.idx != nil {
+			return p.idx, p.swap.RUnlock, nil
+		}
+		p.swap.RUnlock()
+
+		p.qmu.Lock()
+		a := p.building
+		if a == nil {
+			a = &attempt{done: make(chan struct{})}
+			p.building = a
+			go p.buildForSearch(a)
+		}
+		p.qmu.Unlock()
+
+		select {
+		case <-a.done:
+			if a.err != nil {
+				return nil, nil, a.err
+			}
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("search %s: %w", p.ref, ctx.Err())
+		}
+	}
+}
+
+// buildForSearch builds in its own goroutine so that a searcher giving up
+// does not cancel a build other searchers (and refreshes) wait for.
+func (p *project) buildForSearch(a *attempt) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a.err = p.buildLocked()
+	p.qmu.Lock()
+	p.building = nil // a failed build is retried by the next caller
+	p.qmu.Unlock()
+	close(a.done)
+}
+
+// buildLocked builds the index from the Source unless it is built. p.mu is held.
+func (p *project) buildLocked() error {
+	if p.closed {
+		return errClosed
+	}
+	if p.index() != nil {
+		return nil
+	}
+	idx, versions, err := p.buildIndex()
+	if err != nil {
+		return err
+	}
+	p.setIndex(idx)
+	p.versions = versions
+	p.dirty = make(map[string]struct{})
+	p.smallBatches = 0
+	return nil
+}
+
+// buildIndex makes a fresh index holding the latest live version of every
+// entry. p.mu is held, so refreshes arriving meanwhile wait and are applied
+// after it (invariant 4); they reread the Source then, so nothing they wrote
+// is lost even if the scan read an older state.
+func (p *project) buildIndex() (bleve.Index, map[string]int, error) {
+	r := p.reg
+	// Scorch with an empty path keeps its segments in memory.
+	idx, err := bleve.NewUsing("", r.mapping, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("new index for %s: %w", p.ref, err)
+	}
+	versions := make(map[string]int)
+	b := idx.NewBatch()
+	flush := func() error {
+		if b.Size() == 0 {
+			return nil
+		}
+		if err := idx.Batch(b); err != nil {
+			return fmt.Errorf("index batch: %w", err)
+		}
+		b.Reset()
+		return nil
+	}
+	err = r.src.ScanLatest(r.base, p.ref, func(v memory.Version) error {
+		if v.Deleted {
+			return nil // ScanLatest promises live versions; be safe anyway
+		}
+		if err := b.Index(v.Slug, docFor(v)); err != nil {
+			return fmt.Errorf("index %s: %w", v.Slug, err)
+		}
+		versions[v.Slug] = v.Version
+		if b.Size() >= r.opts.BuildBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		idx.Close()
+		return nil, nil, fmt.Errorf("build index of %s: %w", p.ref, err)
+	}
+	r.builds.Add(1)
+	return idx, versions, nil
+}
+
+// applyLocked rereads each slug from the Source and applies them all in one
+// bleve batch. p.mu is held and the index is built. compaction marks the
+// re-indexing of compactLocked, which is not counted as a refresh batch.
+func (p *project) applyLocked(slugs map[string]struct{}, compaction bool) error {
+	r := p.reg
+	idx := p.index()
+	b := idx.NewBatch()
+	seen := make(map[string]int, len(slugs))
+	for slug := range slugs {
+		v, err := r.src.Latest(r.base, p.ref, slug)
+		switch {
+		case memory.ErrorCode(err) == memory.CodeNotFound:
+			b.Delete(slug)
+			seen[slug] = -1
+		case err != nil:
+			return fmt.Errorf("read %s in %s: %w", slug, p.ref, err)
+		case v.Version < p.versions[slug]:
+			// Stale read: a newer version (or tombstone) is already applied.
+		case v.Deleted:
+			b.Delete(slug)
+			seen[slug] = v.Version
+		default:
+			if err := b.Index(slug, docFor(v)); err != nil {
+				return fmt.Errorf("index %s in %s: %w", slug, p.ref, err)
+			}
+			seen[slug] = v.Version
+		}
+	}
+	if b.Size() > 0 {
+		if err := idx.Batch(b); err != nil {
+			// The index may now hold part of the batch. Throw it away: the
+			// next use rebuilds it from the Source, the only safe state.
+			if old := p.setIndex(nil); old != nil {
+				old.Close()
+			}
+			return fmt.Errorf("apply batch to %s: %w", p.ref, err)
+		}
+	}
+	for slug, ver := range seen {
+		if ver < 0 {
+			delete(p.versions, slug)
+		} else {
+			p.versions[slug] = ver
+		}
+		p.dirty[slug] = struct{}{}
+	}
+	if !compaction {
+		p.smallBatches++
+		r.batches.Add(1)
+		r.refreshes.Add(int64(len(slugs)))
+	}
+	return nil
+}
+
+// compactLocked bounds the number of segments. In-memory scorch runs no
+// merger, and each refresh batch adds a segment that lives as long as one of
+// its documents does; thousands of them make every update and search slow.
+// Re-indexing every slug touched since the build in one batch leaves all
+// earlier refresh segments (and earlier compactions) without live documents,
+// so scorch drops them. When that set grows past a quarter of the project,
+// a full rebuild is cheaper per document and starts over. p.mu is held.
+func (p *project) compactLocked() {
+	r := p.reg
+	p.smallBatches = 0
+	r.compacts.Add(1)
+	docs, _ := p.index().DocCount()
+	if len(p.dirty) <= max(1000, int(docs/4)) {
+		if err := p.applyLocked(p.dirty, true); err != nil {
+			r.opts.Logger.Warn("search: compaction failed", "project", p.ref.String(), "err", err)
+		}
+		return
+	}
+	// Searches go on with the old index meanwhile; refreshes wait (p.mu).
+	idx, versions, err := p.buildIndex()
+	if err != nil {
+		r.opts.Logger.Warn("search: rebuild failed", "project", p.ref.String(), "err", err)
+		return
+	}
+	if old := p.setIndex(idx); old != nil {
+		old.Close()
+	}
+	p.versions = versions
+	p.dirty = make(map[string]struct{})
+}
+
+// close closes the index; the project is unusable afterwards.
+func (p *project) close() error {
+	p.mu.Lock()
+	p.closed = true
+	old := p.setIndex(nil)
+	p.mu.Unlock()
+	if old != nil {
+		return old.Close()
+	}
+	return nil
+}

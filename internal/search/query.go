@@ -1,0 +1,152 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"munin/internal/memory"
+)
+
+// Bounds of a recall's result list.
+const (
+	// DefaultLimit is the number of hits when SearchQuery.Limit is 0 or less.
+	DefaultLimit = 10
+	// MaxLimit caps SearchQuery.Limit; larger values are lowered to it.
+	MaxLimit = 50
+)
+
+// fieldBoosts weighs where a word matched: a word in the title or a tag says
+// more about what an entry is than a word somewhere in its content. Each text
+// is queried in both language variants (see mapping.go).
+var fieldBoosts = []struct {
+	field string
+	boost float64
+}{
+	{fieldTitle, 3}, {fieldTitleDE, 3},
+	{fieldTagsText, 2.5},
+	{fieldSlug, 1.5},
+	{fieldContent, 1}, {fieldContentDE, 1},
+}
+
+// storedFields are loaded for every hit, so a search never reads the database.
+var storedFields = []string{fieldTitle, fieldContent, fieldTags, fieldVersion, fieldUpdated}
+
+// Search runs a recall over a project's live entries, best first.
+//
+// The text is analyzed like the indexed text (match queries, never bleve's
+// query-string syntax), so quotes, +, -, field:value, * or ~ are just
+// characters and can never make a query fail. Text that is empty after
+// trimming is CodeInvalid; text with no searchable word left after analysis
+// (only punctuation or stop words) finds nothing. Tags restrict hits to
+// entries carrying all of them (exact, case-sensitive) without changing the
+// score. Limit is DefaultLimit when 0 or less and at most MaxLimit.
+// The first Search of a project builds its index.
+func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
+	text := strings.TrimSpace(q.Text)
+	if text == "" {
+		return nil, memory.Errorf(memory.CodeInvalid, "query text must not be empty")
+	}
+	if err := memory.ValidateText("query", text, memory.MaxQuery); err != nil {
+		return nil, err
+	}
+	if err := memory.ValidateTags(q.Tags); err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+
+	p, err := r.project(ref)
+	if err != nil {
+		return nil, err
+	}
+	idx, release, err := p.searchIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+
+	req := bleve.NewSearchRequestOptions(buildQuery(text, q.Tags), limit, 0, false)
+	req.Fields = storedFields
+	// Term locations (byte offsets in the content) feed the snippet.
+	req.IncludeLocations = true
+	res, err := idx.SearchInContext(ctx, req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return nil, fmt.Errorf("search %s: %w", ref, ctxErr)
+		}
+		return nil, memory.Internal(fmt.Errorf("search %s: %w", ref, err))
+	}
+	hits := make([]memory.Hit, 0, len(res.Hits))
+	for _, dm := range res.Hits {
+		hits = append(hits, hitFrom(dm))
+	}
+	return hits, nil
+}
+
+// buildQuery ORs a match query per weighted field; tags become a filter.
+func buildQuery(text string, tags []string) query.Query {
+	dq := bleve.NewDisjunctionQuery()
+	for _, fb := range fieldBoosts {
+		mq := bleve.NewMatchQuery(text)
+		mq.SetField(fb.field)
+		mq.SetBoost(fb.boost)
+		dq.AddQuery(mq)
+	}
+	if len(tags) == 0 {
+		return dq
+	}
+	filter := bleve.NewConjunctionQuery()
+	for _, t := range tags {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField(fieldTags)
+		filter.AddQuery(tq)
+	}
+	bq := bleve.NewBooleanQuery()
+	bq.AddMust(dq)
+	bq.AddFilter(filter)
+	return bq
+}
+
+// hitFrom reads a hit from the stored fields.
+func hitFrom(dm *search.DocumentMatch) memory.Hit {
+	h := memory.Hit{Slug: dm.ID, Score: dm.Score, Tags: []string{}}
+	h.Title, _ = dm.Fields[fieldTitle].(string)
+	if v, ok := dm.Fields[fieldVersion].(float64); ok {
+		h.Version = int(v)
+	}
+	if s, ok := dm.Fields[fieldUpdated].(string); ok {
+		h.UpdatedAt, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	// A single value comes back as a string, several as a slice.
+	switch t := dm.Fields[fieldTags].(type) {
+	case string:
+		h.Tags = append(h.Tags, t)
+	case []any:
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				h.Tags = append(h.Tags, s)
+			}
+		}
+	}
+	content, _ := dm.Fields[fieldContent].(string)
+	var spans []span
+	for _, field := range []string{fieldContent, fieldContentDE} {
+		for _, locs := range dm.Locations[field] {
+			for _, l := range locs {
+				spans = append(spans, span{int(l.Start), int(l.End)})
+			}
+		}
+	}
+	h.Snippet = snippet(content, spans)
+	return h
+}

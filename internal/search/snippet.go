@@ -1,0 +1,174 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Snippet shape. A snippet is plain text: at most snippetRunes runes of the
+// content, whitespace collapsed to single spaces, "…" where the content was
+// cut, and matched words wrapped in « and » (at most maxMarks of them). So a
+// snippet is never longer than 1+160+2*16+1 = 194 runes.
+const (
+	snippetRunes = 160
+	contextRunes = 30 // kept before the first match, so it reads in context
+	maxMarks     = 16
+	markOpen     = "«"
+	markClose    = "»"
+	ellipsis     = "…"
+)
+
+// span is a matched term's byte range in the content.
+type span struct{ start, end int }
+
+// snippet returns the window of content with the most matches, marked; or
+// the content's beginning when nothing matched in it (a title or tag hit).
+func snippet(content string, spans []span) string {
+	spans = cleanSpans(content, spans)
+	if len(spans) == 0 {
+		end := advance(content, 0, snippetRunes)
+		end = cutAtSpace(content, 0, end)
+		return render(content, 0, end, nil)
+	}
+
+	// The best window starts at the match followed by the most matches
+	// within snippetRunes; the earliest wins a tie.
+	best, bestN := 0, 0
+	for i := range spans {
+		limit := advance(content, spans[i].start, snippetRunes-contextRunes)
+		n := 0
+		for j := i; j < len(spans) && spans[j].end <= limit; j++ {
+			n++
+		}
+		if n > bestN {
+			best, bestN = i, n
+		}
+	}
+
+	start := backToWord(content, spans[best].start)
+	end := advance(content, start, snippetRunes)
+	end = cutAtSpace(content, spans[best].end, end)
+	var inside []span
+	for _, s := range spans[best:] {
+		if s.end > end || len(inside) == maxMarks {
+			break
+		}
+		inside = append(inside, s)
+	}
+	return render(content, start, end, inside)
+}
+
+// cleanSpans sorts spans and drops those out of range, not on rune boundaries
+// or overlapping an earlier one (the English and German fields often report
+// the same word).
+func cleanSpans(content string, spans []span) []span {
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+	out := spans[:0]
+	last := -1
+	for _, s := range spans {
+		if s.start < last || s.start >= s.end || s.end > len(content) ||
+			!utf8.RuneStart(content[s.start]) || (s.end < len(content) && !utf8.RuneStart(content[s.end])) {
+			continue
+		}
+		out = append(out, s)
+		last = s.end
+	}
+	return out
+}
+
+// advance returns the byte offset n runes after from (or the end).
+func advance(s string, from, n int) int {
+	i := from
+	for ; n > 0 && i < len(s); n-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// backToWord moves up to contextRunes runes back from pos and then forward to
+// the start of a word, so the snippet does not begin mid-word.
+func backToWord(s string, pos int) int {
+	start := pos
+	for n := 0; n < contextRunes && start > 0; n++ {
+		_, size := utf8.DecodeLastRuneInString(s[:start])
+		start -= size
+	}
+	if start == 0 {
+		return 0
+	}
+	if i := strings.IndexFunc(s[start:pos], unicode.IsSpace); i >= 0 {
+		_, size := utf8.DecodeRuneInString(s[start+i:])
+		return start + i + size
+	}
+	return pos
+}
+
+// cutAtSpace moves end back to the last space after min, so the snippet does
+// not end mid-word; it keeps end if the content ends there or no space fits.
+func cutAtSpace(s string, min, end int) int {
+	if end >= len(s) {
+		return len(s)
+	}
+	if i := strings.LastIndexFunc(s[min:end], unicode.IsSpace); i > 0 {
+		return min + i
+	}
+	return end
+}
+
+// render writes s[start:end] with marks around spans and collapsed spaces.
+func render(s string, start, end int, marks []span) string {
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString(ellipsis)
+	}
+	pos := start
+	for _, m := range marks {
+		writeCollapsed(&b, s[pos:m.start])
+		b.WriteString(markOpen)
+		writeCollapsed(&b, s[m.start:m.end])
+		b.WriteString(markClose)
+		pos = m.end
+	}
+	writeCollapsed(&b, s[pos:end])
+	out := strings.TrimSpace(b.String())
+	if end < len(s) && strings.TrimSpace(s[end:]) != "" {
+		out += " " + ellipsis
+	}
+	return out
+}
+
+// writeCollapsed writes s with each run of whitespace (newlines of Markdown
+// content included) as a single space.
+func writeCollapsed(b *strings.Builder, s string) {
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space {
+			writeSpace(b)
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	if space {
+		writeSpace(b)
+	}
+}
+
+// writeSpace writes one space unless the text is empty or ends in one, so
+// that whitespace split across pieces still collapses.
+func writeSpace(b *strings.Builder) {
+	if s := b.String(); s != "" && s[len(s)-1] != ' ' {
+		b.WriteByte(' ')
+	}
+}
