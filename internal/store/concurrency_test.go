@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -216,7 +217,10 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 	g := installGate(s)
 	g.arm()
 	first := make(chan error, 1)
-	go func() { _, err := s.Append(context.Background(), ref, memory.Write{Slug: "first", Agent: "a"}); first <- err }()
+	go func() {
+		_, err := s.Append(context.Background(), ref, memory.Write{Slug: "first", Agent: "a"})
+		first <- err
+	}()
 	g.waitEntered(t)
 
 	writes := []struct {
@@ -236,8 +240,25 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 		go func() { _, err := s.Append(context.Background(), ref, c.w); results[i] <- err }()
 		waitQueued(t, s, "team", i+1) // keeps the queue order equal to the table order
 	}
+	// A write that fails after it has already written rows: only its
+	// savepoint rollback keeps them out of the committed batch.
+	ws, _ := s.workspace(context.Background(), "team", false)
+	partial := make(chan error, 1)
+	go func() {
+		_, err := ws.submit(context.Background(), func(tx *sql.Tx) (any, error) {
+			if _, err := applyWrite(tx, ref.Project, memory.Write{Slug: "partial", Content: "p"}, "[]"); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("fails after writing")
+		})
+		partial <- err
+	}()
+	waitQueued(t, s, "team", len(writes)+1)
 	before := s.Stats()
 	close(g.release)
+	if err := <-partial; err == nil || err.Error() != "fails after writing" {
+		t.Fatalf("partial write: %v", err)
+	}
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +269,7 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 		}
 	}
 	after := s.Stats()
-	// One batch for the held write, one for all six queued behind it.
+	// One batch for the held write, one for all seven queued behind it.
 	if d := after.Batches - before.Batches; d != 2 {
 		t.Fatalf("the held write and the %d queued writes took %d batches, want 2", len(writes), d)
 	}
@@ -256,7 +277,7 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 		t.Fatalf("committed writes = %d, want 4 (first, good-1, good-2, existing v2)", d)
 	}
 	ctx := context.Background()
-	for _, slug := range []string{"never", "fresh"} {
+	for _, slug := range []string{"never", "fresh", "partial"} {
 		if _, _, err := s.Get(ctx, ref, slug, 0); memory.ErrorCode(err) != memory.CodeNotFound {
 			t.Fatalf("%s exists after a failed write: %v", slug, err)
 		}

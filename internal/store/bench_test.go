@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// benchContent is a typical entry: a few sentences.
+var benchContent = strings.Repeat("Munin remembers what agents decided and why. ", 5)
+
+// openRawWriter opens a migrated workspace file on one connection with the
+// writer's DSN (same pragmas as the server), bypassing the store.
+func openRawWriter(b *testing.B) *sql.DB {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "raw.db")
+	db, err := sql.Open("sqlite3", writerDSN(path, "NORMAL"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	b.Cleanup(func() { _ = db.Close() })
+	if err := migrate(context.Background(), db, schemaWorkspace); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO entries (project, slug, latest_version, title, updated_at) VALUES ('p', 's', 0, '', 0)`); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// rawInsert inserts rows version rows per transaction starting at version next.
+func rawInsert(b *testing.B, db *sql.DB, next, rows int) {
+	tx, err := db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range rows {
+		if _, err := tx.Exec(`INSERT INTO versions (project, slug, version, title, content, tags, agent, deleted, created_at)
+			VALUES ('p', 's', ?, 'title', ?, '["a","b"]', 'bench', 0, ?)`, next+i, benchContent, time.Now().UnixNano()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkRawInsert is the floor of "1.2 raw write throughput of one
+// workspace file": one version row per BEGIN IMMEDIATE … COMMIT.
+func BenchmarkRawInsert(b *testing.B) {
+	db := openRawWriter(b)
+	b.ResetTimer()
+	for i := range b.N {
+		rawInsert(b, db, i+1, 1)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+}
+
+// BenchmarkRawInsertBatch64 is the ceiling group commit can approach: 64
+// version rows per transaction.
+func BenchmarkRawInsertBatch64(b *testing.B) {
+	db := openRawWriter(b)
+	b.ResetTimer()
+	for i := range b.N {
+		rawInsert(b, db, i*64+1, 64)
+	}
+	b.ReportMetric(float64(b.N*64)/b.Elapsed().Seconds(), "writes/s")
+}
+
+// BenchmarkAppendParallel measures Append (version + entry + audit row, group
+// committed) from about 32 goroutines on one workspace.
+func BenchmarkAppendParallel(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ref := memory.ProjectRef{Workspace: "bench", Project: "p"}
+	if _, err := s.EnsureProject(context.Background(), ref); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
+	var n atomic.Int64
+	before := s.Stats()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			i := n.Add(1)
+			w := memory.Write{Slug: fmt.Sprintf("notes/n%d", i%1000), Title: "t", Content: benchContent, Tags: []string{"a", "b"}, Agent: "bench"}
+			if _, err := s.Append(ctx, ref, w); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	after := s.Stats()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+	if batches := after.Batches - before.Batches; batches > 0 {
+		b.ReportMetric(float64(after.Writes-before.Writes)/float64(batches), "writes/batch")
+	}
+}
