@@ -1,0 +1,137 @@
+package service_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+	"munin/internal/servicetest"
+)
+
+var ctx = context.Background()
+
+func TestWriteBudgetExhaustsAndResetsNextHour(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	env := servicetest.New(t, service.Options{DefaultWriteBudget: 3, Now: clock})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+
+	for i := 0; i < 3; i++ {
+		if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "loop", Content: "write"}); err != nil {
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+	}
+	_, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "loop", Content: "one too many"})
+	if memory.ErrorCode(err) != memory.CodeBudgetExhausted || !strings.Contains(err.Error(), "resets at 2026-11-30T11:00:00Z") {
+		t.Fatalf("4th write: %v, want budget_exhausted naming the reset", err)
+	}
+	if g, _ := env.Svc.Get(ctx, key, "loop", 0); g.Version.Version != 3 {
+		t.Fatalf("refused write changed the entry: version %d", g.Version.Version)
+	}
+
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "loop", Content: "new hour"}); err != nil {
+		t.Fatalf("write in the next hour: %v", err)
+	}
+}
+
+func TestWriteBudgetSurvivesRestartAndIsPerProject(t *testing.T) {
+	env := servicetest.New(t, service.Options{DefaultWriteBudget: 2})
+	_, a := env.Key(t, "w", "a", "agent", memory.RoleAdmin)
+	_, b := env.Key(t, "w", "b", "agent", memory.RoleWrite)
+	for i := 0; i < 2; i++ {
+		if _, err := env.Svc.Remember(ctx, a, service.RememberInput{Slug: "s", Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A fresh service over the same store counts the writes from the audit log.
+	fresh := service.New(env.Store, env.Index, service.Options{DefaultWriteBudget: 2})
+	defer fresh.Close()
+	if _, err := fresh.Remember(ctx, a, service.RememberInput{Slug: "s", Content: "x"}); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
+		t.Fatalf("after restart: %v, want budget_exhausted", err)
+	}
+	if _, err := fresh.Remember(ctx, b, service.RememberInput{Slug: "s", Content: "x"}); err != nil {
+		t.Fatalf("other project must have its own budget: %v", err)
+	}
+	// Raising the project's budget takes effect at once.
+	if err := fresh.SetWriteBudget(ctx, a, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Remember(ctx, a, service.RememberInput{Slug: "s", Content: "x"}); err != nil {
+		t.Fatalf("after raising the budget: %v", err)
+	}
+	if err := fresh.SetWriteBudget(ctx, b, 5); memory.ErrorCode(err) != memory.CodeForbidden {
+		t.Fatalf("write key setting the budget: %v, want forbidden", err)
+	}
+}
+
+func TestBudgetOffAllowsUnlimitedWrites(t *testing.T) {
+	env := servicetest.New(t, service.Options{DefaultWriteBudget: 1, BudgetOff: true})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	for i := 0; i < 5; i++ {
+		if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "s", Content: "x"}); err != nil {
+			t.Fatalf("write %d with budget off: %v", i+1, err)
+		}
+	}
+}
+
+func TestFailedWriteDoesNotSpendBudget(t *testing.T) {
+	env := servicetest.New(t, service.Options{DefaultWriteBudget: 2})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	zero := 0
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "s", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "s", Content: "x", ExpectedVersion: &zero}); memory.ErrorCode(err) != memory.CodeConflict {
+		t.Fatalf("want conflict, got %v", err)
+	}
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "s", Content: "x"}); err != nil {
+		t.Fatalf("the conflicting write spent budget: %v", err)
+	}
+}
+
+func TestSearchLogRecordsRecalls(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	env.Svc.Remember(ctx, key, service.RememberInput{Slug: "a", Content: "bleve indexes everything"})
+	for _, q := range []string{"bleve", "nothing-matches-this"} {
+		if _, err := env.Svc.Recall(ctx, key, memory.SearchQuery{Text: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Svc.FlushSearchLog()
+	rows, err := env.Store.SearchLog(ctx, key.Project, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("search log has %d rows, want 2: %+v", len(rows), rows)
+	}
+	byQuery := map[string]int{}
+	for _, r := range rows {
+		byQuery[r.Query] = r.Hits
+		if r.Agent != "agent" {
+			t.Errorf("row agent %q, want agent", r.Agent)
+		}
+	}
+	if byQuery["bleve"] != 1 || byQuery["nothing-matches-this"] != 0 {
+		t.Fatalf("hit counts %v", byQuery)
+	}
+}
+
+func TestTitleDefaultsToFirstLine(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	env.Svc.Remember(ctx, key, service.RememberInput{Slug: "a", Content: "\n# Database choice\n\nSQLite."})
+	g, err := env.Svc.Get(ctx, key, "a", 0)
+	if err != nil || g.Title != "Database choice" {
+		t.Fatalf("title %q, err %v", g.Title, err)
+	}
+}
