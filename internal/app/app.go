@@ -1,0 +1,121 @@
+// Package app wires Munin together: store → search → service → transports.
+// main.go parses flags into a Config and calls it; tests and the load test
+// start the very same server in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"munin/internal/api"
+	"munin/internal/httpserver"
+	"munin/internal/mcpserver"
+	"munin/internal/memory"
+	"munin/internal/search"
+	"munin/internal/service"
+	"munin/internal/store"
+)
+
+// Config is everything the server can be told.
+type Config struct {
+	DataDir        string
+	Addr           string
+	AllowedOrigins []string
+	// BudgetOff switches the write budget off for the whole server.
+	BudgetOff bool
+	// WriteBudget is the default writes per project per hour.
+	WriteBudget int
+	// MaxContent is the largest entry content in bytes.
+	MaxContent int
+	// SearchLogOff stops writing the search log.
+	SearchLogOff bool
+	// Synchronous is SQLite's synchronous mode: "NORMAL" or "FULL".
+	Synchronous string
+	Logger      *slog.Logger
+}
+
+// App is an opened data directory with every layer built on it.
+type App struct {
+	cfg   Config
+	log   *slog.Logger
+	Store *store.Store
+	Index *search.Registry
+	Svc   *service.Service
+	MCP   *mcpserver.Server
+}
+
+// Open opens the data directory and builds the layers; nothing listens yet.
+func Open(cfg Config) (*App, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	st, err := store.Open(cfg.DataDir, store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("open data directory %s: %w", cfg.DataDir, err)
+	}
+	reg := search.NewRegistry(st, search.Options{})
+	svc := service.New(st, reg, service.Options{
+		DefaultWriteBudget: cfg.WriteBudget,
+		BudgetOff:          cfg.BudgetOff,
+		MaxContent:         cfg.MaxContent,
+		SearchLogOff:       cfg.SearchLogOff,
+		Logger:             cfg.Logger,
+	})
+	return &App{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		Store: st,
+		Index: reg,
+		Svc:   svc,
+		MCP:   mcpserver.New(svc, mcpserver.Options{}),
+	}, nil
+}
+
+// Handler is the whole HTTP surface: /mcp, /api/v1, health.
+func (a *App) Handler() http.Handler {
+	return a.httpServer().Handler
+}
+
+func (a *App) httpServer() *http.Server {
+	return httpserver.New(httpserver.Config{
+		Addr:           a.cfg.Addr,
+		AllowedOrigins: a.cfg.AllowedOrigins,
+		Logger:         a.log,
+	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
+}
+
+// Serve answers HTTP on ln until ctx is done, then drains requests in flight
+// (up to 15 s) and returns. Close the App afterwards to flush and close files.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := a.httpServer()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return err
+}
+
+// Close flushes the search log, stops the indexes and closes the databases,
+// in the order the data flows.
+func (a *App) Close() error {
+	return errors.Join(a.Svc.Close(), a.Index.Close(), a.Store.Close())
+}
+
+// KeyFor authenticates a token for the stdio transport.
+func (a *App) KeyFor(ctx context.Context, token string) (memory.Key, error) {
+	return a.Svc.Authenticate(ctx, token)
+}
