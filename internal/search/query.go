@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
@@ -25,14 +26,17 @@ const (
 // fieldBoosts weighs where a word matched: a word in the title or a tag says
 // more about what an entry is than a word somewhere in its content. Each text
 // is queried in both language variants (see mapping.go).
+// The analyzer is named per field because bleve's lookup by field name does
+// not find fields renamed inside a property and would fall back to English.
 var fieldBoosts = []struct {
-	field string
-	boost float64
+	field    string
+	analyzer string
+	boost    float64
 }{
-	{fieldTitle, 3}, {fieldTitleDE, 3},
-	{fieldTagsText, 2.5},
-	{fieldSlug, 1.5},
-	{fieldContent, 1}, {fieldContentDE, 1},
+	{fieldTitle, en.AnalyzerName, 3}, {fieldTitleDE, analyzerDE, 3},
+	{fieldTagsText, en.AnalyzerName, 2.5},
+	{fieldSlug, en.AnalyzerName, 1.5},
+	{fieldContent, en.AnalyzerName, 1}, {fieldContentDE, analyzerDE, 1},
 }
 
 // storedFields are loaded for every hit, so a search never reads the database.
@@ -99,6 +103,7 @@ func buildQuery(text string, tags []string) query.Query {
 	for _, fb := range fieldBoosts {
 		mq := bleve.NewMatchQuery(text)
 		mq.SetField(fb.field)
+		mq.Analyzer = fb.analyzer
 		mq.SetBoost(fb.boost)
 		dq.AddQuery(mq)
 	}

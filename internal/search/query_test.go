@@ -1,0 +1,222 @@
+package search
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"munin/internal/memory"
+)
+
+func TestWordVariants(t *testing.T) {
+	cases := []struct {
+		name, content, query string
+	}{
+		{"de plural finds singular", "Wir nutzen eine Datenbank für alles.", "Datenbanken"},
+		{"de singular finds plural", "Mehrere Datenbanken laufen parallel.", "Datenbank"},
+		{"de -ung plural", "Alle Entscheidungen stehen im Wiki.", "Entscheidung"},
+		{"de umlaut plural", "Die Häuser sind alt.", "Haus"},
+		{"de genitive", "Die Konfiguration des Servers ist fertig.", "Server"},
+		{"en -ing", "We are indexing every entry.", "index"},
+		{"en plural", "All decisions are recorded.", "decision"},
+		{"en -ed", "The cache was invalidated yesterday.", "invalidate"},
+		{"case", "POSTGRES replication", "postgres"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := newFakeSource()
+			src.put(projA, "target", "Note", c.content)
+			src.put(projA, "other", "Other", "nothing related here at all")
+			r := newTestRegistry(t, src, Options{})
+			if got := slugs(find(t, r, projA, c.query)); len(got) != 1 || got[0] != "target" {
+				t.Fatalf("%q in %q: hits %v, want [target]", c.query, c.content, got)
+			}
+		})
+	}
+}
+
+func TestTitleAndTagsOutweighContent(t *testing.T) {
+	src := newFakeSource()
+	filler := strings.Repeat("some other words about systems ", 5)
+	src.put(projA, "in-content", "Queue setup", "We run kafka in production. "+filler)
+	src.put(projA, "in-title", "Kafka setup", "We run it in production. "+filler)
+	src.put(projA, "in-tag", "Queue notes", "We run it in production. "+filler, "kafka")
+	r := newTestRegistry(t, src, Options{})
+	got := slugs(find(t, r, projA, "kafka"))
+	if len(got) != 3 || got[2] != "in-content" {
+		t.Fatalf("order %v, want the content-only hit last", got)
+	}
+	if got[0] != "in-title" {
+		t.Fatalf("order %v, want the title hit first", got)
+	}
+}
+
+func TestTagFilter(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "both", "Both", "shared text", "db", "team:infra")
+	src.put(projA, "db-only", "DB", "shared text", "db")
+	src.put(projA, "infra-only", "Infra", "shared text", "team:infra")
+	src.put(projA, "none", "None", "shared text")
+	r := newTestRegistry(t, src, Options{})
+	for _, c := range []struct {
+		tags []string
+		want string
+	}{
+		{nil, "[both db-only infra-only none]"},
+		{[]string{"db"}, "[both db-only]"},
+		{[]string{"db", "team:infra"}, "[both]"},
+		{[]string{"DB"}, "[]"}, // tags are case-sensitive
+		{[]string{"missing"}, "[]"},
+	} {
+		got := slugs(find(t, r, projA, "shared", c.tags...))
+		sortStrings(got)
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("tags %v: %v, want %s", c.tags, got, c.want)
+		}
+	}
+	hits := find(t, r, projA, "shared", "db", "team:infra")
+	if fmt.Sprint(hits[0].Tags) != "[db team:infra]" {
+		t.Errorf("hit tags %v", hits[0].Tags)
+	}
+}
+
+func sortStrings(s []string) {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+}
+
+func TestLimitBounds(t *testing.T) {
+	src := newFakeSource()
+	for i := range 70 {
+		src.put(projA, fmt.Sprintf("e%02d", i), "Entry", "common word")
+	}
+	r := newTestRegistry(t, src, Options{})
+	for _, c := range []struct{ limit, want int }{
+		{0, DefaultLimit}, {-3, DefaultLimit}, {1, 1}, {5, 5}, {50, 50}, {51, MaxLimit}, {1000, MaxLimit},
+	} {
+		hits, err := r.Search(testCtx(t), projA, memory.SearchQuery{Text: "common", Limit: c.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != c.want {
+			t.Errorf("limit %d: %d hits, want %d", c.limit, len(hits), c.want)
+		}
+	}
+}
+
+func TestHitFields(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "decisions/db-choice", "DB choice", "first")
+	v := src.put(projA, "decisions/db-choice", "Database choice", "We chose SQLite.", "db", "adr")
+	r := newTestRegistry(t, src, Options{})
+	hits := find(t, r, projA, "sqlite")
+	if len(hits) != 1 {
+		t.Fatalf("hits %v", hits)
+	}
+	h := hits[0]
+	if h.Slug != v.Slug || h.Title != v.Title || h.Version != 2 || !h.UpdatedAt.Equal(v.CreatedAt) ||
+		fmt.Sprint(h.Tags) != "[db adr]" || h.Score <= 0 || h.Snippet != "We chose «SQLite»." {
+		t.Fatalf("hit %+v, want fields of %+v", h, v)
+	}
+	// The slug's words are searchable too.
+	if got := slugs(find(t, r, projA, "choice")); len(got) != 1 {
+		t.Fatalf("slug word: %v", got)
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	long := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 20)
+	src := newFakeSource()
+	src.put(projA, "middle", "Middle", long+"Die Datenbanken laufen auf SQLite\n\nmit   WAL. "+long)
+	src.put(projA, "title-only", "Zebra", long)
+	src.put(projA, "short", "Short", "tiny zebra note")
+	r := newTestRegistry(t, src, Options{})
+
+	s := find(t, r, projA, "datenbank sqlite")[0].Snippet
+	if !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") ||
+		!strings.Contains(s, "«Datenbanken» laufen auf «SQLite» mit WAL.") {
+		t.Errorf("snippet %q", s)
+	}
+	if n := utf8.RuneCountInString(s); n > 200 {
+		t.Errorf("snippet has %d runes", n)
+	}
+
+	hits := find(t, r, projA, "zebra")
+	bySlug := map[string]string{}
+	for _, h := range hits {
+		bySlug[h.Slug] = h.Snippet
+	}
+	if got := bySlug["short"]; got != "tiny «zebra» note" {
+		t.Errorf("short snippet %q", got)
+	}
+	ts := bySlug["title-only"]
+	if !strings.HasPrefix(ts, "Lorem ipsum") || !strings.HasSuffix(ts, " …") || utf8.RuneCountInString(ts) > 165 {
+		t.Errorf("fallback snippet %q", ts)
+	}
+}
+
+func TestSnippetBounds(t *testing.T) {
+	// Many matches, multi-byte text and no spaces must still stay bounded.
+	for _, content := range []string{
+		strings.Repeat("zebra ", 200),
+		strings.Repeat("äöüß", 300) + " zebra " + strings.Repeat("äöüß", 300),
+		strings.Repeat("x", 1000),
+	} {
+		spans := []span{}
+		for i := 0; i+5 <= len(content); {
+			j := strings.Index(content[i:], "zebra")
+			if j < 0 {
+				break
+			}
+			spans = append(spans, span{i + j, i + j + 5})
+			i += j + 5
+		}
+		s := snippet(content, spans)
+		if n := utf8.RuneCountInString(s); n > 200 || n == 0 || !utf8.ValidString(s) {
+			t.Errorf("snippet of %d bytes has %d runes: %q", len(content), n, s)
+		}
+	}
+}
+
+func TestHostileQueries(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "alpha", "Title x", "content with words and x")
+	r := newTestRegistry(t, src, Options{})
+	for _, q := range []string{
+		`"`, `""`, `+-`, `title:x`, `*`, `~`, `x~2`, `(`, `)`, `\`, `AND OR NOT`, `a:b:c`,
+		`[1 TO 5]`, `{`, `/.*/`, `^`, `content:*`, `+title:"x" -content:y`, `🦀`, `'; DROP TABLE entries; --`,
+	} {
+		hits, err := r.Search(testCtx(t), projA, memory.SearchQuery{Text: q})
+		if err != nil {
+			t.Errorf("query %q: %v", q, err)
+		}
+		_ = hits
+	}
+	for _, c := range []struct {
+		text string
+		tags []string
+		code memory.Code
+	}{
+		{"", nil, memory.CodeInvalid},
+		{" \t\n ", nil, memory.CodeInvalid},
+		{"bad\xffutf8", nil, memory.CodeInvalid},
+		{"nul\x00byte", nil, memory.CodeInvalid},
+		{strings.Repeat("a", memory.MaxQuery+1), nil, memory.CodeTooLarge},
+		{"words", []string{"bad tag"}, memory.CodeInvalid},
+	} {
+		_, err := r.Search(testCtx(t), projA, memory.SearchQuery{Text: c.text, Tags: c.tags})
+		if memory.ErrorCode(err) != c.code {
+			t.Errorf("query %q tags %v: %v, want %s", c.text, c.tags, err, c.code)
+		}
+	}
+	// Query syntax is just words: "title: x" finds the entry by its words.
+	if got := find(t, r, projA, "title: x"); len(got) != 1 {
+		t.Errorf("title: x hits %v", got)
+	}
+}
