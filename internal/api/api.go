@@ -38,7 +38,9 @@ func New(svc *service.Service) http.Handler {
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
 
-	v1 := r.PathPrefix(Prefix).Subrouter()
+	// Full paths on the root router: a subrouter would answer a wrong method
+	// with 404 instead of 405.
+	v1 := prefixed{r}
 	v1.Handle("/entries", h.with(h.remember)).Methods(http.MethodPost)
 	v1.Handle("/entries", h.with(h.list)).Methods(http.MethodGet)
 	// {slug:.+} takes the rest of the path, slashes included. History has its
@@ -72,6 +74,13 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	WriteErrorStatus(w, http.StatusMethodNotAllowed, memory.CodeInvalid,
 		"method "+r.Method+" is not allowed on "+r.URL.Path)
+}
+
+// prefixed registers routes under Prefix.
+type prefixed struct{ r *mux.Router }
+
+func (p prefixed) Handle(path string, h http.Handler) *mux.Route {
+	return p.r.Handle(Prefix+path, h)
 }
 
 // nonNil makes an absent list encode as [] rather than null: clients index

@@ -95,7 +95,7 @@ func echoKey() http.Handler {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"agent": key.Agent, "project": key.Project.String(), "body": n})
+		_ = json.NewEncoder(w).Encode(map[string]any{"agent": key.Agent, "project": key.Project.String(), "body": n, "te": r.TransferEncoding})
 	})
 }
 

@@ -24,7 +24,7 @@ const (
 
 // Server timeouts. There is deliberately no long-running-request exception in
 // these numbers: GET /mcp (the SSE stream of MCP Streamable HTTP) lifts its
-// own read and write deadlines per request, see streaming.
+// own write deadline per request, see streaming.
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 60 * time.Second

@@ -7,14 +7,10 @@ import (
 )
 
 // streaming lets GET requests (the standalone SSE stream of MCP Streamable
-// HTTP) live as long as the client listens: it clears the connection's read
-// and write deadlines that the server set for ordinary requests, and it ends
-// the stream when the server shuts down.
-//
-// The read deadline matters as much as the write deadline: once the request
-// is read, net/http keeps a background read on the connection, and when
-// ReadTimeout fires there it cancels the request context — which would end
-// every stream after ReadTimeout.
+// HTTP) live as long as the client listens: it clears the write deadline the
+// server set for ordinary requests (WriteTimeout), and it ends the stream when
+// the server shuts down. ReadTimeout needs no such care: once the request is
+// read, net/http clears the read deadline for its background read.
 func streaming(streams *streamCloser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -22,9 +18,8 @@ func streaming(streams *streamCloser, next http.Handler) http.Handler {
 			return
 		}
 		rc := http.NewResponseController(w)
-		// Errors mean the writer cannot change deadlines (e.g. a test
-		// recorder); the stream then simply keeps the server's timeouts.
-		_ = rc.SetReadDeadline(time.Time{})
+		// An error means the writer cannot change deadlines (e.g. a test
+		// recorder); the stream then simply keeps the server's timeout.
 		_ = rc.SetWriteDeadline(time.Time{})
 		ctx, cancel := streams.bind(r.Context())
 		defer cancel()
