@@ -1,0 +1,100 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+)
+
+var benchWords = strings.Fields(`the index database decision we chose because latency throughput
+replication backup restore cluster deploy rollout agent memory search query cache invalidation
+die Datenbank Entscheidung wir haben weil Latenz Durchsatz Sicherung Wiederherstellung Bereitstellung
+Speicher Suche Abfrage Zwischenspeicher und oder nicht mit für über unter Server Konfiguration
+Migration Schema Tabelle Spalte Index Protokoll Schlüssel Projekt Arbeitsbereich Version`)
+
+// fillSource writes n realistic entries: a title, ~500 bytes of mixed
+// English/German content and 2-3 tags.
+func fillSource(src *fakeSource, ref memory.ProjectRef, n int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	tags := []string{"db", "infra", "adr", "ops", "team:core", "bug", "idee", "api"}
+	pick := func() string { return benchWords[rng.IntN(len(benchWords))] }
+	for i := range n {
+		var b strings.Builder
+		for b.Len() < 500 {
+			b.WriteString(pick())
+			b.WriteByte(' ')
+		}
+		tt := []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]}
+		if i%2 == 0 {
+			tt = append(tt, tags[rng.IntN(len(tags))])
+		}
+		src.put(ref, fmt.Sprintf("notes/entry-%05d", i), pick()+" "+pick()+" "+pick(), b.String(), tt...)
+	}
+}
+
+func BenchmarkBuild10k(b *testing.B) {
+	src := newFakeSource()
+	fillSource(src, projA, 10_000)
+	var total time.Duration
+	for b.Loop() {
+		r := NewRegistry(src, Options{})
+		start := time.Now()
+		if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "Datenbank"}); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+		r.Close()
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/10k-entries")
+}
+
+func BenchmarkRefreshParallel(b *testing.B) {
+	src := newFakeSource()
+	fillSource(src, projA, 10_000)
+	r := newTestRegistry(b, src, Options{})
+	if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "x"}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(16) // many agents writing at once
+	var n atomic.Int64
+	start := time.Now()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			slug := fmt.Sprintf("notes/entry-%05d", i%10_000)
+			if err := r.Refresh(context.Background(), projA, slug); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	el := time.Since(start)
+	b.StopTimer()
+	st := r.Stats()
+	b.ReportMetric(float64(n.Load())/el.Seconds(), "docs/s")
+	b.ReportMetric(float64(st.Refreshes)/float64(max(st.Batches, 1)), "docs/batch")
+}
+
+func BenchmarkSearch10k(b *testing.B) {
+	src := newFakeSource()
+	fillSource(src, projA, 10_000)
+	r := newTestRegistry(b, src, Options{})
+	queries := []string{"Datenbank Entscheidung", "replication latency", "index", "Sicherung backup restore"}
+	if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "x"}); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: queries[i%len(queries)]}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
