@@ -1,10 +1,7 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -21,19 +18,27 @@ import (
 // its short text rendering out. The key is already resolved.
 type toolFunc[A, R any] func(ctx context.Context, key memory.Key, args A) (R, string, error)
 
+// toolImpl is one tool's mcp-go handler plus the strict argument check it
+// runs, kept so that schema-validation failures can be explained the same way.
+type toolImpl struct {
+	handler server.ToolHandlerFunc
+	check   func(mcp.CallToolRequest) error
+}
+
 // typed adapts a toolFunc to mcp-go. It replaces mcp.NewStructuredToolHandler,
 // whose error texts ("tool execution failed: …", "failed to bind arguments: …")
 // would hide the code that every Munin error must start with.
-func typed[A, R any](log *slog.Logger, tool string, fn toolFunc[A, R]) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func typed[A, R any](log *slog.Logger, tool string, fn toolFunc[A, R]) toolImpl {
+	b := newBinder[A]()
+	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		// The HTTP auth middleware (or ServeStdio) puts the key in the
 		// context; a missing one means the handler was mounted without it.
 		key, err := service.KeyFrom(ctx)
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
-		var args A
-		if err := bindArgs(req, &args); err != nil {
+		args, err := b.bind(req)
+		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
 		res, text, err := fn(ctx, key, args)
@@ -42,67 +47,11 @@ func typed[A, R any](log *slog.Logger, tool string, fn toolFunc[A, R]) server.To
 		}
 		return mcp.NewToolResultStructured(res, text), nil
 	}
-}
-
-// bindArgs decodes the call's arguments strictly: unknown names and wrong
-// JSON types become invalid errors that name the argument. Input schema
-// validation normally catches these first; this is the second line.
-func bindArgs(req mcp.CallToolRequest, target any) error {
-	raw := req.Params.RawArguments
-	if len(raw) == 0 {
-		if r, ok := req.Params.Arguments.(json.RawMessage); ok {
-			raw = r
-		} else {
-			b, err := json.Marshal(req.Params.Arguments)
-			if err != nil {
-				return memory.Errorf(memory.CodeInvalid, "arguments must be a JSON object")
-			}
-			raw = b
-		}
+	check := func(req mcp.CallToolRequest) error {
+		_, err := b.bind(req)
+		return err
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(target); err != nil {
-		return argumentError(err)
-	}
-	return nil
-}
-
-// argumentError turns a JSON decoding error into an invalid error naming the argument.
-func argumentError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		if typeErr.Field == "" {
-			return memory.Errorf(memory.CodeInvalid, "arguments must be a JSON object, got %s", typeErr.Value)
-		}
-		return memory.Errorf(memory.CodeInvalid, "argument %s must be %s, got %s", typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()), typeErr.Value)
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return memory.Errorf(memory.CodeInvalid, "unknown argument %s", name)
-	}
-	return memory.Errorf(memory.CodeInvalid, "arguments are not valid JSON: %v", err)
-}
-
-// jsonTypeName says a Go kind the way a JSON client thinks of it.
-func jsonTypeName(kind string) string {
-	switch {
-	case kind == "string":
-		return "a string"
-	case kind == "slice" || kind == "array":
-		return "an array"
-	case kind == "bool":
-		return "a boolean"
-	case strings.HasPrefix(kind, "int") || strings.HasPrefix(kind, "uint"):
-		return "an integer"
-	case strings.HasPrefix(kind, "float"):
-		return "a number"
-	case kind == "struct" || kind == "map":
-		return "an object"
-	}
-	return kind
+	return toolImpl{handler: handler, check: check}
 }
 
 // errorResult is the one mapping from an error to an MCP tool error: isError
@@ -112,61 +61,6 @@ func errorResult(log *slog.Logger, tool string, err error) *mcp.CallToolResult {
 		log.Error("mcp tool failed", "tool", tool, "err", err)
 	}
 	return mcp.NewToolResultError(memory.PublicMessage(err))
-}
-
-// Prefixes of the errors mcp-go itself writes into tool results.
-const (
-	inputValidationPrefix  = "input schema validation failed: "
-	outputValidationPrefix = "output schema validation failed: "
-)
-
-// recodeValidationErrors rewrites the tool errors that mcp-go's schema
-// validation produces (before or after our handler runs, so typed cannot
-// shape them) into Munin's "code: message" form: "input schema validation
-// failed: /limit: got string, want integer" becomes "invalid: argument limit:
-// got string, want integer".
-func recodeValidationErrors(log *slog.Logger) func(ctx context.Context, id any, req *mcp.CallToolRequest, result any) {
-	return func(_ context.Context, _ any, req *mcp.CallToolRequest, result any) {
-		res, ok := result.(*mcp.CallToolResult)
-		if !ok || !res.IsError || len(res.Content) != 1 {
-			return
-		}
-		text, ok := res.Content[0].(mcp.TextContent)
-		if !ok {
-			return
-		}
-		switch {
-		case strings.HasPrefix(text.Text, inputValidationPrefix):
-			text.Text = "invalid: " + describeViolations(strings.TrimPrefix(text.Text, inputValidationPrefix))
-		case strings.HasPrefix(text.Text, outputValidationPrefix):
-			// Our result broke our own schema: a bug, not the caller's fault.
-			log.Error("mcp result does not match its output schema", "tool", req.Params.Name, "err", text.Text)
-			text.Text = "internal: " + text.Text
-		default:
-			return
-		}
-		res.Content[0] = text
-	}
-}
-
-// describeViolations turns "/limit: got string, want integer; <root>: missing
-// property 'slug'" into "argument limit: got string, want integer; missing
-// property 'slug'".
-func describeViolations(s string) string {
-	parts := strings.Split(s, "; ")
-	for i, p := range parts {
-		loc, msg, ok := strings.Cut(p, ": ")
-		if !ok {
-			continue
-		}
-		switch {
-		case loc == "<root>":
-			parts[i] = msg
-		case strings.HasPrefix(loc, "/"):
-			parts[i] = "argument " + strings.ReplaceAll(strings.TrimPrefix(loc, "/"), "/", ".") + ": " + msg
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // stamp renders a time the same way in every result: UTC, RFC 3339.

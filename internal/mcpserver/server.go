@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"munin/internal/service"
@@ -54,8 +55,21 @@ func New(svc *service.Service, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	h := handlers{svc: svc}
+	impls := map[string]toolImpl{
+		"remember": typed(opts.Logger, "remember", h.remember),
+		"recall":   typed(opts.Logger, "recall", h.recall),
+		"get":      typed(opts.Logger, "get", h.get),
+		"list":     typed(opts.Logger, "list", h.list),
+		"history":  typed(opts.Logger, "history", h.history),
+		"forget":   typed(opts.Logger, "forget", h.forget),
+	}
+	checks := make(map[string]func(mcp.CallToolRequest) error, len(impls))
+	for name, impl := range impls {
+		checks[name] = impl.check
+	}
 	hooks := &server.Hooks{}
-	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger))
+	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger, checks))
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
@@ -71,22 +85,12 @@ func New(svc *service.Service, opts Options) *Server {
 		mcp: server.NewMCPServer("munin", opts.Version, serverOpts...),
 		log: opts.Logger,
 	}
-
-	h := handlers{svc: svc}
-	byName := map[string]server.ToolHandlerFunc{
-		"remember": typed(s.log, "remember", h.remember),
-		"recall":   typed(s.log, "recall", h.recall),
-		"get":      typed(s.log, "get", h.get),
-		"list":     typed(s.log, "list", h.list),
-		"history":  typed(s.log, "history", h.history),
-		"forget":   typed(s.log, "forget", h.forget),
-	}
 	for _, tool := range toolDefs() {
-		handler, ok := byName[tool.Name]
+		impl, ok := impls[tool.Name]
 		if !ok {
 			panic(fmt.Sprintf("mcpserver: tool %s has no handler", tool.Name))
 		}
-		s.mcp.AddTool(tool, handler)
+		s.mcp.AddTool(tool, impl.handler)
 	}
 
 	s.http = server.NewStreamableHTTPServer(s.mcp,
