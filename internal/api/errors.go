@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
-	"time"
 
 	"munin/internal/memory"
 )
@@ -69,8 +69,9 @@ func WriteError(w http.ResponseWriter, err error) {
 	switch code {
 	case memory.CodeUnauthorized:
 		w.Header().Set("WWW-Authenticate", AuthChallenge)
-	case memory.CodeBudgetExhausted:
-		w.Header().Set("Retry-After", strconv.Itoa(secondsToNextHour(time.Now())))
+	}
+	if me != nil && me.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(me.RetryAfter.Seconds()))))
 	}
 	WriteErrorStatus(w, StatusOf(code), code, publicMessage(err))
 }
@@ -94,17 +95,6 @@ func publicMessage(err error) string {
 	return me.Message
 }
 
-// secondsToNextHour is when the write budget resets: the service counts writes
-// in fixed clock-hour windows (UTC), so the next full hour is the reset.
-// TODO: carry the reset time on memory.Error instead of knowing the window here.
-func secondsToNextHour(now time.Time) int {
-	next := now.UTC().Truncate(time.Hour).Add(time.Hour)
-	s := int(next.Sub(now).Seconds() + 0.999)
-	if s < 1 {
-		s = 1
-	}
-	return s
-}
 
 // writeJSON writes v as the response. Memory content is private to a project,
 // so no proxy or browser may cache it.

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an error so that every transport can map it once: to an HTTP
@@ -28,6 +29,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Err     error
+	// RetryAfter, when set, says how long until the call may succeed
+	// (budget_exhausted); HTTP sends it as Retry-After.
+	RetryAfter time.Duration
 }
 
 // Error renders "code: message", the form MCP tool errors start with.

@@ -47,9 +47,12 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef) error {
 	w = b.projects[ref]
 	if w.used >= w.limit {
 		reset := w.start.Add(time.Hour)
-		return memory.Errorf(memory.CodeBudgetExhausted,
+		wait := reset.Sub(b.now()).Round(time.Second)
+		err := memory.Errorf(memory.CodeBudgetExhausted,
 			"project %s used its %d writes this hour; the budget resets at %s (in %s)",
-			ref, w.limit, reset.Format(time.RFC3339), reset.Sub(b.now()).Round(time.Second))
+			ref, w.limit, reset.Format(time.RFC3339), wait)
+		err.RetryAfter = wait
+		return err
 	}
 	w.used++
 	return nil
