@@ -135,3 +135,30 @@ func TestTitleDefaultsToFirstLine(t *testing.T) {
 		t.Fatalf("title %q, err %v", g.Title, err)
 	}
 }
+
+func TestScope(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, admin := env.Key(t, "w", "a", "boss", memory.RoleAdmin)
+	_, writer := env.Key(t, "w", "b", "bot", memory.RoleWrite)
+	other := memory.ProjectRef{Workspace: "w", Project: "b"}
+
+	scoped, err := env.Svc.Scope(ctx, admin, other)
+	if err != nil || scoped.Project != other || scoped.Agent != "boss" {
+		t.Fatalf("admin scope = %+v, %v", scoped, err)
+	}
+	if _, err := env.Svc.Remember(ctx, scoped, service.RememberInput{Slug: "x", Content: "from admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := env.Svc.Get(ctx, writer, "x", 0); err != nil || g.Agent != "boss" {
+		t.Fatalf("write through scope landed elsewhere: %+v, %v", g, err)
+	}
+	if _, err := env.Svc.Scope(ctx, writer, admin.Project); memory.ErrorCode(err) != memory.CodeForbidden {
+		t.Fatalf("writer scoping into another project: %v, want forbidden", err)
+	}
+	if _, err := env.Svc.Scope(ctx, admin, memory.ProjectRef{Workspace: "w", Project: "nope"}); memory.ErrorCode(err) != memory.CodeNotFound {
+		t.Fatalf("scope into a missing project: %v, want not_found", err)
+	}
+	if _, err := env.Svc.Scope(ctx, admin, memory.ProjectRef{Workspace: "../x", Project: "a"}); memory.ErrorCode(err) != memory.CodeInvalid {
+		t.Fatalf("scope with a bad name: %v, want invalid", err)
+	}
+}
