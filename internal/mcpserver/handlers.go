@@ -42,7 +42,7 @@ func (h handlers) recall(ctx context.Context, key memory.Key, a recallArgs) (rec
 	if len(hits) == 0 {
 		fmt.Fprintf(&b, "no entries match %q", strings.TrimSpace(a.Query))
 	} else {
-		fmt.Fprintf(&b, "%d hits for %q:", len(hits), strings.TrimSpace(a.Query))
+		fmt.Fprintf(&b, "%s for %q:", count(len(hits), "hit", "hits"), strings.TrimSpace(a.Query))
 	}
 	for i, hit := range hits {
 		out.Hits = append(out.Hits, recallHit{
@@ -80,7 +80,7 @@ func (h handlers) get(ctx context.Context, key memory.Key, a getArgs) (getResult
 	// content support must still be able to read the entry.
 	text := fmt.Sprintf("%s v%d of %d — %s%s\nby %s at %s\n\n%s",
 		v.Slug, v.Version, res.LatestVersion, oneLine(v.Title, 120), tagList(v.Tags),
-		v.Agent, out.CreatedAt, v.Content)
+		v.Agent, when(v.CreatedAt), v.Content)
 	return out, text, nil
 }
 
@@ -91,7 +91,7 @@ func (h handlers) list(ctx context.Context, key memory.Key, a listArgs) (listRes
 	}
 	out := listResult{Entries: make([]listEntry, 0, len(entries)), NextCursor: next}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d entries", len(entries))
+	fmt.Fprintf(&b, "%s", count(len(entries), "entry", "entries"))
 	for _, e := range entries {
 		out.Entries = append(out.Entries, listEntry{
 			Slug:      e.Slug,
@@ -115,7 +115,7 @@ func (h handlers) history(ctx context.Context, key memory.Key, a historyArgs) (h
 	}
 	out := historyResult{Versions: make([]historyVersion, 0, len(versions))}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d versions, newest first", a.Slug, len(versions))
+	fmt.Fprintf(&b, "%s: %s, newest first", a.Slug, count(len(versions), "version", "versions"))
 	for _, v := range versions {
 		out.Versions = append(out.Versions, historyVersion{
 			Version:   v.Version,
@@ -129,7 +129,7 @@ func (h handlers) history(ctx context.Context, key memory.Key, a historyArgs) (h
 		if v.Deleted {
 			what = "(forgotten)"
 		}
-		fmt.Fprintf(&b, "\nv%d %s by %s, %d bytes — %s", v.Version, stamp(v.CreatedAt), v.Agent, v.Size, what)
+		fmt.Fprintf(&b, "\nv%d %s by %s, %d bytes — %s", v.Version, when(v.CreatedAt), v.Agent, v.Size, what)
 	}
 	return out, b.String(), nil
 }

@@ -66,6 +66,17 @@ func errorResult(log *slog.Logger, tool string, err error) *mcp.CallToolResult {
 // stamp renders a time the same way in every result: UTC, RFC 3339.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
+// when renders a time for the text content: to the second is what a reader needs.
+func when(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// count renders "1 hit", "3 hits".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // nonNil keeps arrays in results from marshaling as null (the output schemas say array).
 func nonNil[T any](s []T) []T {
 	if s == nil {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // ServeStdio serves the tools as newline-delimited JSON-RPC on in and out
-// until in ends (nil) or ctx is cancelled. Every call runs under key, which
+// until in ends or ctx is cancelled; both are a normal stop and return nil. Every call runs under key, which
 // the caller (`munin stdio --key`) has authenticated: a stdio client is one
 // process on the operator's machine, so there are no per-request credentials.
 //
@@ -24,5 +25,9 @@ func (s *Server) ServeStdio(ctx context.Context, key memory.Key, in io.Reader, o
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
 		return service.WithKey(ctx, key)
 	})
-	return stdio.Listen(ctx, in, out)
+	err := stdio.Listen(ctx, in, out)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil // cancelled by the caller (SIGINT, shutdown): not a failure
+	}
+	return err
 }

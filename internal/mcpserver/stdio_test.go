@@ -75,3 +75,26 @@ func TestServeStdio(t *testing.T) {
 	cancel()
 	c.Close()
 }
+
+// TestServeStdioStopsOnCancel: cancelling the context (SIGINT in `munin
+// stdio`) ends ServeStdio without an error even while the input stays open.
+func TestServeStdioStopsOnCancel(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, key := env.Key(t, "ws", "proj", "cli-agent", memory.RoleRead)
+	srv := New(env.Svc, Options{Logger: testLogger(t)})
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, key, inR, io.Discard) }()
+	time.Sleep(50 * time.Millisecond) // let it start reading
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeStdio after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not return after cancel")
+	}
+}
