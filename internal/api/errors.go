@@ -95,7 +95,6 @@ func publicMessage(err error) string {
 	return me.Message
 }
 
-
 // writeJSON writes v as the response. Memory content is private to a project,
 // so no proxy or browser may cache it.
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -20,7 +22,7 @@ import (
 // directory and returns its base URL and the bootstrap admin key.
 func startServer(t *testing.T) (*App, string, string) {
 	t.Helper()
-	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0"})
+	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,4 +264,3 @@ func containsAll(s string, words ...string) bool {
 	}
 	return true
 }
-
