@@ -19,10 +19,10 @@ var benchContent = strings.Repeat("Munin remembers what agents decided and why. 
 
 // openRawWriter opens a migrated workspace file on one connection with the
 // writer's DSN (same pragmas as the server), bypassing the store.
-func openRawWriter(b *testing.B) *sql.DB {
+func openRawWriter(b *testing.B, synchronous string) *sql.DB {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "raw.db")
-	db, err := sql.Open("sqlite3", writerDSN(path, "NORMAL"))
+	db, err := sql.Open("sqlite3", writerDSN(path, synchronous))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,19 +56,26 @@ func rawInsert(b *testing.B, db *sql.DB, next, rows int) {
 
 // BenchmarkRawInsert is the floor of "1.2 raw write throughput of one
 // workspace file": one version row per BEGIN IMMEDIATE … COMMIT.
+// Both synchronous modes the server offers are measured side by side.
 func BenchmarkRawInsert(b *testing.B) {
-	db := openRawWriter(b)
-	b.ResetTimer()
-	for i := range b.N {
-		rawInsert(b, db, i+1, 1)
+	for _, mode := range syncModes {
+		b.Run(mode, func(b *testing.B) {
+			db := openRawWriter(b, mode)
+			b.ResetTimer()
+			for i := range b.N {
+				rawInsert(b, db, i+1, 1)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 }
+
+var syncModes = []string{"NORMAL", "FULL"}
 
 // BenchmarkRawInsertBatch64 is the ceiling group commit can approach: 64
 // version rows per transaction.
 func BenchmarkRawInsertBatch64(b *testing.B) {
-	db := openRawWriter(b)
+	db := openRawWriter(b, "NORMAL")
 	b.ResetTimer()
 	for i := range b.N {
 		rawInsert(b, db, i*64+1, 64)
@@ -79,7 +86,13 @@ func BenchmarkRawInsertBatch64(b *testing.B) {
 // BenchmarkAppendParallel measures Append (version + entry + audit row, group
 // committed) from about 32 goroutines on one workspace.
 func BenchmarkAppendParallel(b *testing.B) {
-	s, err := Open(b.TempDir(), Options{})
+	for _, mode := range syncModes {
+		b.Run(mode, func(b *testing.B) { benchAppendParallel(b, mode) })
+	}
+}
+
+func benchAppendParallel(b *testing.B, synchronous string) {
+	s, err := Open(b.TempDir(), Options{Synchronous: synchronous})
 	if err != nil {
 		b.Fatal(err)
 	}
