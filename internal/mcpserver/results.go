@@ -41,6 +41,9 @@ func typed[A, R any](log *slog.Logger, tool string, fn toolFunc[A, R]) toolImpl 
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
+		if finishOnEOF(ctx) {
+			ctx = context.WithoutCancel(ctx)
+		}
 		res, text, err := fn(ctx, key, args)
 		if err != nil {
 			return errorResult(log, tool, err), nil

@@ -23,11 +23,22 @@ func (s *Server) ServeStdio(ctx context.Context, key memory.Key, in io.Reader, o
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
-		return service.WithKey(ctx, key)
+		return context.WithValue(service.WithKey(ctx, key), finishOnEOFKey{}, true)
 	})
 	err := stdio.Listen(ctx, in, out)
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil // cancelled by the caller (SIGINT, shutdown): not a failure
 	}
 	return err
+}
+
+type finishOnEOFKey struct{}
+
+// finishOnEOF reports whether a call came over stdio. mcp-go cancels every
+// request when stdin ends, so `printf '…' | munin stdio` would see its calls
+// fail with "context canceled"; stdio calls therefore run to completion and
+// Listen waits for them before returning.
+func finishOnEOF(ctx context.Context) bool {
+	v, _ := ctx.Value(finishOnEOFKey{}).(bool)
+	return v
 }

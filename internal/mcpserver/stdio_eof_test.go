@@ -1,0 +1,36 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+	"munin/internal/servicetest"
+)
+
+// TestServeStdioFinishesCallsAfterEOF pipes requests in and closes stdin at
+// once, as `printf … | munin stdio` does: every call must still be answered
+// with its real result, not "context canceled", and the write must persist.
+func TestServeStdioFinishesCallsAfterEOF(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, key := env.Key(t, "ws", "proj", "cli", memory.RoleWrite)
+	srv := New(env.Svc, Options{Logger: testLogger(t)})
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"slug":"piped/note","content":"written through a pipe"}}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := srv.ServeStdio(context.Background(), key, strings.NewReader(in), &out); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	if !strings.Contains(out.String(), `"id":2`) || strings.Contains(out.String(), "isError") {
+		t.Fatalf("remember over a closed pipe was not answered cleanly:\n%s", out.String())
+	}
+	if g, err := env.Svc.Get(context.Background(), key, "piped/note", 0); err != nil || g.Content != "written through a pipe" {
+		t.Fatalf("piped write not stored: %+v, %v", g, err)
+	}
+}
