@@ -19,6 +19,7 @@ import (
 	"munin/internal/search"
 	"munin/internal/service"
 	"munin/internal/store"
+	"munin/internal/web"
 )
 
 // Config is everything the server can be told.
@@ -47,6 +48,7 @@ type App struct {
 	Index *search.Registry
 	Svc   *service.Service
 	MCP   *mcpserver.Server
+	Web   *web.Handler
 }
 
 // Open opens the data directory and builds the layers; nothing listens yet.
@@ -66,6 +68,10 @@ func Open(cfg Config) (*App, error) {
 		SearchLogOff:       cfg.SearchLogOff,
 		Logger:             cfg.Logger,
 	})
+	ui, err := web.New(service.NewBrowser(svc, st), web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close())
+	}
 	return &App{
 		cfg:   cfg,
 		log:   cfg.Logger,
@@ -73,10 +79,11 @@ func Open(cfg Config) (*App, error) {
 		Index: reg,
 		Svc:   svc,
 		MCP:   mcpserver.New(svc, mcpserver.Options{}),
+		Web:   ui,
 	}, nil
 }
 
-// Handler is the whole HTTP surface: /mcp, /api/v1, health.
+// Handler is the whole HTTP surface: /mcp, /api/v1, health and the web UI.
 func (a *App) Handler() http.Handler {
 	return a.httpServer().Handler
 }
@@ -86,6 +93,7 @@ func (a *App) httpServer() *http.Server {
 		Addr:           a.cfg.Addr,
 		AllowedOrigins: a.cfg.AllowedOrigins,
 		Logger:         a.log,
+		Web:            a.Web,
 	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }
 

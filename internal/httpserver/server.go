@@ -49,6 +49,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger receives the request log and recovered panics; nil means slog.Default().
 	Logger *slog.Logger
+	// Web, when set, answers every path the routes above do not (the web
+	// UI at "/"). It does its own authentication with session cookies; the
+	// recovery, request log, Origin/Host check and body cap still apply.
+	Web http.Handler
 }
 
 func (c Config) withDefaults() Config {
@@ -100,7 +104,11 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	r.Handle("/healthz", http.HandlerFunc(healthz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/mcp", authed(streaming(streams, mcp)))
 	r.PathPrefix(api.Prefix + "/").Handler(authed(apiHandler))
-	r.Handle("/", http.HandlerFunc(root)).Methods(http.MethodGet, http.MethodHead)
+	if cfg.Web != nil {
+		r.PathPrefix("/").Handler(cfg.Web)
+	} else {
+		r.Handle("/", http.HandlerFunc(root)).Methods(http.MethodGet, http.MethodHead)
+	}
 
 	var h http.Handler = r
 	h = limitBody(cfg.MaxBodyBytes, h)

@@ -1,0 +1,222 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"munin/internal/memory"
+)
+
+// logPage is the data of the audit and search-log pages.
+type logPage struct {
+	Filter     memory.LogFilter
+	SinceText  string
+	UntilText  string
+	Audit      []memory.AuditRow
+	Searches   []memory.SearchRow
+	Missed     []memory.MissedQuery
+	MissedDays int
+	// Older is the id to page on from (0: this is the last page).
+	Older int64
+}
+
+// logRows is the page size of the logs.
+const logRows = 100
+
+// missedDays is how far back "what agents miss" looks.
+const missedDays = 7
+
+// logFilter reads the filter form shared by the audit and search logs.
+func logFilter(r *http.Request) (logPage, error) {
+	d := logPage{
+		Filter: memory.LogFilter{
+			Agent:      strings.TrimSpace(r.FormValue("agent")),
+			Slug:       strings.TrimSpace(r.FormValue("slug")),
+			MissesOnly: r.FormValue("misses") == "1",
+			Limit:      logRows,
+		},
+		SinceText: strings.TrimSpace(r.FormValue("since")),
+		UntilText: strings.TrimSpace(r.FormValue("until")),
+	}
+	var err error
+	if d.Filter.Since, err = parseTime("since", d.SinceText); err != nil {
+		return d, err
+	}
+	if d.Filter.Until, err = parseTime("until", d.UntilText); err != nil {
+		return d, err
+	}
+	before, err := intParam(r, "before", 0, 1)
+	d.Filter.BeforeID = int64(before)
+	return d, err
+}
+
+// parseTime reads a date or a date and time (as an HTML date or
+// datetime-local input sends them), in UTC; empty is the zero time.
+func parseTime(field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02", time.RFC3339} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, memory.Errorf(memory.CodeInvalid, "%s must be a date like 2026-11-30 or 2026-11-30T14:05 (UTC), got %q", field, truncate(s, 40))
+}
+
+// logView renders a log page: scope, read the filter form, let fill load
+// the rows (it returns the id to page on from), render.
+func (h *Handler) logView(w http.ResponseWriter, r *http.Request, rq *request, name, title string,
+	fill func(key memory.Key, d *logPage) (older int64, err error)) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	d, err := logFilter(r)
+	if err != nil {
+		return err
+	}
+	if d.Older, err = fill(key, &d); err != nil {
+		return err
+	}
+	h.render(w, r, rq, http.StatusOK, name, projectView(key, title, d))
+	return nil
+}
+
+// audit shows who wrote what, filtered by agent, slug and time.
+func (h *Handler) audit(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return h.logView(w, r, rq, "audit", "Audit log", func(key memory.Key, d *logPage) (int64, error) {
+		var err error
+		if d.Audit, err = h.br.AuditLog(r.Context(), key, d.Filter); err != nil || len(d.Audit) < logRows {
+			return 0, err
+		}
+		return d.Audit[len(d.Audit)-1].ID, nil
+	})
+}
+
+// searches shows what was searched, with hit counts and durations; searches
+// that found nothing stand out, and the most asked of them are listed first:
+// that is what the agents miss.
+func (h *Handler) searches(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return h.logView(w, r, rq, "searches", "Search log", func(key memory.Key, d *logPage) (int64, error) {
+		var err error
+		d.Filter.Slug = ""
+		d.MissedDays = missedDays
+		// SearchLog first: it flushes buffered rows, which Missed then counts.
+		if d.Searches, err = h.br.SearchLog(r.Context(), key, d.Filter); err != nil {
+			return 0, err
+		}
+		since := time.Now().Add(-missedDays * 24 * time.Hour)
+		if d.Missed, err = h.br.MissedQueries(r.Context(), key, since, 20); err != nil || len(d.Searches) < logRows {
+			return 0, err
+		}
+		return d.Searches[len(d.Searches)-1].ID, nil
+	})
+}
+
+// settingsPage is the data of a project's settings.
+type settingsPage struct {
+	Writes, Budget int
+}
+
+// settings shows the project's write budget; admins may change it.
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	p, err := h.br.Project(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	h.render(w, r, rq, http.StatusOK, "settings", projectView(key, "Settings", settingsPage{Writes: p.Writes, Budget: p.Budget}))
+	return nil
+}
+
+// saveSettings sets the project's write budget (admin keys only; the
+// service checks the role).
+func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	n, err := intParam(r, "writes_per_hour", -1, 0)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return memory.Errorf(memory.CodeInvalid, "writes_per_hour is missing")
+	}
+	if err := h.svc.SetWriteBudget(r.Context(), key, n); err != nil {
+		return err
+	}
+	msg := "Write budget set to " + strconv.Itoa(n) + " writes per hour."
+	if n == 0 {
+		msg = "Write budget reset to the server default."
+	}
+	return h.redirect(w, r, rq, projectURL(key.Project)+"/settings", msg)
+}
+
+// keysPage is the data of the keys page.
+type keysPage struct {
+	Keys []memory.Key
+	// Token is a key just created, shown this once.
+	Token   string
+	Created *memory.Key
+	// Form holds what was typed when creating failed.
+	Workspace, Project, Agent, Role string
+}
+
+// keys lists every key with its last use; admin keys only.
+func (h *Handler) keys(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return h.renderKeys(w, r, rq, http.StatusOK, keysPage{
+		Workspace: rq.key.Project.Workspace, Project: rq.key.Project.Project, Role: string(memory.RoleWrite),
+	}, "")
+}
+
+func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request, status int, d keysPage, errMsg string) error {
+	keys, err := h.br.Keys(r.Context(), rq.key)
+	if err != nil {
+		return err
+	}
+	d.Keys = keys
+	h.render(w, r, rq, status, "keys", view{Title: "Keys", Error: errMsg, Data: d})
+	return nil
+}
+
+// createKey creates a key and shows its token once, on this response only
+// (it is in no URL and no redirect, and the page is not cached).
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request) error {
+	d := keysPage{
+		Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
+		Project:   strings.TrimSpace(r.PostFormValue("project")),
+		Agent:     strings.TrimSpace(r.PostFormValue("agent")),
+		Role:      r.PostFormValue("role"),
+	}
+	ref := memory.ProjectRef{Workspace: d.Workspace, Project: d.Project}
+	token, k, err := h.br.CreateKey(r.Context(), rq.key, ref, d.Agent, memory.Role(d.Role))
+	if err != nil {
+		if c := memory.ErrorCode(err); c != memory.CodeInvalid && c != memory.CodeTooLarge {
+			return err
+		}
+		return h.renderKeys(w, r, rq, statusOf(err), d, message(err))
+	}
+	d.Token, d.Created = token, &k
+	return h.renderKeys(w, r, rq, http.StatusOK, d, "")
+}
+
+// revokeKey revokes a key; its sessions end with their next request.
+func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, rq *request) error {
+	id, err := strconv.ParseInt(mux.Vars(r)["id"], 10, 64)
+	if err != nil {
+		return memory.Errorf(memory.CodeInvalid, "key id must be a number")
+	}
+	if err := h.br.RevokeKey(r.Context(), rq.key, id); err != nil {
+		return err
+	}
+	return h.redirect(w, r, rq, "/keys", "Revoked key "+strconv.FormatInt(id, 10)+"; its sessions have ended.")
+}

@@ -1,0 +1,211 @@
+package web
+
+import (
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// pageSize is the number of entries on one page of a project, and the most
+// search hits shown.
+const pageSize = 50
+
+// scoped returns the signed-in key acting in the project named by the URL:
+// an admin key in any project, any other key only in its own (forbidden).
+func (h *Handler) scoped(r *http.Request, rq *request) (memory.Key, error) {
+	vars := mux.Vars(r)
+	return h.svc.Scope(r.Context(), rq.key, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})
+}
+
+// projectView is the frame of every project page.
+func projectView(key memory.Key, title string, data any) view {
+	ref := key.Project
+	return view{Title: title, Project: &ref, CanWrite: key.Role.CanWrite(), Data: data}
+}
+
+// intParam reads an optional integer query or form value; empty is def.
+func intParam(r *http.Request, name string, def, min int) (int, error) {
+	s := strings.TrimSpace(r.FormValue(name))
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min {
+		return 0, memory.Errorf(memory.CodeInvalid, "%s must be a whole number of at least %d, got %q", name, min, truncate(s, 40))
+	}
+	return n, nil
+}
+
+// truncate bounds a client-supplied value quoted in a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// projectPage is the data of a project's entry list or search results.
+type projectPage struct {
+	Summary service.ProjectSummary
+	Query   string
+	Tag     string
+	Sort    string
+	// Search mode.
+	Searched bool
+	Hits     []memory.Hit
+	// List mode.
+	Entries     []memory.EntrySummary
+	Total       int
+	Page, Pages int
+}
+
+// project shows a project's entries (sorted, filtered by tag, paged) or,
+// with ?q=, the recall results for the query — the same recall agents use,
+// logged in the search log under the person's key.
+func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	d := projectPage{
+		Query: strings.TrimSpace(r.FormValue("q")),
+		Tag:   strings.TrimSpace(r.FormValue("tag")),
+		Sort:  r.FormValue("sort"),
+	}
+	if d.Sort == "" {
+		d.Sort = memory.OrderUpdated
+	}
+	if d.Summary, err = h.br.Project(r.Context(), key); err != nil {
+		return err
+	}
+	var tags []string
+	if d.Tag != "" {
+		tags = []string{d.Tag}
+	}
+	if d.Query != "" {
+		d.Searched = true
+		if d.Hits, err = h.svc.Recall(r.Context(), key, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags}); err != nil {
+			return err
+		}
+		h.render(w, r, rq, http.StatusOK, "project", projectView(key, "Search: "+d.Query, d))
+		return nil
+	}
+	if d.Page, err = intParam(r, "page", 1, 1); err != nil {
+		return err
+	}
+	d.Entries, d.Total, err = h.br.Entries(r.Context(), key, service.EntryQuery{
+		Tag: d.Tag, Order: d.Sort, Offset: (d.Page - 1) * pageSize, Limit: pageSize,
+	})
+	if err != nil {
+		return err
+	}
+	d.Pages = max(1, (d.Total+pageSize-1)/pageSize)
+	h.render(w, r, rq, http.StatusOK, "project", projectView(key, key.Project.String(), d))
+	return nil
+}
+
+// entryPage is the data of an entry's page.
+type entryPage struct {
+	Slug    string
+	History []memory.VersionInfo
+	Latest  memory.VersionInfo // the newest version, possibly a tombstone
+	// Shown is the version on display (nil: the entry is forgotten and no
+	// version was asked for); HTML is its rendered content.
+	Shown    *memory.Version
+	HTML     template.HTML
+	IsLatest bool
+	// Diff mode.
+	Diff     []diffLine
+	From, To memory.Version
+}
+
+// entry shows one version of an entry (the latest live one by default,
+// ?version=N for another), its history, and with ?diff=A..B (or ?from=A&to=B)
+// the line diff between two versions.
+func (h *Handler) entry(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	slug := mux.Vars(r)["slug"]
+	history, err := h.svc.History(r.Context(), key, slug, service.MaxHistoryLimit)
+	if err != nil {
+		return err
+	}
+	d := entryPage{Slug: slug, History: history, Latest: history[0]}
+	from, to, err := diffParams(r)
+	if err != nil {
+		return err
+	}
+	if from > 0 {
+		if d.From, err = h.versionOrTombstone(r, key, slug, from, history); err != nil {
+			return err
+		}
+		if d.To, err = h.versionOrTombstone(r, key, slug, to, history); err != nil {
+			return err
+		}
+		d.Diff = lineDiff(d.From.Content, d.To.Content)
+		title := "Diff of " + slug + " v" + strconv.Itoa(from) + "..v" + strconv.Itoa(to)
+		h.render(w, r, rq, http.StatusOK, "entry", projectView(key, title, d))
+		return nil
+	}
+	version, err := intParam(r, "version", 0, 1)
+	if err != nil {
+		return err
+	}
+	if version != 0 || !d.Latest.Deleted {
+		got, err := h.svc.Get(r.Context(), key, slug, version)
+		if err != nil {
+			return err
+		}
+		d.Shown = &got.Version
+		d.IsLatest = got.Version.Version == d.Latest.Version
+		d.HTML = renderMarkdown(got.Content)
+	}
+	h.render(w, r, rq, http.StatusOK, "entry", projectView(key, slug, d))
+	return nil
+}
+
+// versionOrTombstone returns version n of slug; a tombstone counts as an
+// empty version, so a diff can show what forget removed.
+func (h *Handler) versionOrTombstone(r *http.Request, key memory.Key, slug string, n int, history []memory.VersionInfo) (memory.Version, error) {
+	for _, vi := range history {
+		if vi.Version == n && vi.Deleted {
+			return memory.Version{Slug: slug, Version: n, Agent: vi.Agent, CreatedAt: vi.CreatedAt, Deleted: true}, nil
+		}
+	}
+	got, err := h.svc.Get(r.Context(), key, slug, n)
+	return got.Version, err
+}
+
+// diffParams reads ?diff=A..B or ?from=A&to=B; (0, 0) means no diff.
+func diffParams(r *http.Request) (from, to int, err error) {
+	if s := r.FormValue("diff"); s != "" {
+		a, b, ok := strings.Cut(s, "..")
+		from, err1 := strconv.Atoi(a)
+		to, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || from < 1 || to < 1 {
+			return 0, 0, memory.Errorf(memory.CodeInvalid, "diff must look like 1..3 (two version numbers), got %q", truncate(s, 40))
+		}
+		return from, to, nil
+	}
+	if r.FormValue("from") == "" && r.FormValue("to") == "" {
+		return 0, 0, nil
+	}
+	if from, err = intParam(r, "from", 0, 1); err != nil {
+		return 0, 0, err
+	}
+	if to, err = intParam(r, "to", 0, 1); err != nil {
+		return 0, 0, err
+	}
+	if from == 0 || to == 0 {
+		return 0, 0, memory.Errorf(memory.CodeInvalid, "a diff needs both from and to")
+	}
+	return from, to, nil
+}

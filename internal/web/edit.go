@@ -1,0 +1,162 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// editPage is the data of the create/edit form.
+type editPage struct {
+	IsNew   bool
+	Slug    string
+	Title   string
+	Tags    string
+	Content string
+	// Expected is the version the form was opened on (0: the slug must be
+	// new); saving is conditional on it, so a concurrent write is a conflict,
+	// not a silent overwrite.
+	Expected int
+}
+
+// newForm shows an empty entry form.
+func (h *Handler) newForm(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scopedWriter(r, rq)
+	if err != nil {
+		return err
+	}
+	d := editPage{IsNew: true, Slug: r.FormValue("slug")}
+	h.render(w, r, rq, http.StatusOK, "edit", projectView(key, "New entry", d))
+	return nil
+}
+
+// editForm shows the latest version of an entry in the form.
+func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scopedWriter(r, rq)
+	if err != nil {
+		return err
+	}
+	got, err := h.svc.Get(r.Context(), key, mux.Vars(r)["slug"], 0)
+	if err != nil {
+		return err
+	}
+	d := editPage{Slug: got.Slug, Title: got.Title, Tags: strings.Join(got.Tags, ", "), Content: got.Content, Expected: got.LatestVersion}
+	h.render(w, r, rq, http.StatusOK, "edit", projectView(key, "Edit "+got.Slug, d))
+	return nil
+}
+
+// scopedWriter is scoped for pages that only make sense to a writer: a read
+// key gets forbidden instead of a form it cannot submit.
+func (h *Handler) scopedWriter(r *http.Request, rq *request) (memory.Key, error) {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return key, err
+	}
+	if !key.Role.CanWrite() {
+		return key, memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot change entries", key.Agent, key.Role)
+	}
+	return key, nil
+}
+
+// save stores the form as the next version of its slug, under the person's
+// key, through the same Remember that agents call. A failure shows the form
+// again with what was typed and the reason; nothing is written.
+func (h *Handler) save(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	d := editPage{
+		IsNew:   r.PostFormValue("is_new") == "1",
+		Slug:    strings.TrimSpace(r.PostFormValue("slug")),
+		Title:   strings.TrimSpace(r.PostFormValue("title")),
+		Tags:    r.PostFormValue("tags"),
+		Content: normalizeNewlines(r.PostFormValue("content")),
+	}
+	d.Expected, err = intParam(r, "expected_version", 0, 0)
+	if err == nil {
+		expected := d.Expected
+		var res memory.WriteResult
+		res, err = h.svc.Remember(r.Context(), key, service.RememberInput{
+			Slug:            d.Slug,
+			Title:           d.Title,
+			Content:         d.Content,
+			Tags:            splitTags(d.Tags),
+			ExpectedVersion: &expected,
+		})
+		if err == nil {
+			return h.redirect(w, r, rq, entryURL(key.Project, res.Slug), "Saved "+res.Slug+" as version "+strconv.Itoa(res.Version)+".")
+		}
+	}
+	v := projectView(key, "Edit "+d.Slug, d)
+	if memory.ErrorCode(err) == memory.CodeConflict {
+		err = memory.Errorf(memory.CodeConflict, "%s; someone wrote this entry since you opened the form. Your text is below: open the entry in another tab, then merge and save again", message(err))
+	}
+	if c := memory.ErrorCode(err); c == memory.CodeInternal || c == memory.CodeForbidden || c == memory.CodeNotFound {
+		return err
+	}
+	v.Error = message(err)
+	h.render(w, r, rq, statusOf(err), "edit", v)
+	return nil
+}
+
+// forget writes a tombstone for the entry, conditional on the version the
+// person saw.
+func (h *Handler) forget(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	expected, err := intParam(r, "expected_version", 0, 1)
+	if err != nil {
+		return err
+	}
+	var exp *int
+	if expected > 0 {
+		exp = &expected
+	}
+	res, err := h.svc.Forget(r.Context(), key, mux.Vars(r)["slug"], exp)
+	if err != nil {
+		return err
+	}
+	return h.redirect(w, r, rq, projectURL(key.Project), "Forgot "+res.Slug+" (tombstone version "+strconv.Itoa(res.Version)+"); its history stays readable.")
+}
+
+// restore writes an old version again as the newest version.
+func (h *Handler) restore(w http.ResponseWriter, r *http.Request, rq *request) error {
+	key, err := h.scoped(r, rq)
+	if err != nil {
+		return err
+	}
+	version, err := intParam(r, "version", 0, 1)
+	if err != nil {
+		return err
+	}
+	slug := mux.Vars(r)["slug"]
+	res, err := h.br.Restore(r.Context(), key, slug, version)
+	if err != nil {
+		return err
+	}
+	return h.redirect(w, r, rq, entryURL(key.Project, slug),
+		"Restored version "+strconv.Itoa(version)+" as version "+strconv.Itoa(res.Version)+".")
+}
+
+// splitTags reads "db, arch team:infra" as tags: commas or spaces separate.
+func splitTags(s string) []string {
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
+	if len(f) == 0 {
+		return nil
+	}
+	return f
+}
+
+// normalizeNewlines undoes the CRLF that browsers send for textareas, so
+// an unchanged edit produces the same content and an empty diff.
+func normalizeNewlines(s string) string {
+	return strings.ReplaceAll(s, "\r\n", "\n")
+}

@@ -1,0 +1,179 @@
+package web
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+	"munin/internal/servicetest"
+)
+
+// clock is a movable time for session expiry tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// ui is the web UI over the real stack (SQLite, bleve, service) in a temp dir.
+type ui struct {
+	env   *servicetest.Env
+	h     *Handler
+	srv   *httptest.Server
+	clock *clock
+	// admin is an admin key of ws/proj; writer a write key, reader a read key.
+	admin, writer, reader        string
+	adminKey, writerKey, readKey memory.Key
+}
+
+var (
+	ws   = "ws"
+	proj = "proj"
+	ref  = memory.ProjectRef{Workspace: ws, Project: proj}
+)
+
+func newUI(t testing.TB) *ui {
+	t.Helper()
+	env := servicetest.New(t, service.Options{})
+	u := &ui{env: env, clock: &clock{t: time.Now()}}
+	u.admin, u.adminKey = env.Key(t, ws, proj, "root", memory.RoleAdmin)
+	u.writer, u.writerKey = env.Key(t, ws, proj, "alice", memory.RoleWrite)
+	u.reader, u.readKey = env.Key(t, ws, proj, "bob", memory.RoleRead)
+	h, err := New(service.NewBrowser(env.Svc, env.Store), Options{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:    u.clock.now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.h = h
+	u.srv = httptest.NewServer(h)
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// remember writes an entry through the service, as an agent would.
+func (u *ui) remember(t testing.TB, key memory.Key, slug, content string, tags ...string) memory.WriteResult {
+	t.Helper()
+	res, err := u.env.Svc.Remember(context.Background(), key, service.RememberInput{Slug: slug, Content: content, Tags: tags})
+	if err != nil {
+		t.Fatalf("remember %s: %v", slug, err)
+	}
+	return res
+}
+
+// versions returns how many versions slug has (0: none).
+func (u *ui) versions(t testing.TB, slug string) int {
+	t.Helper()
+	h, err := u.env.Svc.History(context.Background(), u.adminKey, slug, 200)
+	if memory.ErrorCode(err) == memory.CodeNotFound {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(h)
+}
+
+// browser is an HTTP client with a cookie jar that does not follow redirects.
+type browser struct {
+	t    testing.TB
+	u    *ui
+	c    *http.Client
+	csrf string
+}
+
+func (u *ui) browser(t testing.TB) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, u: u, c: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// signIn posts the key and remembers the session's CSRF token.
+func (u *ui) signIn(t testing.TB, token string) *browser {
+	t.Helper()
+	b := u.browser(t)
+	resp, _ := b.do("POST", "/login", url.Values{"key": {token}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in: status %d", resp.StatusCode)
+	}
+	_, body := b.get("/")
+	m := csrfRe.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF token on the overview:\n%s", body)
+	}
+	b.csrf = m[1]
+	return b
+}
+
+var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func (b *browser) do(method, path string, form url.Values, hdr ...string) (*http.Response, string) {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.u.srv.URL+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, string(out)
+}
+
+func (b *browser) get(path string) (int, string) {
+	b.t.Helper()
+	resp, body := b.do("GET", path, nil)
+	return resp.StatusCode, body
+}
+
+// post submits a form with the session's CSRF token added.
+func (b *browser) post(path string, form url.Values) (int, string) {
+	b.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if _, ok := form["csrf"]; !ok {
+		form.Set("csrf", b.csrf)
+	}
+	resp, body := b.do("POST", path, form)
+	return resp.StatusCode, body
+}
+
+const projPath = "/w/ws/p/proj"

@@ -1,0 +1,204 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"munin/internal/api"
+	"munin/internal/memory"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// pages holds one parsed template set per page: the shared layout plus the
+// page's own blocks, so pages can define "content" independently.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+// funcs are the helpers templates may call.
+var funcs = template.FuncMap{
+	"when":      formatTime,
+	"projURL":   projectURL,
+	"entryURL":  entryURL,
+	"highlight": highlight,
+	"add":       func(a, b int) int { return a + b },
+	"query":     queryString,
+	"roles":     func() []string { return []string{"read", "write", "admin"} },
+	"deref":     func(t *time.Time) time.Time { return *t },
+}
+
+func loadPages() (*pages, error) {
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("parse layout: %w", err)
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, n := range names {
+		base := path.Base(n)
+		if base == "layout.html" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", base, err)
+		}
+		p.byName[strings.TrimSuffix(base, ".html")] = t
+	}
+	return p, nil
+}
+
+// view is what every page template gets: the common frame and the page's data.
+type view struct {
+	Title   string
+	Key     *memory.Key        // the signed-in key; nil on the sign-in page
+	CSRF    string             // the session's form token
+	Project *memory.ProjectRef // the project in view, for the navigation
+	// CanWrite and IsAdmin decide which forms are shown at all; the handlers
+	// and the service check again, since hiding a form protects nothing.
+	CanWrite bool
+	IsAdmin  bool
+	Flash    string
+	Error    string
+	Data     any
+}
+
+// render executes a page into a buffer first, so a template failure is a
+// clean 500 instead of half a page.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, rq *request, status int, name string, v view) {
+	if rq != nil {
+		v.Key = &rq.key
+		v.CSRF = rq.sess.csrf
+		v.IsAdmin = rq.key.Role == memory.RoleAdmin
+		if v.Flash == "" {
+			v.Flash = h.sessions.popFlash(rq.sess.id)
+		}
+	}
+	t := h.pages.byName[name]
+	var buf bytes.Buffer
+	if t == nil {
+		h.log.Error("web: no template", "name", name)
+		status, name = http.StatusInternalServerError, "error"
+		t = h.pages.byName[name]
+		v.Error = "internal error"
+	}
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		h.log.Error("web: render page", "page", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	// Memory is private to a project: no proxy or browser cache may keep it.
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(buf.Bytes())
+	}
+}
+
+// renderError shows err on a page with the status of its code (the same
+// mapping as the REST API); internal details are logged, never shown.
+func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, rq *request, err error) {
+	code := memory.ErrorCode(err)
+	var me *memory.Error
+	if !errors.As(err, &me) {
+		h.log.Error("web: unexpected error", "path", r.URL.Path, "err", err)
+	}
+	h.renderErrorStatus(w, r, rq, api.StatusOf(code), message(err))
+}
+
+// renderErrorStatus shows msg on an error page with an explicit status.
+func (h *Handler) renderErrorStatus(w http.ResponseWriter, r *http.Request, rq *request, status int, msg string) {
+	if status == http.StatusUnauthorized {
+		h.render(w, r, nil, status, "login", view{Title: "Sign in", Error: msg})
+		return
+	}
+	h.render(w, r, rq, status, "error", view{Title: http.StatusText(status), Error: msg})
+}
+
+// message is what a person may read of err: the message without the code
+// prefix; "internal error" for anything unexpected.
+func message(err error) string {
+	var me *memory.Error
+	if !errors.As(err, &me) || me.Code == memory.CodeInternal {
+		return "internal error; the details are in the server log"
+	}
+	if me.Message == "" {
+		return string(me.Code)
+	}
+	return me.Message
+}
+
+// serveStatic serves the embedded stylesheet and script.
+func serveStatic(w http.ResponseWriter, r *http.Request) {
+	name := path.Base(r.URL.Path)
+	b, err := staticFS.ReadFile("static/" + name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	switch path.Ext(name) {
+	case ".css":
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	case ".js":
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	}
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b)
+	}
+}
+
+// formatTime renders a time in UTC to the minute; the zero time is "never".
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// projectURL is the page of a project.
+func projectURL(ref memory.ProjectRef) string {
+	return "/w/" + ref.Workspace + "/p/" + ref.Project
+}
+
+// entryURL is the page of an entry; slugs are [a-z0-9._/-] and need no escaping.
+func entryURL(ref memory.ProjectRef, slug string) string {
+	return projectURL(ref) + "/e/" + slug
+}
+
+// queryString builds "?k=v&…" from pairs, leaving out empty values.
+func queryString(pairs ...any) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		v := fmt.Sprint(pairs[i+1])
+		if v != "" && v != "0" {
+			q.Set(fmt.Sprint(pairs[i]), v)
+		}
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// statusOf is the HTTP status of err's code (api.StatusOf, the one mapping).
+func statusOf(err error) int { return api.StatusOf(memory.ErrorCode(err)) }

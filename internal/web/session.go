@@ -1,0 +1,134 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"sync"
+	"time"
+)
+
+// Session lifetimes: a session ends after idleTimeout without a request,
+// and in any case maxAge after sign-in.
+const (
+	defaultIdleTimeout = 8 * time.Hour
+	defaultMaxAge      = 24 * time.Hour
+	// maxSessions bounds memory; beyond it the oldest session is dropped.
+	// Only holders of a valid key can create sessions, so it is a safety net.
+	maxSessions = 10_000
+)
+
+// session is a signed-in browser. It holds the key's id, never the key
+// itself: the key is looked up by id on every request, so a revoked key ends
+// its sessions at once.
+type session struct {
+	id       string // 256 random bits, the cookie value
+	keyID    int64
+	csrf     string // per-session token every state-changing form carries
+	created  time.Time
+	lastSeen time.Time
+	flash    string // one message for the next page (after a redirect)
+}
+
+// sessions is the server-side session table, in memory: a restart signs
+// everyone out, which is the safe direction to fail.
+type sessions struct {
+	idle, max time.Duration
+	now       func() time.Time
+
+	mu sync.Mutex
+	m  map[string]*session
+}
+
+func newSessions(idle, max time.Duration, now func() time.Time) *sessions {
+	return &sessions{idle: idle, max: max, now: now, m: map[string]*session{}}
+}
+
+// randomToken returns 256 random bits, base64url-encoded.
+func randomToken() string {
+	var b [32]byte
+	// crypto/rand.Read never fails on the platforms Go supports (it panics
+	// rather than return weak bytes).
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// create starts a session for a key; a fresh id on every sign-in prevents
+// session fixation.
+func (s *sessions) create(keyID int64) session {
+	now := s.now()
+	sess := &session{id: randomToken(), keyID: keyID, csrf: randomToken(), created: now, lastSeen: now}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(now)
+	if len(s.m) >= maxSessions {
+		var oldest *session
+		for _, o := range s.m {
+			if oldest == nil || o.lastSeen.Before(oldest.lastSeen) {
+				oldest = o
+			}
+		}
+		delete(s.m, oldest.id)
+	}
+	s.m[sess.id] = sess
+	return *sess
+}
+
+// get returns a live session and marks it used; an expired one is removed.
+func (s *sessions) get(id string) (session, bool) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.m[id]
+	if !ok {
+		return session{}, false
+	}
+	if s.expired(sess, now) {
+		delete(s.m, id)
+		return session{}, false
+	}
+	sess.lastSeen = now
+	return *sess, true
+}
+
+func (s *sessions) expired(sess *session, now time.Time) bool {
+	return now.Sub(sess.lastSeen) >= s.idle || now.Sub(sess.created) >= s.max
+}
+
+// sweepLocked drops expired sessions; it runs on sign-in, which is rare
+// enough that a full scan costs nothing.
+func (s *sessions) sweepLocked(now time.Time) {
+	for id, sess := range s.m {
+		if s.expired(sess, now) {
+			delete(s.m, id)
+		}
+	}
+}
+
+// delete ends a session (sign-out, or its key was revoked).
+func (s *sessions) delete(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+// setFlash leaves a message for the session's next page.
+func (s *sessions) setFlash(id, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess, ok := s.m[id]; ok {
+		sess.flash = msg
+	}
+}
+
+// popFlash returns and clears the session's message.
+func (s *sessions) popFlash(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.m[id]
+	if !ok {
+		return ""
+	}
+	msg := sess.flash
+	sess.flash = ""
+	return msg
+}

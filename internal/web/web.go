@@ -1,0 +1,266 @@
+// Package web is Munin's web UI for people: sign in with a key, browse
+// projects and entries, search, read every version with diffs, the audit and
+// search logs, and curate — edit, restore, forget, manage keys and budgets.
+//
+// Pages are rendered on the server with html/template; reading works without
+// JavaScript. Sessions live in server memory and hold a key id, never the
+// key. Every write goes through the service layer exactly as an agent's does.
+package web
+
+import (
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// cookieName is the session cookie.
+const cookieName = "munin_session"
+
+// Options configure the web UI. The zero value is usable.
+type Options struct {
+	// Logger receives internal errors; nil means slog.Default().
+	Logger *slog.Logger
+	// IdleTimeout ends a session after this long without a request (default 8h).
+	IdleTimeout time.Duration
+	// MaxAge ends a session this long after sign-in (default 24h).
+	MaxAge time.Duration
+	// TrustedOrigins are extra origins whose form posts are accepted (a
+	// reverse proxy's public origin), as for the API's allowed origins.
+	TrustedOrigins []string
+	// Now is the clock; nil means time.Now. Tests move it.
+	Now func() time.Time
+}
+
+// Handler serves the web UI. Mount it at "/" behind the server's common
+// middleware (recovery, request log, Origin/Host check, body cap); it does
+// its own authentication with session cookies.
+type Handler struct {
+	br       *service.Browser
+	svc      *service.Service
+	log      *slog.Logger
+	sessions *sessions
+	pages    *pages
+	h        http.Handler
+}
+
+// New builds the web UI over the browse use cases (and the service they
+// write through).
+func New(br *service.Browser, opts Options) (*Handler, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = defaultMaxAge
+	}
+	p, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		br:       br,
+		svc:      br.Service(),
+		log:      opts.Logger,
+		sessions: newSessions(opts.IdleTimeout, opts.MaxAge, opts.Now),
+		pages:    p,
+	}
+	// CrossOriginProtection rejects state-changing requests a browser marks
+	// as cross-site (Sec-Fetch-Site, else Origin against Host); the
+	// per-session token in every form is the second, independent defence.
+	cop := http.NewCrossOriginProtection()
+	for _, o := range opts.TrustedOrigins {
+		if err := cop.AddTrustedOrigin(o); err != nil {
+			return nil, err
+		}
+	}
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, nil, memory.Errorf(memory.CodeForbidden, "cross-origin form posts are refused: submit the form from Munin's own pages"))
+	}))
+	h.h = securityHeaders(cop.Handler(h.routes()))
+	return h, nil
+}
+
+// ServeHTTP serves the web UI.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
+func (h *Handler) routes() http.Handler {
+	r := mux.NewRouter()
+	// Slugs keep their slashes and dots; ".." is refused by validation, not
+	// cleaned into another path.
+	r.SkipClean(true)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, nil, memory.Errorf(memory.CodeNotFound, "no page %s", r.URL.Path))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.renderErrorStatus(w, r, nil, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
+	})
+	get := []string{http.MethodGet, http.MethodHead}
+	r.Handle("/static/{file}", http.HandlerFunc(serveStatic)).Methods(get...)
+	r.HandleFunc("/", h.home).Methods(get...)
+	r.HandleFunc("/login", h.login).Methods(http.MethodPost)
+	r.Handle("/logout", h.post(h.logout))
+	r.Handle("/keys", h.page(h.keys)).Methods(get...)
+	r.Handle("/keys", h.post(h.createKey))
+	r.Handle("/keys/{id:[0-9]+}/revoke", h.post(h.revokeKey))
+
+	p := r.PathPrefix("/w/{ws}/p/{p}").Subrouter()
+	p.Handle("", h.page(h.project)).Methods(get...)
+	p.Handle("/new", h.page(h.newForm)).Methods(get...)
+	p.Handle("/save", h.post(h.save))
+	p.Handle("/e/{slug:.+}", h.page(h.entry)).Methods(get...)
+	p.Handle("/edit/{slug:.+}", h.page(h.editForm)).Methods(get...)
+	p.Handle("/forget/{slug:.+}", h.post(h.forget))
+	p.Handle("/restore/{slug:.+}", h.post(h.restore))
+	p.Handle("/audit", h.page(h.audit)).Methods(get...)
+	p.Handle("/searches", h.page(h.searches)).Methods(get...)
+	p.Handle("/settings", h.page(h.settings)).Methods(get...)
+	p.Handle("/settings", h.post(h.saveSettings))
+	return r
+}
+
+// securityHeaders applies to every page. The CSP allows only Munin's own
+// stylesheet and script: even if sanitizing ever let markup through, a
+// memory could not run script, load a tracking image or post a form elsewhere.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "+
+			"form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// request is what a signed-in handler knows about its caller.
+type request struct {
+	sess session
+	key  memory.Key // the signed-in key, not yet scoped to a project
+}
+
+// handlerFunc is a page handler; a returned error becomes an error page with
+// the status of its code.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, rq *request) error
+
+// signedIn returns the caller's session and live key, or CodeUnauthorized.
+func (h *Handler) signedIn(r *http.Request) (*request, error) {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return nil, memory.Errorf(memory.CodeUnauthorized, "sign in with a key first")
+	}
+	sess, ok := h.sessions.get(c.Value)
+	if !ok {
+		return nil, memory.Errorf(memory.CodeUnauthorized, "your session has ended; sign in again")
+	}
+	key, err := h.br.KeyByID(r.Context(), sess.keyID)
+	if err != nil {
+		if memory.ErrorCode(err) == memory.CodeUnauthorized {
+			h.sessions.delete(sess.id)
+		}
+		return nil, err
+	}
+	return &request{sess: sess, key: key}, nil
+}
+
+// page wraps a GET handler: without a session it sends the browser to the
+// sign-in page.
+func (h *Handler) page(fn handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rq, err := h.signedIn(r)
+		if err != nil {
+			if memory.ErrorCode(err) == memory.CodeUnauthorized {
+				clearCookie(w, r)
+				http.Redirect(w, r, "/", http.StatusSeeOther)
+				return
+			}
+			h.renderError(w, r, nil, err)
+			return
+		}
+		if err := fn(w, r, rq); err != nil {
+			h.renderError(w, r, rq, err)
+		}
+	})
+}
+
+// post wraps a state-changing handler: it needs a session, a parsed form
+// and the session's CSRF token; otherwise nothing happens.
+func (h *Handler) post(fn handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.renderErrorStatus(w, r, nil, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
+			return
+		}
+		rq, err := h.signedIn(r)
+		if err != nil {
+			if memory.ErrorCode(err) == memory.CodeUnauthorized {
+				clearCookie(w, r)
+			}
+			h.renderError(w, r, nil, err)
+			return
+		}
+		if err := parseForm(r); err != nil {
+			h.renderError(w, r, rq, err)
+			return
+		}
+		token := r.PostFormValue("csrf")
+		if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(rq.sess.csrf)) != 1 {
+			h.renderError(w, r, rq, memory.Errorf(memory.CodeForbidden,
+				"this form is out of date or did not come from Munin (missing or wrong CSRF token); reload the page and try again"))
+			return
+		}
+		if err := fn(w, r, rq); err != nil {
+			h.renderError(w, r, rq, err)
+		}
+	})
+}
+
+// parseForm reads the posted form; a body over the server's cap is too_large.
+func parseForm(r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return memory.Errorf(memory.CodeTooLarge, "the form is larger than the limit of %d bytes", tooBig.Limit)
+		}
+		return memory.Errorf(memory.CodeInvalid, "the form could not be read")
+	}
+	return nil
+}
+
+// setCookie sends the session cookie: not readable by script, never sent
+// with cross-site requests, and only over TLS when the page came over TLS.
+func setCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name:     cookieName,
+		Value:    value,
+		Path:     "/",
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		SameSite: http.SameSiteStrictMode,
+		Secure:   r.TLS != nil,
+	})
+}
+
+func clearCookie(w http.ResponseWriter, r *http.Request) { setCookie(w, r, "", -1) }
+
+// redirect sends the browser to url after a successful post, with a message
+// for the next page (post/redirect/get: a reload does not post twice).
+func (h *Handler) redirect(w http.ResponseWriter, r *http.Request, rq *request, url, flash string) error {
+	if flash != "" {
+		h.sessions.setFlash(rq.sess.id, flash)
+	}
+	http.Redirect(w, r, url, http.StatusSeeOther)
+	return nil
+}
