@@ -2,14 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"munin/internal/memory"
 )
@@ -19,37 +17,19 @@ var benchContent = strings.Repeat("Munin remembers what agents decided and why. 
 
 // openRawWriter opens a migrated workspace file on one connection with the
 // writer's DSN (same pragmas as the server), bypassing the store.
-func openRawWriter(b *testing.B, synchronous string) *sql.DB {
+func openRawWriter(b *testing.B, synchronous string) *RawWriter {
 	b.Helper()
-	path := filepath.Join(b.TempDir(), "raw.db")
-	db, err := sql.Open("sqlite3", writerDSN(path, synchronous))
+	db, err := OpenRawWriter(context.Background(), filepath.Join(b.TempDir(), "raw.db"), synchronous)
 	if err != nil {
 		b.Fatal(err)
 	}
-	db.SetMaxOpenConns(1)
 	b.Cleanup(func() { _ = db.Close() })
-	if err := migrate(context.Background(), db, schemaWorkspace); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO entries (project, slug, latest_version, title, updated_at) VALUES ('p', 's', 0, '', 0)`); err != nil {
-		b.Fatal(err)
-	}
 	return db
 }
 
-// rawInsert inserts rows version rows per transaction starting at version next.
-func rawInsert(b *testing.B, db *sql.DB, next, rows int) {
-	tx, err := db.Begin()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range rows {
-		if _, err := tx.Exec(`INSERT INTO versions (project, slug, version, title, content, tags, agent, deleted, created_at)
-			VALUES ('p', 's', ?, 'title', ?, '["a","b"]', 'bench', 0, ?)`, next+i, benchContent, time.Now().UnixNano()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
+// rawInsert inserts rows version rows in one transaction.
+func rawInsert(b *testing.B, db *RawWriter, rows int) {
+	if err := db.Insert(rows, benchContent); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -62,8 +42,8 @@ func BenchmarkRawInsert(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			db := openRawWriter(b, mode)
 			b.ResetTimer()
-			for i := range b.N {
-				rawInsert(b, db, i+1, 1)
+			for range b.N {
+				rawInsert(b, db, 1)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 		})
@@ -77,8 +57,8 @@ var syncModes = []string{"NORMAL", "FULL"}
 func BenchmarkRawInsertBatch64(b *testing.B) {
 	db := openRawWriter(b, "NORMAL")
 	b.ResetTimer()
-	for i := range b.N {
-		rawInsert(b, db, i*64+1, 64)
+	for range b.N {
+		rawInsert(b, db, 64)
 	}
 	b.ReportMetric(float64(b.N*64)/b.Elapsed().Seconds(), "writes/s")
 }
