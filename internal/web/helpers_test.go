@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -177,3 +178,7 @@ func (b *browser) post(path string, form url.Values) (int, string) {
 }
 
 const projPath = "/w/ws/p/proj"
+
+var regexpToken = regexp.MustCompile(`<code id="token">(munin_[A-Za-z0-9_-]+)</code>`)
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

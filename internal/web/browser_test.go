@@ -1,0 +1,269 @@
+package web
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds Debian's Chromium, or skips the test.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	t.Skip("chromium not installed: apt-get install chromium to run the browser tests")
+	return ""
+}
+
+// newChrome starts a headless Chromium with a fresh profile. The flags keep
+// it off the (closed) network; confirm dialogs are accepted as a person
+// clicking OK would.
+func newChrome(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelCtx := chromedp.NewContext(actx)
+	// The first call starts the browser and binds its life to bctx, so it
+	// must not carry the timeout; the actions below do.
+	if err := chromedp.Do(bctx); err != nil {
+		cancelCtx()
+		cancelAlloc()
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	dialogs := chromedp.Events(bctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(bctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return ctx
+}
+
+// run runs browser actions and fails the test with the step's name.
+func run(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		t.Fatalf("%s: %v (at %s)", step, err, loc)
+	}
+}
+
+// value runs one browser action that returns a value.
+func value[T any](t *testing.T, ctx context.Context, step string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	return v
+}
+
+// textOf reads the text of the first node matching sel.
+func textOf(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	return value(t, ctx, "read "+sel, chromedp.Text(sel))
+}
+
+// count counts the nodes matching sel, without waiting for them.
+func count(t *testing.T, ctx context.Context, sel string) int {
+	t.Helper()
+	return value(t, ctx, "count "+sel, chromedp.Evaluate[int](`document.querySelectorAll(`+jsString(sel)+`).length`))
+}
+
+func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// signInBrowser signs in through the form.
+func signInBrowser(t *testing.T, ctx context.Context, base, token string) {
+	t.Helper()
+	run(t, ctx, "sign in",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible("#key"),
+		chromedp.SetValue("#key", token),
+		chromedp.Click("#signin"),
+		chromedp.WaitVisible("#flash"),
+	)
+}
+
+func TestBrowserFlow(t *testing.T) {
+	ctx := newChrome(t)
+	u := newUI(t)
+	u.remember(t, u.writerKey, "decisions/db", "# Database\n\nWe use SQLite.\nWrites go through one connection.\n", "db")
+	u.remember(t, u.writerKey, "decisions/db", "# Database\n\nWe use SQLite in WAL mode.\nWrites go through one connection.\n", "db")
+	u.remember(t, u.writerKey, "notes/other", "Something else entirely.")
+	base := u.srv.URL
+
+	signInBrowser(t, ctx, base, u.admin)
+	if got := textOf(t, ctx, "#flash"); !strings.Contains(got, "Signed in as root") {
+		t.Errorf("flash after sign-in: %q", got)
+	}
+
+	// Browse: overview → project.
+	run(t, ctx, "open project",
+		chromedp.Click(`a.project-link[href="/w/ws/p/proj"]`),
+		chromedp.WaitVisible("#entries"))
+	if n := count(t, ctx, "tr.entry-row"); n != 2 {
+		t.Errorf("project page lists %d entries, want 2", n)
+	}
+
+	// Search: ranked hits with highlighted matches.
+	run(t, ctx, "search",
+		chromedp.SetValue("#q", "wal"),
+		chromedp.Click("#search-btn"),
+		chromedp.WaitVisible("#hits"))
+	if got := textOf(t, ctx, "#hits .snippet mark"); !strings.EqualFold(got, "wal") {
+		t.Errorf("highlighted match %q, want WAL", got)
+	}
+
+	// Open the entry and diff its two versions.
+	run(t, ctx, "open entry",
+		chromedp.Click("a.hit-title"),
+		chromedp.WaitVisible("#content"))
+	if got := textOf(t, ctx, "#content"); !strings.Contains(got, "We use SQLite in WAL mode.") {
+		t.Errorf("entry content %q", got)
+	}
+	if got := textOf(t, ctx, "#content h1"); got != "Database" {
+		t.Errorf("Markdown heading rendered as %q", got)
+	}
+	run(t, ctx, "diff",
+		chromedp.SetValue("#diff-from", "1"),
+		chromedp.SetValue("#diff-to", "2"),
+		chromedp.Click("#diff-btn"),
+		chromedp.WaitVisible("#diff"))
+	if del, add := textOf(t, ctx, "#diff tr.del"), textOf(t, ctx, "#diff tr.add"); !strings.Contains(del, "We use SQLite.") || !strings.Contains(add, "in WAL mode") {
+		t.Errorf("diff: removed %q, added %q", del, add)
+	}
+
+	// Create, edit, restore, forget.
+	run(t, ctx, "new entry",
+		chromedp.Navigate(base+projPath),
+		chromedp.Click("#new-entry"),
+		chromedp.WaitVisible("#edit-form"),
+		chromedp.SetValue("#slug", "people/ada"),
+		chromedp.SetValue("#title", "Ada"),
+		chromedp.SetValue("#tags", "people, team"),
+		chromedp.SetValue("#content", "Ada owns the **storage** layer."),
+		chromedp.Click("#save"),
+		chromedp.WaitVisible("#flash"))
+	if got := textOf(t, ctx, "#flash"); got != "Saved people/ada as version 1." {
+		t.Errorf("after create: %q", got)
+	}
+	if got := textOf(t, ctx, "#content strong"); got != "storage" {
+		t.Errorf("bold text %q", got)
+	}
+	run(t, ctx, "edit",
+		chromedp.Click("#edit"),
+		chromedp.WaitVisible("#edit-form"),
+		chromedp.SetValue("#content", "Ada owns the storage and search layers."),
+		chromedp.Click("#save"),
+		chromedp.WaitVisible("#flash"))
+	if got := textOf(t, ctx, "#flash"); got != "Saved people/ada as version 2." {
+		t.Errorf("after edit: %q", got)
+	}
+	run(t, ctx, "restore",
+		chromedp.Navigate(base+projPath+"/e/people/ada?version=1"),
+		chromedp.WaitVisible("#old-version"),
+		chromedp.Click("#restore-shown"),
+		chromedp.WaitVisible("#flash"))
+	if got := textOf(t, ctx, "#flash"); got != "Restored version 1 as version 3." {
+		t.Errorf("after restore: %q", got)
+	}
+	if got := textOf(t, ctx, "#content"); got != "Ada owns the storage layer." {
+		t.Errorf("restored content %q", got)
+	}
+	run(t, ctx, "forget",
+		chromedp.Click("#forget"),
+		chromedp.WaitVisible("#flash"))
+	if got := textOf(t, ctx, "#flash"); !strings.HasPrefix(got, "Forgot people/ada") {
+		t.Errorf("after forget: %q", got)
+	}
+	if n := count(t, ctx, "tr.entry-row"); n != 2 {
+		t.Errorf("after forget the project lists %d entries, want 2", n)
+	}
+	if n := u.versions(t, "people/ada"); n != 4 {
+		t.Errorf("people/ada has %d versions, want 4", n)
+	}
+
+	// Keys: create (shown once), revoke.
+	run(t, ctx, "create key",
+		chromedp.Click("#nav-keys"),
+		chromedp.WaitVisible("#create-key"),
+		chromedp.SetValue("#key-agent", "ci-bot"),
+		chromedp.SetValue("#key-role", "read"),
+		chromedp.Click("#create-key-btn"),
+		chromedp.WaitVisible("#token"))
+	token := textOf(t, ctx, "#token")
+	key, err := u.env.Svc.Authenticate(context.Background(), token)
+	if err != nil || key.Agent != "ci-bot" || key.Role != "read" {
+		t.Fatalf("created key %q: %+v, %v", token, key, err)
+	}
+	row := `tr.key-row[data-key-id="` + itoa(key.ID) + `"]`
+	run(t, ctx, "revoke key",
+		chromedp.Click(row+" button.revoke"),
+		chromedp.WaitVisible("#flash"),
+		chromedp.WaitVisible(row+" .revoked-label"))
+	if _, err := u.env.Svc.Authenticate(context.Background(), token); err == nil {
+		t.Error("the revoked key still authenticates")
+	}
+
+	run(t, ctx, "sign out",
+		chromedp.Click("#logout"),
+		chromedp.WaitVisible("#key"))
+	run(t, ctx, "signed out", chromedp.Navigate(base+projPath), chromedp.WaitVisible("#key"))
+}
+
+func TestBrowserHostileContentInert(t *testing.T) {
+	ctx := newChrome(t)
+	u := newUI(t)
+	u.remember(t, u.writerKey, "notes/xss", xssContent)
+	signInBrowser(t, ctx, u.srv.URL, u.reader)
+	run(t, ctx, "open hostile entry",
+		chromedp.Navigate(u.srv.URL+projPath+"/e/notes/xss"),
+		chromedp.WaitVisible("#content"))
+	// Click everything in the memory, the link included, as a curious person would.
+	value(t, ctx, "click content", chromedp.Evaluate[int](`(() => {
+		const els = Array.from(document.querySelectorAll('#content, #content *'));
+		els.forEach(e => typeof e.click === 'function' ? e.click() : e.dispatchEvent(new MouseEvent('click', {bubbles: true})));
+		return els.length; })()`))
+	run(t, ctx, "settle", chromedp.Sleep(300*time.Millisecond))
+	pwned := value(t, ctx, "check", chromedp.Evaluate[string](`typeof window.__pwned`))
+	loc := value(t, ctx, "location", chromedp.Location())
+	if pwned != "undefined" {
+		t.Errorf("hostile content ran script: window.__pwned is %s", pwned)
+	}
+	if !strings.HasSuffix(loc, "/e/notes/xss") {
+		t.Errorf("clicking the content navigated to %s", loc)
+	}
+	if n := count(t, ctx, "#content img, #content script, #content iframe, #content svg, #content a[href^='javascript']"); n != 0 {
+		t.Errorf("%d active elements in the rendered memory", n)
+	}
+	if !strings.Contains(textOf(t, ctx, "#content"), "click me") {
+		t.Error("the link text is gone; it should stay as inert text")
+	}
+	// A read key gets no edit forms.
+	if n := count(t, ctx, "#edit, #forget, #new-entry, form[action*='/restore/']"); n != 0 {
+		t.Errorf("read key sees %d edit controls", n)
+	}
+}
