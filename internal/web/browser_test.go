@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"munin/internal/memory"
 )
 
 // chromiumPath finds Debian's Chromium, or skips the test.
@@ -265,5 +267,47 @@ func TestBrowserHostileContentInert(t *testing.T) {
 	// A read key gets no edit forms.
 	if n := count(t, ctx, "#edit, #forget, #new-entry, form[action*='/restore/']"); n != 0 {
 		t.Errorf("read key sees %d edit controls", n)
+	}
+}
+
+// TestScreenshot renders the project page of a small, realistic project in
+// Chromium and writes docs/project-page.png for the README. It runs only
+// with MUNIN_SCREENSHOT=1: go test -run TestScreenshot ./internal/web/
+func TestScreenshot(t *testing.T) {
+	if os.Getenv("MUNIN_SCREENSHOT") == "" {
+		t.Skip("set MUNIN_SCREENSHOT=1 to write docs/project-page.png")
+	}
+	ctx := newChrome(t)
+	u := newUI(t)
+	_, planner := u.env.Key(t, ws, proj, "planner", "write")
+	_, reviewer := u.env.Key(t, ws, proj, "reviewer", "write")
+	for i, e := range []struct {
+		key        memory.Key
+		slug, text string
+		tags       []string
+	}{
+		{u.writerKey, "decisions/db-choice", "# We use SQLite in WAL mode\n\nOne writer connection per workspace file.", []string{"db", "arch"}},
+		{planner, "decisions/search-engine", "# bleve for full-text search\n\nOne index per project, built lazily.", []string{"search", "arch"}},
+		{reviewer, "conventions/errors", "# One error type with a code\n\nMapped once to HTTP and once to MCP.", []string{"go", "style"}},
+		{u.writerKey, "runbooks/backup", "# Backups\n\nCopy the workspace files with the backup command.", []string{"ops"}},
+		{planner, "notes/load-test-2026-11", "# Load test results, November\n\nGroup commit keeps up with 16 agents.", []string{"perf"}},
+		{reviewer, "people/ada", "# Ada owns storage\n\nAsk her about migrations.", []string{"team"}},
+		{u.writerKey, "decisions/auth", "# Keys, not passwords\n\nOne key per agent, stored as SHA-256.", []string{"security", "arch"}},
+		{planner, "todo/web-ui", "# Web UI for people\n\nBrowse, search, curate.", []string{"ui"}},
+	} {
+		u.remember(t, e.key, e.slug, e.text, e.tags...)
+		if i%3 == 0 {
+			u.remember(t, e.key, e.slug, e.text+"\n\nUpdated after review.", e.tags...)
+		}
+	}
+	signInBrowser(t, ctx, u.srv.URL, u.admin)
+	run(t, ctx, "project page", chromedp.Navigate(u.srv.URL+projPath), chromedp.WaitVisible("#entries"),
+		chromedp.EmulateViewport(1200, 640))
+	png := value(t, ctx, "screenshot", chromedp.CaptureScreenshot())
+	if err := os.MkdirAll("docs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("docs/project-page.png", png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
