@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -395,9 +396,28 @@ type result struct {
 	firstErr string
 	written  int
 	connWall time.Duration
+	cpu      time.Duration
 }
 
 func (r result) rememberRate() float64 { return float64(len(r.lat["remember"])) / r.dur.Seconds() }
+
+// calls counts the tool calls of the load phase (session setup excluded).
+func (r result) calls() int {
+	n := 0
+	for _, tool := range tools[1:] {
+		n += len(r.lat[tool])
+	}
+	return n
+}
+
+// cpuTime is the CPU time (user and system) the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // drive runs every agent's loop for d and merges what they measured.
 func drive(agents []*agent, d time.Duration) result {
@@ -456,7 +476,9 @@ func runSetup(t *testing.T, a aufbau, n int, searchLogOff, profile, coldStart bo
 			t.Fatal(err)
 		}
 	}
+	cpu0 := cpuTime()
 	res := drive(agents, *lastDauer)
+	res.cpu = cpuTime() - cpu0
 	if profile {
 		pprof.StopCPUProfile()
 	}
@@ -467,6 +489,8 @@ func runSetup(t *testing.T, a aufbau, n int, searchLogOff, profile, coldStart bo
 		mib(rssBefore), mib(rssAfter), mib(heapBefore), mib(heapAfter), n,
 		float64(int64(rssAfter)-int64(rssBefore))/1024/float64(n), float64(int64(heapAfter)-int64(heapBefore))/1024/float64(n))
 	fmt.Printf("Gruppen-Commit: %s\n", batchStats(srv.app))
+	fmt.Printf("CPU: %.0f µs je Aufruf (Server und Agenten zusammen), %.2f Kerne ausgelastet\n",
+		float64(res.cpu.Microseconds())/float64(res.calls()), res.cpu.Seconds()/res.dur.Seconds())
 
 	if failed := sum(res.errs); failed > 0 {
 		t.Errorf("%d Aufrufe fehlgeschlagen, z. B. %s", failed, res.firstErr)

@@ -3,7 +3,10 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -31,7 +34,9 @@ type project struct {
 	dirty map[string]struct{}
 	// smallBatches counts refresh batches since the last compaction or build.
 	smallBatches int
-	closed       bool
+	// lastRound is the slug count of the last refresh batch (see gather).
+	lastRound int
+	closed    bool
 
 	// swap guards idx. Searches hold it shared while they use the index, so
 	// an index swapped out (rebuild, Drop, Close) is closed only after them.
@@ -113,6 +118,7 @@ func (p *project) refresh(ctx context.Context, slug string) error {
 func (p *project) drain() {
 	for {
 		p.mu.Lock()
+		p.gather()
 		p.qmu.Lock()
 		rd := p.collecting
 		p.collecting = nil
@@ -128,12 +134,53 @@ func (p *project) drain() {
 		if rd.err == nil {
 			rd.err = p.applyLocked(rd.slugs, false)
 		}
+		p.lastRound = len(rd.slugs)
 		close(rd.done) // callers go on; a due compaction does not delay them
 		if rd.err == nil && p.smallBatches >= p.reg.opts.CompactAfter {
 			p.compactLocked()
 		}
 		p.mu.Unlock()
 	}
+}
+
+// Gathering. A bleve batch costs a new segment whatever its size, so one
+// batch of ten slugs is far cheaper than ten batches of one. When the last
+// round held more than one slug (writes arrive concurrently), the next round
+// is given a few short ticks to grow before it is applied; it goes as soon
+// as a tick adds nothing. A lone writer's round never waits.
+const (
+	gatherTick   = 500 * time.Microsecond
+	gatherTicks  = 4
+	gatherEnough = 64
+)
+
+// gather waits while the collecting round still grows (see gatherTick). p.mu is held.
+func (p *project) gather() {
+	if p.lastRound < 2 {
+		return
+	}
+	size := p.collectingSize()
+	for range gatherTicks {
+		if size == 0 || size >= gatherEnough {
+			return
+		}
+		time.Sleep(gatherTick)
+		n := p.collectingSize()
+		if n == size {
+			return
+		}
+		size = n
+	}
+}
+
+// collectingSize is the number of slugs waiting for the next batch.
+func (p *project) collectingSize() int {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if p.collecting == nil {
+		return 0
+	}
+	return len(p.collecting.slugs)
 }
 
 // searchIndex returns the built index, building it first if needed, and a
@@ -252,8 +299,12 @@ func (p *project) applyLocked(slugs map[string]struct{}, compaction bool) error 
 	idx := p.index()
 	b := idx.NewBatch()
 	seen := make(map[string]int, len(slugs))
+	latest, err := p.readLatest(slugs)
+	if err != nil {
+		return err
+	}
 	for slug := range slugs {
-		v, err := r.src.Latest(r.base, p.ref, slug)
+		v, err := latest(slug)
 		switch {
 		case memory.ErrorCode(err) == memory.CodeNotFound:
 			b.Delete(slug)
@@ -296,6 +347,33 @@ func (p *project) applyLocked(slugs map[string]struct{}, compaction bool) error 
 		r.refreshes.Add(int64(len(slugs)))
 	}
 	return nil
+}
+
+// manySource is a Source that can reread several slugs in one statement
+// (the store can); a batch then costs one read instead of one per slug.
+type manySource interface {
+	LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []string) (map[string]memory.Version, error)
+}
+
+// readLatest rereads the slugs of a batch from the Source, all at once if
+// it can, and returns the lookup applyLocked walks. p.mu is held, so the
+// reads are still ordered after every earlier batch (invariant 3).
+func (p *project) readLatest(slugs map[string]struct{}) (func(string) (memory.Version, error), error) {
+	r := p.reg
+	many, ok := r.src.(manySource)
+	if !ok || len(slugs) < 2 {
+		return func(slug string) (memory.Version, error) { return r.src.Latest(r.base, p.ref, slug) }, nil
+	}
+	vs, err := many.LatestMany(r.base, p.ref, slices.Collect(maps.Keys(slugs)))
+	if err != nil {
+		return nil, fmt.Errorf("read %d slugs in %s: %w", len(slugs), p.ref, err)
+	}
+	return func(slug string) (memory.Version, error) {
+		if v, ok := vs[slug]; ok {
+			return v, nil
+		}
+		return memory.Version{}, memory.Errorf(memory.CodeNotFound, "entry %q not found", slug)
+	}, nil
 }
 
 // compactLocked bounds the number of segments. In-memory scorch runs no

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"munin/internal/memory"
@@ -183,6 +185,56 @@ func (s *Store) notFound(ctx context.Context, ws *workspace, ref memory.ProjectR
 func (s *Store) Latest(ctx context.Context, ref memory.ProjectRef, slug string) (memory.Version, error) {
 	v, _, err := s.Get(ctx, ref, slug, 0)
 	return v, err
+}
+
+// latestManyChunk bounds the slugs of one LatestMany statement (SQLite's
+// limit on bound parameters is far above it).
+const latestManyChunk = 500
+
+// LatestMany is Latest for several slugs of a project, read with one
+// statement per chunk of slugs: the search index rereads a whole refresh
+// batch at once. Slugs that never existed are absent from the map.
+func (s *Store) LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []string) (map[string]memory.Version, error) {
+	for _, slug := range slugs {
+		if err := memory.ValidateSlug(slug); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]memory.Version, len(slugs))
+	for chunk := range slices.Chunk(slugs, latestManyChunk) {
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, ref.Project)
+		for _, slug := range chunk {
+			args = append(args, slug)
+		}
+		if err := s.latestChunk(ctx, ws, args, out); err != nil {
+			return nil, fmt.Errorf("latest of %d slugs in %s: %w", len(slugs), ref, err)
+		}
+	}
+	return out, nil
+}
+
+// latestChunk reads the latest versions of args[1:] in project args[0] into out.
+func (s *Store) latestChunk(ctx context.Context, ws *workspace, args []any, out map[string]memory.Version) error {
+	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT `+versionCols+`
+		FROM entries e JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+		WHERE e.project = ? AND e.slug IN (?`+strings.Repeat(", ?", len(args)-2)+`)`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return err
+		}
+		out[v.Slug] = v
+	}
+	return rows.Err()
 }
 
 // ScanLatest calls fn with the latest live version of every entry of a
