@@ -102,6 +102,9 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		name := fuzzTools[int(tool)%len(fuzzTools)]
 		rec := fs.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`)
+		if rec.Code == 400 && strings.Contains(rec.Body.String(), `"code":"invalid"`) {
+			return // refused before MCP, e.g. a lone UTF-16 surrogate escape
+		}
 		if rec.Code != 200 {
 			t.Fatalf("%s(%s): status %d %s", name, args, rec.Code, rec.Body)
 		}

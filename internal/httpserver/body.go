@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"munin/internal/api"
 	"munin/internal/memory"
@@ -56,6 +57,16 @@ func bufferBody(next http.Handler) http.Handler {
 			return
 		}
 		_ = r.Body.Close()
+		// JSON must be UTF-8 (RFC 8259). Go's decoder would quietly turn bad
+		// bytes into U+FFFD and store text the client never sent.
+		if !utf8.Valid(buf.Bytes()) {
+			api.WriteError(w, memory.Errorf(memory.CodeInvalid, "request body is not valid UTF-8"))
+			return
+		}
+		if hasLoneSurrogate(buf.Bytes()) {
+			api.WriteError(w, memory.Errorf(memory.CodeInvalid, "request body escapes half of a UTF-16 surrogate pair (e.g. \\ud800 alone)"))
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
 		r.ContentLength = int64(buf.Len())
 		next.ServeHTTP(w, r)

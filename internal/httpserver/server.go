@@ -5,8 +5,11 @@
 package httpserver
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -102,7 +105,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 		return requireKey(svc, bufferBody(h))
 	}
 	r.Handle("/healthz", http.HandlerFunc(healthz)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/mcp", authed(streaming(streams, mcp)))
+	r.Handle("/mcp", allowMethods(authed(streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete))
 	r.PathPrefix(api.Prefix + "/").Handler(authed(apiHandler))
 	if cfg.Web != nil {
 		r.PathPrefix("/").Handler(cfg.Web)
@@ -128,6 +131,21 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 func root(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("Munin is running; MCP clients connect to /mcp, scripts use /api/v1.\n"))
+}
+
+// allowMethods answers 405 with Allow for any other method. It is a wrapper
+// rather than a route matcher because the web UI's catch-all route would
+// otherwise take the request and answer 404.
+func allowMethods(next http.Handler, methods ...string) http.Handler {
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(methods, r.Method) {
+			w.Header().Set("Allow", allow)
+			api.WriteErrorStatus(w, http.StatusMethodNotAllowed, memory.CodeInvalid, fmt.Sprintf("method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
