@@ -107,7 +107,7 @@ func TestSearchLogRecordsRecalls(t *testing.T) {
 		}
 	}
 	env.Svc.FlushSearchLog()
-	rows, err := env.Store.SearchLog(ctx, key.Project, 10)
+	rows, err := env.Store.SearchRows(ctx, key.Project, memory.LogFilter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -416,7 +416,7 @@ func TestAppendSearchLog(t *testing.T) {
 	if err := s.AppendSearchLog(context.Background(), rows); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.SearchLog(context.Background(), a, 10)
+	got, err := s.SearchRows(context.Background(), a, memory.LogFilter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestAppendSearchLog(t *testing.T) {
 	}
 	bad := []memory.SearchLogRow{{Project: a, Query: "ok"}, {Project: memory.ProjectRef{Workspace: "team", Project: "nope"}, Query: "x"}}
 	wantCode(t, s.AppendSearchLog(context.Background(), bad), memory.CodeNotFound)
-	if got, _ := s.SearchLog(context.Background(), a, 10); len(got) != 2 {
+	if got, _ := s.SearchRows(context.Background(), a, memory.LogFilter{Limit: 10}); len(got) != 2 {
 		t.Fatalf("bad batch wrote %d rows", len(got)-2)
 	}
 }

@@ -116,7 +116,7 @@ func TestForgetTombstone(t *testing.T) {
 	if r := put(t, s, ref, "doc", "back"); r.Version != 3 {
 		t.Fatalf("revive version %d, want 3", r.Version)
 	}
-	audit, err := s.AuditLog(ctx, ref, 10)
+	audit, err := s.AuditRows(ctx, ref, memory.LogFilter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
