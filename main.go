@@ -73,7 +73,7 @@ func newFlags(name string, cfg *app.Config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DataDir, "data", env("MUNIN_DATA", "./data"), "data directory (env MUNIN_DATA)")
-	fs.StringVar(&cfg.Synchronous, "synchronous", env("MUNIN_SYNCHRONOUS", "NORMAL"), "SQLite synchronous mode, NORMAL or FULL (env MUNIN_SYNCHRONOUS)")
+	fs.StringVar(&cfg.Synchronous, "synchronous", env("MUNIN_SYNCHRONOUS", "FULL"), "SQLite synchronous mode, NORMAL or FULL (env MUNIN_SYNCHRONOUS)")
 	return fs
 }
 

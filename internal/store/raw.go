@@ -21,7 +21,7 @@ type RawWriter struct {
 // the pragmas the server uses for synchronous ("" means the server default).
 func OpenRawWriter(ctx context.Context, path, synchronous string) (*RawWriter, error) {
 	if synchronous == "" {
-		synchronous = "NORMAL"
+		synchronous = DefaultSynchronous
 	}
 	db, err := sql.Open("sqlite3", writerDSN(path, strings.ToUpper(synchronous)))
 	if err != nil {
