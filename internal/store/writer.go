@@ -77,7 +77,7 @@ func (ws *workspace) submit(ctx context.Context, fn writeFunc) (any, error) {
 	}
 	ws.sendMu.RUnlock()
 	r := <-req.res
-	return r.val, r.err
+	return r.val, storageError(r.err)
 }
 
 // stop closes the queue and waits until the writer has committed everything
@@ -189,7 +189,9 @@ func applyInSavepoint(tx *sql.Tx, fn writeFunc) (val any, err, fatal error) {
 	if err != nil {
 		val = nil
 		if _, e := tx.Exec("ROLLBACK TO w"); e != nil {
-			return nil, nil, fmt.Errorf("rollback to savepoint: %w", e)
+			// SQLite rolls the whole transaction back on some errors (a full
+			// disk among them); the write's own error is the real cause.
+			return nil, nil, fmt.Errorf("%w (then rollback to savepoint: %v)", err, e)
 		}
 	}
 	if _, e := tx.Exec("RELEASE w"); e != nil {
