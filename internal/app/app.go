@@ -37,7 +37,9 @@ type Config struct {
 	SearchLogOff bool
 	// Synchronous is SQLite's synchronous mode: "NORMAL" or "FULL".
 	Synchronous string
-	Logger      *slog.Logger
+	// SessionIdleTTL ends MCP sessions unused for this long (0: the default).
+	SessionIdleTTL time.Duration
+	Logger         *slog.Logger
 }
 
 // App is an opened data directory with every layer built on it.
@@ -78,7 +80,7 @@ func Open(cfg Config) (*App, error) {
 		Store: st,
 		Index: reg,
 		Svc:   svc,
-		MCP:   mcpserver.New(svc, mcpserver.Options{}),
+		MCP:   mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL}),
 		Web:   ui,
 	}, nil
 }
@@ -120,7 +122,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 // Close flushes the search log, stops the indexes and closes the databases,
 // in the order the data flows.
 func (a *App) Close() error {
-	return errors.Join(a.Svc.Close(), a.Index.Close(), a.Store.Close())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return errors.Join(a.MCP.Close(ctx), a.Svc.Close(), a.Index.Close(), a.Store.Close())
 }
 
 // KeyFor authenticates a token for the stdio transport.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -35,6 +36,9 @@ type Options struct {
 	// schema. It costs a marshal per call; tests turn it on to prove the
 	// results match what clients validate against.
 	ValidateOutput bool
+	// SessionIdleTTL ends sessions unused for this long (default
+	// DefaultSessionIdleTTL); abandoned sessions must not keep their memory.
+	SessionIdleTTL time.Duration
 }
 
 // Server is Munin's MCP server: the tools bound to a service, ready to be
@@ -43,6 +47,7 @@ type Server struct {
 	svc  *service.Service
 	mcp  *server.MCPServer
 	http *server.StreamableHTTPServer
+	ids  *sessionIDs
 	log  *slog.Logger
 }
 
@@ -54,6 +59,9 @@ func New(svc *service.Service, opts Options) *Server {
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
+	}
+	if opts.SessionIdleTTL <= 0 {
+		opts.SessionIdleTTL = DefaultSessionIdleTTL
 	}
 	h := handlers{svc: svc}
 	impls := map[string]toolImpl{
@@ -70,6 +78,8 @@ func New(svc *service.Service, opts Options) *Server {
 	}
 	hooks := &server.Hooks{}
 	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger, checks))
+	s := &Server{svc: svc, ids: &sessionIDs{}, log: opts.Logger}
+	s.sessionHooks(hooks)
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
@@ -80,11 +90,7 @@ func New(svc *service.Service, opts Options) *Server {
 	if opts.ValidateOutput {
 		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
 	}
-	s := &Server{
-		svc: svc,
-		mcp: server.NewMCPServer("munin", opts.Version, serverOpts...),
-		log: opts.Logger,
-	}
+	s.mcp = server.NewMCPServer("munin", opts.Version, serverOpts...)
 	for _, tool := range toolDefs() {
 		impl, ok := impls[tool.Name]
 		if !ok {
@@ -104,6 +110,8 @@ func New(svc *service.Service, opts Options) *Server {
 		// Browser Origins are checked by the HTTP server's middleware.
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(s.log),
+		server.WithSessionIdManager(s.ids),
+		server.WithSessionIdleTTL(opts.SessionIdleTTL),
 	)
 	return s
 }

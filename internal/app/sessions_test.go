@@ -1,0 +1,78 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestIdleSessionsExpire opens 10,000 MCP sessions and never closes them:
+// after the idle TTL the server has forgotten all of them, their memory is
+// returned, and an expired id gets 404 (the client opens a new session).
+func TestIdleSessionsExpire(t *testing.T) {
+	const sessions = 10_000
+	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:8080", SessionIdleTTL: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	fs := &fuzzServer{h: a.Handler()}
+	if fs.token, err = a.Svc.Bootstrap(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	base := heapInUse()
+	var first string
+	for i := 0; i < sessions; i++ {
+		rec := fs.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"idle","version":"1"}}}`)
+		if rec.Code != 200 {
+			t.Fatalf("initialize %d: %d %s", i, rec.Code, rec.Body)
+		}
+		if first == "" {
+			first = rec.Header().Get("Mcp-Session-Id")
+		}
+	}
+	if n := a.MCP.OpenSessions(); n != sessions {
+		t.Fatalf("open sessions = %d, want %d", n, sessions)
+	}
+	open := heapInUse()
+
+	deadline := time.Now().Add(30 * time.Second)
+	for a.MCP.OpenSessions() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := a.MCP.OpenSessions(); n != 0 {
+		t.Fatalf("%d sessions still open after the idle TTL", n)
+	}
+	expired := heapInUse()
+	perSession := float64(open-base) / sessions
+	t.Logf("heap: %.1f MiB before, %.1f MiB with %d sessions (%.1f KiB each), %.1f MiB after expiry",
+		mib(base), mib(open), sessions, perSession/1024, mib(expired))
+	if expired > base+(open-base)/4 {
+		t.Errorf("expired sessions kept their memory: %.1f MiB after expiry vs %.1f MiB before", mib(expired), mib(base))
+	}
+
+	fs.session = first
+	rec := fs.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if rec.Code != 404 {
+		t.Fatalf("expired session id: status %d, want 404: %s", rec.Code, rec.Body)
+	}
+	fs.session = "mcp-session-not-hex"
+	if rec := fs.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); rec.Code != 404 || !strings.Contains(strings.ToLower(rec.Body.String()), "session") {
+		t.Fatalf("malformed session id: status %d: %s", rec.Code, rec.Body)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
