@@ -9,14 +9,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,15 +22,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
-
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"munin/internal/app"
 	"munin/internal/memory"
@@ -100,7 +91,7 @@ func TestLast(t *testing.T) {
 		t.Run(fmt.Sprintf("Aufbau%d", i+1), func(t *testing.T) {
 			fmt.Printf("\n=== Aufbau %d: %s, %d Agenten, %s\n", i+1, a.name, *lastAgenten, *lastDauer)
 			logOff := *lastSuchprotokoll == "aus"
-			res := runSetup(t, a, *lastAgenten, logOff, i == 0 && *lastProfil != "", i == 0)
+			res := runSetup(t, a, *lastAgenten, lauf{searchLogOff: logOff, profile: i == 0 && *lastProfil != "", coldStart: i == 0})
 			if i == 0 && *lastSchreibanteil == 100 {
 				// The disk is shared and noisy: raw is measured right before
 				// and right after the full path, and the ratio uses the mean.
@@ -241,229 +232,19 @@ func (s *server) seed(projects []memory.ProjectRef, agents int) []string {
 	return tokens
 }
 
-func seededSlug(i int) string    { return fmt.Sprintf("wissen/eintrag-%04d", i) }
-func contestedSlug(i int) string { return fmt.Sprintf("gemeinsam-%02d", i) }
-
-// rememberContent is a contested write: its unique word first, so that the
-// check can find it again in the entry's last version.
-func rememberContent(agent, n int, word string) string {
-	return fmt.Sprintf("%s: Stand von agent-%03d, Schritt %d\n\nDas Team hält fest, was es zu %s und %s entschieden hat.",
-		word, agent, n, terms[agent%len(terms)], terms[n%len(terms)])
-}
-
-// uniqueWord is a word no other write uses: letters only, so every analyzer
-// keeps it as one token.
-func uniqueWord(agent, n int) string {
-	const letters = "bcdfghjklmnpqrstvwxz"
-	var b strings.Builder
-	b.WriteString("qy")
-	for _, v := range []int{agent, n} {
-		for {
-			b.WriteByte(letters[v%len(letters)])
-			v /= len(letters)
-			if v == 0 {
-				break
-			}
-		}
-		b.WriteByte('y')
-	}
-	return b.String()
-}
-
-// transportFor is the one HTTP transport all agents share; it keeps an idle
-// connection per agent (Go's default of two per host would open and close a
-// connection per call and run the machine out of local ports).
-func transportFor(agents int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		MaxIdleConns:        0,
-		MaxIdleConnsPerHost: agents + 8,
-		MaxConnsPerHost:     0,
-		IdleConnTimeout:     90 * time.Second,
-	}}
-}
-
-// agent is one MCP session with its own key.
-type agent struct {
-	id  int
-	c   *client.Client
-	lat map[string][]time.Duration
-	err map[string]int
-	// firstErr keeps one error text for the report.
-	firstErr string
-}
-
-func connect(ctx context.Context, hc *http.Client, url, token string, id int) (*agent, time.Duration, error) {
-	start := time.Now()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(hc),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := c.Start(ctx); err != nil {
-		return nil, 0, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: fmt.Sprintf("lasttest-%03d", id), Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		c.Close()
-		return nil, 0, err
-	}
-	return &agent{id: id, c: c, lat: map[string][]time.Duration{}, err: map[string]int{}}, time.Since(start), nil
-}
-
-// connectAll opens one session per token concurrently and records the
-// session setup as the tool "verbinden".
-func connectAll(t *testing.T, hc *http.Client, url string, tokens []string, firstID int) ([]*agent, time.Duration) {
-	agents := make([]*agent, len(tokens))
-	lat := make([]time.Duration, len(tokens))
-	var wg sync.WaitGroup
-	errs := make(chan error, len(tokens))
-	start := time.Now()
-	for i, tok := range tokens {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a, d, err := connect(context.Background(), hc, url, tok, firstID+i)
-			if err != nil {
-				errs <- fmt.Errorf("agent %d: verbinden: %w", firstID+i, err)
-				return
-			}
-			agents[i], lat[i] = a, d
-		}()
-	}
-	wg.Wait()
-	wall := time.Since(start)
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	agents[0].lat["verbinden"] = lat
-	return agents, wall
-}
-
-// call runs one tool and returns its structured content; a tool error is an error.
-func (a *agent) call(ctx context.Context, tool string, args map[string]any) (any, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	start := time.Now()
-	res, err := a.c.CallTool(ctx, req)
-	a.lat[tool] = append(a.lat[tool], time.Since(start))
-	if err == nil && res.IsError {
-		text := ""
-		if len(res.Content) > 0 {
-			if tc, ok := res.Content[0].(mcp.TextContent); ok {
-				text = tc.Text
-			}
-		}
-		err = fmt.Errorf("tool error: %s", text)
-	}
-	if err != nil {
-		a.err[tool]++
-		if a.firstErr == "" {
-			a.firstErr = fmt.Sprintf("%s: %v", tool, err)
-		}
-		return nil, err
-	}
-	return res.StructuredContent, nil
-}
-
-// work is one agent's closed loop until the deadline. It returns the number
-// of successful remember calls.
-func (a *agent) work(deadline time.Time) int {
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(uint64(a.id), uint64(time.Now().UnixNano())))
-	written, n := 0, 0
-	for time.Now().Before(deadline) {
-		n++
-		switch r := rng.IntN(300); {
-		case r < 3**lastSchreibanteil:
-			word := uniqueWord(a.id, n)
-			args := map[string]any{"slug": contestedSlug(rng.IntN(*lastSlugs)), "content": rememberContent(a.id, n, word)}
-			if _, err := a.call(ctx, "remember", args); err == nil {
-				written++
-			}
-		case (r-3**lastSchreibanteil)%3 < 2:
-			a.call(ctx, "recall", map[string]any{"query": terms[rng.IntN(len(terms))]})
-		default:
-			a.call(ctx, "get", map[string]any{"slug": seededSlug(rng.IntN(*lastEintraege))})
-		}
-	}
-	return written
-}
-
-// result is one load phase: latencies and errors per tool, successful writes.
-type result struct {
-	dur      time.Duration
-	lat      map[string][]time.Duration
-	errs     map[string]int
-	firstErr string
-	written  int
-	connWall time.Duration
-	cpu      time.Duration
-}
-
-func (r result) rememberRate() float64 { return float64(len(r.lat["remember"])) / r.dur.Seconds() }
-
-// calls counts the tool calls of the load phase (session setup excluded).
-func (r result) calls() int {
-	n := 0
-	for _, tool := range tools[1:] {
-		n += len(r.lat[tool])
-	}
-	return n
-}
-
-// cpuTime is the CPU time (user and system) the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// drive runs every agent's loop for d and merges what they measured.
-func drive(agents []*agent, d time.Duration) result {
-	for _, a := range agents {
-		for _, tool := range tools[1:] {
-			a.lat[tool] = a.lat[tool][:0]
-		}
-		clear(a.err)
-	}
-	var written atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(d)
-	for _, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			written.Add(int64(a.work(deadline)))
-		}()
-	}
-	wg.Wait()
-	res := result{dur: time.Since(start), lat: map[string][]time.Duration{}, errs: map[string]int{}, written: int(written.Load())}
-	for _, a := range agents {
-		for tool, l := range a.lat {
-			res.lat[tool] = append(res.lat[tool], l...)
-		}
-		for tool, n := range a.err {
-			res.errs[tool] += n
-		}
-		if res.firstErr == "" {
-			res.firstErr = a.firstErr
-		}
-	}
-	return res
+// lauf says how runSetup runs a setup.
+type lauf struct {
+	searchLogOff bool // server flag: no search log
+	profile      bool // CPU profile of the load phase into -last.profil
+	coldStart    bool // restart afterwards and time the first recall
+	quiet        bool // no table (repeated runs of a comparison)
 }
 
 // runSetup runs one setup on a fresh server: seed, connect (memory per
-// session), load, check; for the first setup also the cold start.
-func runSetup(t *testing.T, a aufbau, n int, searchLogOff, profile, coldStart bool) result {
+// session), load, check; optionally the cold start.
+func runSetup(t *testing.T, a aufbau, n int, l lauf) result {
 	dir := t.TempDir()
-	srv := startServer(t, dir, searchLogOff)
+	srv := startServer(t, dir, l.searchLogOff)
 	tokens := srv.seed(a.projects, n)
 	hc := transportFor(n)
 
@@ -471,7 +252,7 @@ func runSetup(t *testing.T, a aufbau, n int, searchLogOff, profile, coldStart bo
 	agents, connWall := connectAll(t, hc, srv.url, tokens, 0)
 	rssAfter, heapAfter := memoryNow()
 
-	if profile {
+	if l.profile {
 		f, err := os.Create(*lastProfil)
 		if err != nil {
 			t.Fatal(err)
@@ -484,19 +265,19 @@ func runSetup(t *testing.T, a aufbau, n int, searchLogOff, profile, coldStart bo
 	cpu0 := cpuTime()
 	res := drive(agents, *lastDauer)
 	res.cpu = cpuTime() - cpu0
-	if profile {
+	if l.profile {
 		pprof.StopCPUProfile()
 	}
 	res.connWall = connWall
 	res.lat["verbinden"] = agents[0].lat["verbinden"]
-	printTable(res)
-	fmt.Printf("Speicher: RSS %.1f → %.1f MiB, Heap %.1f → %.1f MiB beim Verbinden von %d Sitzungen: %.0f KiB RSS bzw. %.0f KiB Heap je Sitzung (Server und Client im selben Prozess)\n",
-		mib(rssBefore), mib(rssAfter), mib(heapBefore), mib(heapAfter), n,
-		float64(int64(rssAfter)-int64(rssBefore))/1024/float64(n), float64(int64(heapAfter)-int64(heapBefore))/1024/float64(n))
-	fmt.Printf("Gruppen-Commit: %s\n", batchStats(srv.app))
-	fmt.Printf("CPU: %.0f µs je Aufruf (Server und Agenten zusammen), %.2f Kerne ausgelastet\n",
-		float64(res.cpu.Microseconds())/float64(res.calls()), res.cpu.Seconds()/res.dur.Seconds())
-
+	if !l.quiet {
+		printTable(res)
+		fmt.Printf("Speicher: RSS %.1f → %.1f MiB, Heap %.1f → %.1f MiB beim Verbinden von %d Sitzungen: %.0f KiB RSS bzw. %.0f KiB Heap je Sitzung (Server und Client im selben Prozess)\n",
+			mib(rssBefore), mib(rssAfter), mib(heapBefore), mib(heapAfter), n,
+			float64(int64(rssAfter)-int64(rssBefore))/1024/float64(n), float64(int64(heapAfter)-int64(heapBefore))/1024/float64(n))
+		fmt.Printf("Gruppen-Commit: %s\n", batchStats(srv.app))
+		fmt.Printf("CPU: %.0f µs je Aufruf (Server und Agenten zusammen), %.2f Kerne ausgelastet\n", res.cpuPerCall(), res.cpu.Seconds()/res.dur.Seconds())
+	}
 	if failed := sum(res.errs); failed > 0 {
 		t.Errorf("%d Aufrufe fehlgeschlagen, z. B. %s", failed, res.firstErr)
 	}
@@ -505,24 +286,11 @@ func runSetup(t *testing.T, a aufbau, n int, searchLogOff, profile, coldStart bo
 		ag.c.Close()
 	}
 	hc.CloseIdleConnections()
-	if coldStart {
+	if l.coldStart {
 		measureColdStart(t, srv, tokens[0])
 	}
 	srv.stop()
 	return res
-}
-
-func batchStats(a *app.App) string {
-	st := a.Store.Stats()
-	ix := a.Index.Stats()
-	per := func(x, y int64) float64 {
-		if y == 0 {
-			return 0
-		}
-		return float64(x) / float64(y)
-	}
-	return fmt.Sprintf("%d Schreibvorgänge in %d Transaktionen (%.1f je Transaktion); Index: %d Refreshes in %d Batches (%.1f je Batch), %d Verdichtungen",
-		st.Writes, st.Batches, per(st.Writes, st.Batches), ix.Refreshes, ix.Batches, per(ix.Refreshes, ix.Batches), ix.Compactions)
 }
 
 // checkStock is the proof: versions of all contested entries add up to the
@@ -579,17 +347,6 @@ func checkStock(t *testing.T, srv *server, agents []*agent, projects []memory.Pr
 	}
 }
 
-func decode(t *testing.T, v, out any) {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(raw, out)
-	}
-	if err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-}
-
 // measureColdStart restarts the server on the same data directory and times
 // the first recall answer (the project index is built on first use).
 func measureColdStart(t *testing.T, srv *server, token string) {
@@ -617,14 +374,28 @@ func measureColdStart(t *testing.T, srv *server, token string) {
 		ms(total), ms(opened), *lastEintraege+*lastSlugs, ms(first), ms(second))
 }
 
-// compareSearchLog runs setup 1 again with the search log off and on (in
-// that order, each on a fresh server) and prints what the log costs remember.
+// compareSearchLog runs setup 1 again, alternating the search log off and
+// on (each run on a fresh server), and prints what the log costs remember:
+// medians of the runs, with the first run of the setup counted as "on".
 func compareSearchLog(t *testing.T, a aufbau, first result) {
-	off := runSetup(t, a, *lastAgenten, true, false, false)
-	on := runSetup(t, a, *lastAgenten, false, false, false)
-	onRate := (first.rememberRate() + on.rememberRate()) / 2
-	fmt.Printf("Suchprotokoll: remember mit %.0f/s (Läufe %.0f, %.0f), ohne %.0f/s: Kosten %.1f %%\n",
-		onRate, first.rememberRate(), on.rememberRate(), off.rememberRate(), 100*(1-onRate/off.rememberRate()))
+	on, off := []result{first}, []result(nil)
+	for range 3 {
+		off = append(off, runSetup(t, a, *lastAgenten, lauf{searchLogOff: true, quiet: true}))
+		on = append(on, runSetup(t, a, *lastAgenten, lauf{quiet: true}))
+	}
+	rates := func(rs []result) (med float64, all []string, cpu float64) {
+		var v, c []float64
+		for _, r := range rs {
+			v = append(v, r.rememberRate())
+			c = append(c, r.cpuPerCall())
+			all = append(all, fmt.Sprintf("%.0f", r.rememberRate()))
+		}
+		return median(v), all, median(c)
+	}
+	onRate, onAll, onCPU := rates(on)
+	offRate, offAll, offCPU := rates(off)
+	fmt.Printf("Suchprotokoll: remember mit %.0f/s (Median aus %s), ohne %.0f/s (Median aus %s): Kosten %.1f %% des remember-Durchsatzes; CPU je Aufruf %.0f µs mit, %.0f µs ohne\n",
+		onRate, strings.Join(onAll, ", "), offRate, strings.Join(offAll, ", "), 100*(1-onRate/offRate), onCPU, offCPU)
 }
 
 // sweep is the stepped closed loop: one project, growing agent counts, each
@@ -672,57 +443,3 @@ func sweep(t *testing.T) {
 	tw.Flush()
 	checkStock(t, srv, agents, a.projects, written)
 }
-
-func printTable(r result) {
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "Werkzeug\tAufrufe\tje s\tp50\tp95\tp99\tmax\tFehler\t")
-	for _, tool := range tools {
-		l := slices.Clone(r.lat[tool])
-		slices.Sort(l)
-		d := r.dur
-		if tool == "verbinden" {
-			d = r.connWall
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t\n", tool, len(l), float64(len(l))/d.Seconds(),
-			ms(pct(l, 50)), ms(pct(l, 95)), ms(pct(l, 99)), ms(pct(l, 100)), r.errs[tool])
-	}
-	tw.Flush()
-}
-
-// pct is the p-th percentile of sorted (nearest rank).
-func pct(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted))*p/100+0.5) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-
-func sum(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-// memoryNow returns the process's resident set (VmRSS) and the Go heap in
-// use, after a GC, in bytes.
-func memoryNow() (rss, heap uint64) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				rss = kb * 1024
-			}
-		}
-	}
-	return rss, ms.HeapInuse
-}
-
-func mib(b uint64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,243 @@
+//go:build last
+
+// The load test's agents: one MCP session per key, the closed loop of calls,
+// and what they measured.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func seededSlug(i int) string    { return fmt.Sprintf("wissen/eintrag-%04d", i) }
+func contestedSlug(i int) string { return fmt.Sprintf("gemeinsam-%02d", i) }
+
+// rememberContent is a contested write: its unique word first, so that the
+// check can find it again in the entry's last version.
+func rememberContent(agent, n int, word string) string {
+	return fmt.Sprintf("%s: Stand von agent-%03d, Schritt %d\n\nDas Team hält fest, was es zu %s und %s entschieden hat.",
+		word, agent, n, terms[agent%len(terms)], terms[n%len(terms)])
+}
+
+// uniqueWord is a word no other write uses: letters only, so every analyzer
+// keeps it as one token.
+func uniqueWord(agent, n int) string {
+	const letters = "bcdfghjklmnpqrstvwxz"
+	var b strings.Builder
+	b.WriteString("qy")
+	for _, v := range []int{agent, n} {
+		for {
+			b.WriteByte(letters[v%len(letters)])
+			v /= len(letters)
+			if v == 0 {
+				break
+			}
+		}
+		b.WriteByte('y')
+	}
+	return b.String()
+}
+
+// transportFor is the one HTTP transport all agents share; it keeps an idle
+// connection per agent (Go's default of two per host would open and close a
+// connection per call and run the machine out of local ports).
+func transportFor(agents int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: agents + 8,
+		MaxConnsPerHost:     0,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+}
+
+// agent is one MCP session with its own key.
+type agent struct {
+	id  int
+	c   *client.Client
+	lat map[string][]time.Duration
+	err map[string]int
+	// firstErr keeps one error text for the report.
+	firstErr string
+}
+
+func connect(ctx context.Context, hc *http.Client, url, token string, id int) (*agent, time.Duration, error) {
+	start := time.Now()
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(hc),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, 0, err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: fmt.Sprintf("lasttest-%03d", id), Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		c.Close()
+		return nil, 0, err
+	}
+	return &agent{id: id, c: c, lat: map[string][]time.Duration{}, err: map[string]int{}}, time.Since(start), nil
+}
+
+// connectAll opens one session per token concurrently and records the
+// session setup as the tool "verbinden".
+func connectAll(t *testing.T, hc *http.Client, url string, tokens []string, firstID int) ([]*agent, time.Duration) {
+	agents := make([]*agent, len(tokens))
+	lat := make([]time.Duration, len(tokens))
+	var wg sync.WaitGroup
+	errs := make(chan error, len(tokens))
+	start := time.Now()
+	for i, tok := range tokens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, d, err := connect(context.Background(), hc, url, tok, firstID+i)
+			if err != nil {
+				errs <- fmt.Errorf("agent %d: verbinden: %w", firstID+i, err)
+				return
+			}
+			agents[i], lat[i] = a, d
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	agents[0].lat["verbinden"] = lat
+	return agents, wall
+}
+
+// call runs one tool and returns its structured content; a tool error is an error.
+func (a *agent) call(ctx context.Context, tool string, args map[string]any) (any, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	start := time.Now()
+	res, err := a.c.CallTool(ctx, req)
+	a.lat[tool] = append(a.lat[tool], time.Since(start))
+	if err == nil && res.IsError {
+		text := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		err = fmt.Errorf("tool error: %s", text)
+	}
+	if err != nil {
+		a.err[tool]++
+		if a.firstErr == "" {
+			a.firstErr = fmt.Sprintf("%s: %v", tool, err)
+		}
+		return nil, err
+	}
+	return res.StructuredContent, nil
+}
+
+// work is one agent's closed loop until the deadline. It returns the number
+// of successful remember calls.
+func (a *agent) work(deadline time.Time) int {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(uint64(a.id), uint64(time.Now().UnixNano())))
+	written, n := 0, 0
+	for time.Now().Before(deadline) {
+		n++
+		switch r := rng.IntN(300); {
+		case r < 3**lastSchreibanteil:
+			word := uniqueWord(a.id, n)
+			args := map[string]any{"slug": contestedSlug(rng.IntN(*lastSlugs)), "content": rememberContent(a.id, n, word)}
+			if _, err := a.call(ctx, "remember", args); err == nil {
+				written++
+			}
+		case (r-3**lastSchreibanteil)%3 < 2:
+			a.call(ctx, "recall", map[string]any{"query": terms[rng.IntN(len(terms))]})
+		default:
+			a.call(ctx, "get", map[string]any{"slug": seededSlug(rng.IntN(*lastEintraege))})
+		}
+	}
+	return written
+}
+
+// result is one load phase: latencies and errors per tool, successful writes.
+type result struct {
+	dur      time.Duration
+	lat      map[string][]time.Duration
+	errs     map[string]int
+	firstErr string
+	written  int
+	connWall time.Duration
+	cpu      time.Duration
+}
+
+func (r result) rememberRate() float64 { return float64(len(r.lat["remember"])) / r.dur.Seconds() }
+
+// cpuPerCall is the process's CPU time per tool call in µs.
+func (r result) cpuPerCall() float64 { return float64(r.cpu.Microseconds()) / float64(r.calls()) }
+
+// calls counts the tool calls of the load phase (session setup excluded).
+func (r result) calls() int {
+	n := 0
+	for _, tool := range tools[1:] {
+		n += len(r.lat[tool])
+	}
+	return n
+}
+
+// cpuTime is the CPU time (user and system) the process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// drive runs every agent's loop for d and merges what they measured.
+func drive(agents []*agent, d time.Duration) result {
+	for _, a := range agents {
+		for _, tool := range tools[1:] {
+			a.lat[tool] = a.lat[tool][:0]
+		}
+		clear(a.err)
+	}
+	var written atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for _, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			written.Add(int64(a.work(deadline)))
+		}()
+	}
+	wg.Wait()
+	res := result{dur: time.Since(start), lat: map[string][]time.Duration{}, errs: map[string]int{}, written: int(written.Load())}
+	for _, a := range agents {
+		for tool, l := range a.lat {
+			res.lat[tool] = append(res.lat[tool], l...)
+		}
+		for tool, n := range a.err {
+			res.errs[tool] += n
+		}
+		if res.firstErr == "" {
+			res.firstErr = a.firstErr
+		}
+	}
+	return res
+}

@@ -1,0 +1,106 @@
+//go:build last
+
+// The load test's report: tables, percentiles, memory and counters.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"munin/internal/app"
+)
+
+func batchStats(a *app.App) string {
+	st := a.Store.Stats()
+	ix := a.Index.Stats()
+	per := func(x, y int64) float64 {
+		if y == 0 {
+			return 0
+		}
+		return float64(x) / float64(y)
+	}
+	return fmt.Sprintf("%d Schreibvorgänge in %d Transaktionen (%.1f je Transaktion); Index: %d Refreshes in %d Batches (%.1f je Batch), %d Verdichtungen",
+		st.Writes, st.Batches, per(st.Writes, st.Batches), ix.Refreshes, ix.Batches, per(ix.Refreshes, ix.Batches), ix.Compactions)
+}
+
+func decode(t *testing.T, v, out any) {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(raw, out)
+	}
+	if err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func printTable(r result) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "Werkzeug\tAufrufe\tje s\tp50\tp95\tp99\tmax\tFehler\t")
+	for _, tool := range tools {
+		l := slices.Clone(r.lat[tool])
+		slices.Sort(l)
+		d := r.dur
+		if tool == "verbinden" {
+			d = r.connWall
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t\n", tool, len(l), float64(len(l))/d.Seconds(),
+			ms(pct(l, 50)), ms(pct(l, 95)), ms(pct(l, 99)), ms(pct(l, 100)), r.errs[tool])
+	}
+	tw.Flush()
+}
+
+// pct is the p-th percentile of sorted (nearest rank).
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// memoryNow returns the process's resident set (VmRSS) and the Go heap in
+// use, after a GC, in bytes.
+func memoryNow() (rss, heap uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				rss = kb * 1024
+			}
+		}
+	}
+	return rss, ms.HeapInuse
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
