@@ -78,4 +78,3 @@ func heapInUse() uint64 {
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
-
