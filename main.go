@@ -6,6 +6,10 @@
 //	munin key create --workspace W --project P --agent NAME [--role read|write|admin]
 //	munin key list | munin key revoke ID
 //	munin project list
+//	munin backup DEST             online backup of every file, verified
+//	munin export W/P [--out FILE] all versions of a project as JSON Lines
+//	munin import W/P [FILE]       read an export back, idempotently
+//	munin reindex [W/P]           build and check the search indexes
 package main
 
 import (
@@ -26,6 +30,7 @@ import (
 
 	"munin/internal/app"
 	"munin/internal/memory"
+	"munin/internal/portable"
 )
 
 const usage = `usage:
@@ -35,6 +40,10 @@ const usage = `usage:
   munin key list
   munin key revoke ID
   munin project list
+  munin backup DEST               online backup of every workspace into DEST (new or empty), verified
+  munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)
+  munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first
+  munin reindex [W/P]             build the search index of one or all projects and check it
 Every command takes --data DIR (env MUNIN_DATA, default ./data); "munin serve -h" lists the server flags.
 `
 
@@ -61,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return keyCmd(args, stdout, stderr)
 	case "project":
 		return projectCmd(args, stdout, stderr)
+	case "backup", "export", "import", "reindex":
+		return portableCmd(cmd, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -234,6 +245,101 @@ func projectCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return tw.Flush()
 	})
+}
+
+// portableCmd runs backup, export, import and reindex (internal/portable).
+// Flags may come before or after the positional arguments.
+func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
+	var cfg app.Config
+	fs := newFlags(cmd, &cfg, stderr)
+	out := fs.String("out", "", "export: write to FILE instead of stdout")
+	fs.IntVar(&cfg.MaxContent, "max-content", envInt("MUNIN_MAX_CONTENT", memory.DefaultMaxContent), "import: largest entry content in bytes (env MUNIN_MAX_CONTENT)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if cmd == "backup" {
+		if len(pos) != 1 {
+			return errors.New("backup needs exactly one destination directory: munin backup [--data DIR] DEST")
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		_, err := portable.Backup(ctx, cfg.DataDir, pos[0], stdout)
+		return err
+	}
+	var refs []memory.ProjectRef
+	for _, p := range pos[:min(len(pos), 1)] {
+		ref, err := portable.ParseRef(p)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	}
+	if cmd != "reindex" && len(refs) == 0 {
+		return fmt.Errorf("%s needs a project: munin %s [--data DIR] WORKSPACE/PROJECT", cmd, cmd)
+	}
+	return withApp(cfg, func(ctx context.Context, a *app.App) error {
+		switch cmd {
+		case "export":
+			w, closeOut, err := createOut(*out, stdout)
+			if err != nil {
+				return err
+			}
+			n, err := portable.Export(ctx, a.Store, refs[0], w)
+			if err = errors.Join(err, closeOut()); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "exported %d versions of %s\n", n, refs[0])
+			return nil
+		case "import":
+			r := io.Reader(os.Stdin)
+			if len(pos) > 1 {
+				f, err := os.Open(pos[1])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				r = f
+			}
+			res, err := portable.Import(ctx, a.Store, refs[0], r, portable.ImportOptions{MaxContent: cfg.MaxContent})
+			fmt.Fprintf(stdout, "%s: %d versions read, %d imported, %d already present\n", refs[0], res.Lines, res.Imported, res.Skipped)
+			return err
+		}
+		results, err := portable.Reindex(ctx, a.Store, refs, stderr)
+		for _, r := range results {
+			fmt.Fprintf(stdout, "%s: %d live entries, %d documents, built in %v; search for %q: %d hits\n",
+				r.Ref, r.Scanned, r.Docs, r.Duration.Round(time.Millisecond), r.Probe, r.Hits)
+		}
+		return err
+	})
+}
+
+// parseInterspersed parses flags that may follow positional arguments and
+// returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// createOut opens the export destination: stdout for "" or "-".
+func createOut(path string, stdout io.Writer) (io.Writer, func() error, error) {
+	if path == "" || path == "-" {
+		return stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
 }
 
 // withApp opens the data directory for a one-shot command and closes it after.

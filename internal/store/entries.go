@@ -310,14 +310,14 @@ func (s *Store) History(ctx context.Context, ref memory.ProjectRef, slug string,
 }
 
 // CountWritesSince counts a project's audit rows at or after since; the
-// write budget is built on it.
+// write budget is built on it. Rows of `munin import` do not count.
 func (s *Store) CountWritesSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (int, error) {
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) FROM audit_log WHERE project = ? AND at >= ?`,
+	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) FROM audit_log WHERE project = ? AND at >= ? AND action <> 'import'`,
 		ref.Project, since.UnixNano()).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count writes of %s: %w", ref, err)
 	}

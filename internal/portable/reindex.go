@@ -1,0 +1,141 @@
+package portable
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"munin/internal/memory"
+	"munin/internal/search"
+	"munin/internal/store"
+)
+
+// ReindexResult is the check of one project's index.
+type ReindexResult struct {
+	Ref memory.ProjectRef
+	// Live is the number of live entries counted before the build; Scanned
+	// the entries the build read (one snapshot); Docs the documents in the
+	// built index. Docs must equal Scanned; Live differs only if the project
+	// was written meanwhile.
+	Live, Scanned, Docs int
+	// Probe is the query run against the built index and Hits its result
+	// count ("" when the project has no live entry).
+	Probe string
+	Hits  int
+	// Duration is the time the build took.
+	Duration time.Duration
+}
+
+// countingSource is the store as the search index sees it, counting what a
+// build scans and keeping the first entry as the probe of the check.
+type countingSource struct {
+	*store.Store
+	scanned atomic.Int64
+	onScan  func(memory.Version)
+}
+
+func (c *countingSource) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error {
+	return c.Store.ScanLatest(ctx, ref, func(v memory.Version) error {
+		c.scanned.Add(1)
+		c.onScan(v)
+		return fn(v)
+	})
+}
+
+// Reindex builds the search index of each project in refs (every project
+// when refs is empty) from the database, exactly as the server does on first
+// use, with a progress bar per project on w. It checks that the index holds
+// one document per live entry and answers a search for the first entry's
+// title. The index lives in this process only: a running server keeps its
+// own, built lazily at its first use of a project.
+func Reindex(ctx context.Context, st *store.Store, refs []memory.ProjectRef, w io.Writer) ([]ReindexResult, error) {
+	if len(refs) == 0 {
+		ps, err := st.ListProjects(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			refs = append(refs, p.Ref)
+		}
+	}
+	var out []ReindexResult
+	for _, ref := range refs {
+		r, err := reindexOne(ctx, st, ref, w)
+		if err != nil {
+			return out, fmt.Errorf("reindex %s: %w", ref, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func reindexOne(ctx context.Context, st *store.Store, ref memory.ProjectRef, w io.Writer) (ReindexResult, error) {
+	res := ReindexResult{Ref: ref}
+	live, _, err := st.EntryStats(ctx, ref)
+	if err != nil {
+		return res, err
+	}
+	res.Live = live
+	bar := progressbar.NewOptions(live,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(ref.String()),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+	var first *memory.Version
+	src := &countingSource{Store: st, onScan: func(v memory.Version) {
+		if first == nil {
+			first = &v
+		}
+		_ = bar.Add(1)
+	}}
+	reg := search.NewRegistry(src, search.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer reg.Close()
+
+	start := time.Now()
+	// Any search builds the index; the probe must be a non-empty query.
+	if _, err := reg.Search(ctx, ref, memory.SearchQuery{Text: "munin-reindex-probe", Limit: 1}); err != nil {
+		return res, err
+	}
+	res.Duration = time.Since(start)
+	_ = bar.Finish()
+	res.Scanned = int(src.scanned.Load())
+	res.Docs = int(reg.Stats().Projects[ref].Docs)
+	if res.Docs != res.Scanned {
+		return res, fmt.Errorf("index holds %d documents for %d live entries", res.Docs, res.Scanned)
+	}
+	if first != nil {
+		res.Probe = probeText(*first)
+		hits, err := reg.Search(ctx, ref, memory.SearchQuery{Text: res.Probe, Limit: search.MaxLimit})
+		if err != nil {
+			return res, err
+		}
+		res.Hits = len(hits)
+		if !hasSlug(hits, first.Slug) {
+			return res, fmt.Errorf("a search for %q does not find %s", res.Probe, first.Slug)
+		}
+	}
+	return res, nil
+}
+
+// probeText is a query that must find v: its title and slug words.
+func probeText(v memory.Version) string {
+	return strings.TrimSpace(v.Title + " " + strings.NewReplacer("/", " ", "-", " ", "_", " ", ".", " ").Replace(v.Slug))
+}
+
+func hasSlug(hits []memory.Hit, slug string) bool {
+	for _, h := range hits {
+		if h.Slug == slug {
+			return true
+		}
+	}
+	return false
+}
