@@ -43,18 +43,32 @@ func Import(ctx context.Context, st *store.Store, ref memory.ProjectRef, r io.Re
 	if opts.MaxContent <= 0 {
 		opts.MaxContent = memory.DefaultMaxContent
 	}
-	var res ImportResult
-	created, err := st.EnsureProject(ctx, ref)
-	if err != nil {
-		return res, fmt.Errorf("import into %s: %w", ref, err)
+	if err := ref.Validate(); err != nil {
+		return ImportResult{}, err
 	}
-	res.Created = created
+	var res ImportResult
+	ensured := false
 	dec := newDecoder(r)
 	batch := make([]memory.Version, 0, opts.BatchSize)
 	lines := make([]int, 0, opts.BatchSize)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
+		}
+		// A file whose first batch is refused must not leave an empty new
+		// project behind, so the project is created after that batch passed
+		// validation (a gap or conflict found in the transaction still can).
+		for i, v := range batch {
+			if err := store.ValidateVersion(v, opts.MaxContent); err != nil {
+				return lineError(lines[i], err)
+			}
+		}
+		if !ensured {
+			created, err := st.EnsureProject(ctx, ref)
+			if err != nil {
+				return err
+			}
+			res.Created, ensured = created, true
 		}
 		br, err := st.ImportVersions(ctx, ref, batch, opts.MaxContent)
 		if err != nil {

@@ -112,12 +112,16 @@ func parseLine(b []byte) (memory.Version, error) {
 	if v.Tags == nil {
 		v.Tags = []string{}
 	}
+	// The slug first: it is what a reader of the error needs to find the line.
+	if err := memory.ValidateSlug(v.Slug); err != nil {
+		return v, err
+	}
 	if l.CreatedAt == "" {
-		return v, memory.Errorf(memory.CodeInvalid, "created_at is missing")
+		return v, memory.Errorf(memory.CodeInvalid, "%s v%d: created_at is missing", v.Slug, v.Version)
 	}
 	at, err := time.Parse(time.RFC3339Nano, l.CreatedAt)
 	if err != nil {
-		return v, memory.Errorf(memory.CodeInvalid, "created_at %q is not an RFC 3339 time", l.CreatedAt)
+		return v, memory.Errorf(memory.CodeInvalid, "%s v%d: created_at %q is not an RFC 3339 time", v.Slug, v.Version, l.CreatedAt)
 	}
 	v.CreatedAt = at.UTC()
 	return v, nil

@@ -347,3 +347,17 @@ func TestParseRef(t *testing.T) {
 		}
 	}
 }
+
+// A refused first batch leaves no empty project behind.
+func TestImportOfBadFileCreatesNoProject(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	ref := memory.ProjectRef{Workspace: "acme", Project: "new"}
+	bad := okLine + "\n" + `{"slug":"../bad","version":1}`
+	_, err := Import(ctx, s, ref, strings.NewReader(bad), ImportOptions{})
+	if err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "slug") {
+		t.Fatalf("import of a bad slug: %v, want an error naming line 2 and the slug", err)
+	}
+	if _, err := s.Project(ctx, ref); memory.ErrorCode(err) != memory.CodeNotFound {
+		t.Fatalf("project after a refused import: %v, want not_found", err)
+	}
+}
