@@ -97,6 +97,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.WriteBudget, "write-budget", envInt("MUNIN_WRITE_BUDGET", 1000), "default writes per project per hour (env MUNIN_WRITE_BUDGET)")
 	fs.BoolVar(&cfg.BudgetOff, "budget-off", envBool("MUNIN_BUDGET_OFF"), "switch the write budget off for the whole server (env MUNIN_BUDGET_OFF)")
 	fs.IntVar(&cfg.MaxContent, "max-content", envInt("MUNIN_MAX_CONTENT", memory.DefaultMaxContent), "largest entry content in bytes (env MUNIN_MAX_CONTENT)")
+	fs.IntVar(&cfg.MaxInFlight, "max-inflight", envInt("MUNIN_MAX_INFLIGHT", 64), "requests served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT; -1: no limit)")
 	fs.DurationVar(&cfg.SessionIdleTTL, "session-idle-ttl", envDuration("MUNIN_SESSION_IDLE_TTL", 30*time.Minute), "end MCP sessions unused for this long (env MUNIN_SESSION_IDLE_TTL)")
 	fs.BoolVar(&cfg.SearchLogOff, "search-log-off", envBool("MUNIN_SEARCH_LOG_OFF"), "do not write the search log (env MUNIN_SEARCH_LOG_OFF)")
 	if err := fs.Parse(args); err != nil {

@@ -16,6 +16,7 @@ import (
 	"munin/internal/httpserver"
 	"munin/internal/mcpserver"
 	"munin/internal/memory"
+	"munin/internal/metrics"
 	"munin/internal/search"
 	"munin/internal/service"
 	"munin/internal/store"
@@ -37,6 +38,9 @@ type Config struct {
 	SearchLogOff bool
 	// Synchronous is SQLite's synchronous mode: "NORMAL" or "FULL".
 	Synchronous string
+	// MaxInFlight limits requests served at once; the excess gets 429
+	// (0: the default, negative: no limit).
+	MaxInFlight int
 	// SessionIdleTTL ends MCP sessions unused for this long (0: the default).
 	SessionIdleTTL time.Duration
 	Logger         *slog.Logger
@@ -50,7 +54,9 @@ type App struct {
 	Index *search.Registry
 	Svc   *service.Service
 	MCP   *mcpserver.Server
-	Web   *web.Handler
+	// Metrics are served at /metrics to admin keys.
+	Metrics *metrics.Metrics
+	Web     *web.Handler
 }
 
 // Open opens the data directory and builds the layers; nothing listens yet.
@@ -58,30 +64,36 @@ func Open(cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	st, err := store.Open(cfg.DataDir, store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger})
+	m := metrics.New()
+	st, err := store.Open(cfg.DataDir, store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnBatch: m.Batch})
 	if err != nil {
 		return nil, fmt.Errorf("open data directory %s: %w", cfg.DataDir, err)
 	}
-	reg := search.NewRegistry(st, search.Options{})
+	reg := search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag})
 	svc := service.New(st, reg, service.Options{
 		DefaultWriteBudget: cfg.WriteBudget,
 		BudgetOff:          cfg.BudgetOff,
 		MaxContent:         cfg.MaxContent,
 		SearchLogOff:       cfg.SearchLogOff,
 		Logger:             cfg.Logger,
+		OnBudgetRejected:   m.BudgetRejected,
 	})
 	ui, err := web.New(service.NewBrowser(svc, st), web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close())
 	}
+	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m})
+	m.GaugeFunc("munin_writer_queue_depth", "Writes waiting for their workspace's writer.", func() float64 { return float64(st.Stats().Queued) })
+	m.GaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(mcp.OpenSessions()) })
 	return &App{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		Store: st,
-		Index: reg,
-		Svc:   svc,
-		MCP:   mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL}),
-		Web:   ui,
+		cfg:     cfg,
+		log:     cfg.Logger,
+		Store:   st,
+		Index:   reg,
+		Svc:     svc,
+		MCP:     mcp,
+		Web:     ui,
+		Metrics: m,
 	}, nil
 }
 
@@ -96,6 +108,8 @@ func (a *App) httpServer() *http.Server {
 		AllowedOrigins: a.cfg.AllowedOrigins,
 		Logger:         a.log,
 		Web:            a.Web,
+		MaxInFlight:    a.cfg.MaxInFlight,
+		Metrics:        a.Metrics,
 	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }
 

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"munin/internal/api"
 	"munin/internal/memory"
+	"munin/internal/metrics"
 )
 
 // recorder remembers the status and size of a response for the request log
@@ -107,7 +109,8 @@ func noteCaller(ctx context.Context, agent, project string) {
 // logRequests writes one line per request: method, path, status, duration,
 // bytes and the caller's agent name. It never logs headers, the query string
 // (tokens could be pasted there) or bodies (they are the users' memory).
-func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+// The same place counts the request for the metrics.
+func logRequests(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := wrap(w)
@@ -136,8 +139,23 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 				attrs = append(attrs, slog.String("agent", info.agent), slog.String("project", info.project))
 			}
 			log.LogAttrs(r.Context(), level, "http request", attrs...)
+			m.HTTPRequest(routeOf(r.URL.Path), status)
 		}()
 		next.ServeHTTP(rec, r)
 		completed = true
 	})
+}
+
+// routeOf names the part of the server a path belongs to, for metric labels
+// (paths themselves would be unbounded).
+func routeOf(path string) string {
+	switch {
+	case path == "/mcp":
+		return "mcp"
+	case strings.HasPrefix(path, "/api/"):
+		return "api"
+	case path == "/healthz" || path == "/readyz" || path == "/metrics":
+		return "probe"
+	}
+	return "web"
 }

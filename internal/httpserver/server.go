@@ -16,6 +16,7 @@ import (
 
 	"munin/internal/api"
 	"munin/internal/memory"
+	"munin/internal/metrics"
 	"munin/internal/service"
 )
 
@@ -52,6 +53,12 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger receives the request log and recovered panics; nil means slog.Default().
 	Logger *slog.Logger
+	// MaxInFlight limits requests served at once (default
+	// DefaultMaxInFlight; negative: no limit); the excess gets 429.
+	MaxInFlight int
+	// Metrics, when set, is served at /metrics (admin key) and fed with
+	// request counts, in-flight requests and overload rejections.
+	Metrics *metrics.Metrics
 	// Web, when set, answers every path the routes above do not (the web
 	// UI at "/"). It does its own authentication with session cookies; the
 	// recovery, request log, Origin/Host check and body cap still apply.
@@ -68,6 +75,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
 	return c
 }
 
@@ -78,9 +88,10 @@ func (c Config) withDefaults() Config {
 func New(cfg Config, svc *service.Service, mcp http.Handler, apiHandler http.Handler) *http.Server {
 	cfg = cfg.withDefaults()
 	streams := newStreamCloser()
+	ready := &readiness{svc: svc}
 	srv := &http.Server{
 		Addr:              cfg.Addr,
-		Handler:           newHandler(cfg, svc, mcp, apiHandler, streams),
+		Handler:           newHandler(cfg, svc, mcp, apiHandler, streams, ready),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -89,12 +100,13 @@ func New(cfg Config, svc *service.Service, mcp http.Handler, apiHandler http.Han
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(streams.closeAll)
+	srv.RegisterOnShutdown(func() { ready.draining.Store(true) })
 	return srv
 }
 
 // newHandler assembles routes and middleware, outermost first:
-// recover → log → origin → body cap → (route) → auth → body buffer → handler.
-func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, streams *streamCloser) http.Handler {
+// recover → log → admission → origin → body cap → (route) → auth → body buffer → handler.
+func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, streams *streamCloser, ready *readiness) http.Handler {
 	r := mux.NewRouter()
 	// Paths reach the handlers as sent: a slug with ".." must be refused by
 	// validation, not cleaned into another path and redirected.
@@ -105,6 +117,10 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 		return requireKey(svc, bufferBody(h))
 	}
 	r.Handle("/healthz", http.HandlerFunc(healthz)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/readyz", ready).Methods(http.MethodGet, http.MethodHead)
+	if cfg.Metrics != nil {
+		r.Handle("/metrics", requireKey(svc, requireAdmin(cfg.Metrics.Handler()))).Methods(http.MethodGet)
+	}
 	r.Handle("/mcp", allowMethods(authed(streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete))
 	r.PathPrefix(api.Prefix + "/").Handler(authed(apiHandler))
 	if cfg.Web != nil {
@@ -116,7 +132,8 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	var h http.Handler = r
 	h = limitBody(cfg.MaxBodyBytes, h)
 	h = checkOrigin(newOriginPolicy(cfg.AllowedOrigins), h)
-	h = logRequests(cfg.Logger, h)
+	h = admit(cfg.MaxInFlight, cfg.Metrics, h)
+	h = logRequests(cfg.Logger, cfg.Metrics, h)
 	h = recoverPanics(cfg.Logger, h)
 	return h
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"munin/internal/memory"
+	"munin/internal/metrics"
 	"munin/internal/service"
 )
 
@@ -28,9 +29,11 @@ type toolImpl struct {
 // typed adapts a toolFunc to mcp-go. It replaces mcp.NewStructuredToolHandler,
 // whose error texts ("tool execution failed: …", "failed to bind arguments: …")
 // would hide the code that every Munin error must start with.
-func typed[A, R any](log *slog.Logger, tool string, fn toolFunc[A, R]) toolImpl {
+func typed[A, R any](log *slog.Logger, m *metrics.Metrics, tool string, fn toolFunc[A, R]) toolImpl {
 	b := newBinder[A]()
-	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		start := time.Now()
+		defer func() { m.ToolCall(tool, outcome(res), time.Since(start)) }()
 		// The HTTP auth middleware (or ServeStdio) puts the key in the
 		// context; a missing one means the handler was mounted without it.
 		key, err := service.KeyFrom(ctx)
@@ -44,11 +47,11 @@ func typed[A, R any](log *slog.Logger, tool string, fn toolFunc[A, R]) toolImpl 
 		if finishOnEOF(ctx) {
 			ctx = context.WithoutCancel(ctx)
 		}
-		res, text, err := fn(ctx, key, args)
+		out, text, err := fn(ctx, key, args)
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
-		return mcp.NewToolResultStructured(res, text), nil
+		return mcp.NewToolResultStructured(out, text), nil
 	}
 	check := func(req mcp.CallToolRequest) error {
 		_, err := b.bind(req)
@@ -103,4 +106,20 @@ func tagList(tags []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" [%s]", strings.Join(tags, ", "))
+}
+
+// outcome is the metrics label of a result: "ok", or the code its error
+// text starts with.
+func outcome(res *mcp.CallToolResult) string {
+	if res == nil || !res.IsError {
+		return "ok"
+	}
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(mcp.TextContent); ok {
+			if code, _, found := strings.Cut(tc.Text, ": "); found {
+				return code
+			}
+		}
+	}
+	return string(memory.CodeInternal)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"munin/internal/metrics"
 	"munin/internal/service"
 )
 
@@ -39,6 +40,8 @@ type Options struct {
 	// SessionIdleTTL ends sessions unused for this long (default
 	// DefaultSessionIdleTTL); abandoned sessions must not keep their memory.
 	SessionIdleTTL time.Duration
+	// Metrics, when set, counts tool calls by outcome and their latency.
+	Metrics *metrics.Metrics
 }
 
 // Server is Munin's MCP server: the tools bound to a service, ready to be
@@ -65,12 +68,12 @@ func New(svc *service.Service, opts Options) *Server {
 	}
 	h := handlers{svc: svc}
 	impls := map[string]toolImpl{
-		"remember": typed(opts.Logger, "remember", h.remember),
-		"recall":   typed(opts.Logger, "recall", h.recall),
-		"get":      typed(opts.Logger, "get", h.get),
-		"list":     typed(opts.Logger, "list", h.list),
-		"history":  typed(opts.Logger, "history", h.history),
-		"forget":   typed(opts.Logger, "forget", h.forget),
+		"remember": typed(opts.Logger, opts.Metrics, "remember", h.remember),
+		"recall":   typed(opts.Logger, opts.Metrics, "recall", h.recall),
+		"get":      typed(opts.Logger, opts.Metrics, "get", h.get),
+		"list":     typed(opts.Logger, opts.Metrics, "list", h.list),
+		"history":  typed(opts.Logger, opts.Metrics, "history", h.history),
+		"forget":   typed(opts.Logger, opts.Metrics, "forget", h.forget),
 	}
 	checks := make(map[string]func(mcp.CallToolRequest) error, len(impls))
 	for name, impl := range impls {
@@ -78,8 +81,9 @@ func New(svc *service.Service, opts Options) *Server {
 	}
 	hooks := &server.Hooks{}
 	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger, checks))
+	// mcp-go ends a session's id through the manager on DELETE and on idle
+	// expiry (not when a GET stream closes: the session lives on).
 	s := &Server{svc: svc, ids: &sessionIDs{}, log: opts.Logger}
-	s.sessionHooks(hooks)
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),

@@ -69,11 +69,3 @@ func (s *Server) OpenSessions() int64 { return s.ids.open.Load() }
 func (s *Server) Close(ctx context.Context) error {
 	return s.http.Shutdown(ctx)
 }
-
-// sessionHooks keeps the per-session server state in step with the ids: a
-// session unregistered by mcp-go (DELETE or idle expiry) is forgotten.
-func (s *Server) sessionHooks(hooks *server.Hooks) {
-	hooks.AddOnUnregisterSession(func(_ context.Context, session server.ClientSession) {
-		_, _ = s.ids.Terminate(session.SessionID())
-	})
-}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/mapping"
 
@@ -36,6 +37,9 @@ type Options struct {
 	CompactAfter int
 	// Logger receives build and compaction failures (default slog.Default()).
 	Logger *slog.Logger
+	// OnRefresh, when set, is told how long each successful Refresh took
+	// until the index showed the write (the refresh lag metric).
+	OnRefresh func(time.Duration)
 }
 
 func (o Options) withDefaults() Options {
@@ -130,11 +134,18 @@ func (r *Registry) project(ref memory.ProjectRef) (*project, error) {
 // later Search sees the state read (read-your-writes). If ctx ends first,
 // Refresh returns its error but the refresh is still applied.
 func (r *Registry) Refresh(ctx context.Context, ref memory.ProjectRef, slug string) error {
+	start := time.Now()
 	p, err := r.project(ref)
 	if err != nil {
 		return err
 	}
-	return p.refresh(ctx, slug)
+	if err := p.refresh(ctx, slug); err != nil {
+		return err
+	}
+	if r.opts.OnRefresh != nil {
+		r.opts.OnRefresh(time.Since(start))
+	}
+	return nil
 }
 
 // Drop forgets a project's index (e.g. after the project was deleted or its

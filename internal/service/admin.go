@@ -85,3 +85,9 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 	token, _, err := s.CreateKey(ctx, DefaultProject, "admin", memory.RoleAdmin)
 	return token, err
 }
+
+// Ready reports whether storage answers; the readiness probe calls it.
+func (s *Service) Ready(ctx context.Context) error {
+	_, err := s.store.ListProjects(ctx)
+	return err
+}

@@ -27,6 +27,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tests move it.
 	Now func() time.Time
+	// OnBudgetRejected, when set, is called for every write refused by the
+	// write budget (the budget-rejection metric).
+	OnBudgetRejected func()
 }
 
 // Service is the one place where Munin's rules live.

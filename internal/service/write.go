@@ -57,6 +57,9 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	}
 	if !s.opts.BudgetOff {
 		if err := s.budget.reserve(ctx, key.Project); err != nil {
+			if memory.ErrorCode(err) == memory.CodeBudgetExhausted && s.opts.OnBudgetRejected != nil {
+				s.opts.OnBudgetRejected()
+			}
 			return memory.WriteResult{}, s.internalErr("budget", key, err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"munin/internal/memory"
 )
@@ -47,6 +48,9 @@ type Options struct {
 	ReadConns int
 	// MaxBatch is the most writes one group-commit transaction takes (default 128).
 	MaxBatch int
+	// OnBatch, when set, is told the size and duration (BEGIN to COMMIT) of
+	// every committed writer batch (the batch-size metrics).
+	OnBatch func(writes int, took time.Duration)
 }
 
 // Store is Munin's storage. It is safe for concurrent use.
@@ -170,6 +174,8 @@ type Stats struct {
 	Batches int64
 	// Writes counts the operations committed in them (failed ones excluded).
 	Writes int64
+	// Queued is the number of writes waiting for their workspace's writer.
+	Queued int
 }
 
 // Stats returns a snapshot of pool states and group-commit counters.
@@ -180,6 +186,7 @@ func (s *Store) Stats() Stats {
 	for name, ws := range s.workspaces {
 		w, r := ws.pool.writer.Stats(), ws.pool.reader.Stats()
 		st.Workspaces[name] = PoolStats{WriterOpen: w.OpenConnections, WriterMaxOpen: w.MaxOpenConnections, ReaderOpen: r.OpenConnections}
+		st.Queued += len(ws.queue)
 	}
 	return st
 }

@@ -142,6 +142,7 @@ func (ws *workspace) commit(batch []*writeReq) {
 		}
 	}
 
+	began := time.Now()
 	tx, err := ws.pool.writer.BeginTx(context.Background(), nil)
 	if err != nil {
 		ws.s.log.Error("begin batch", "workspace", ws.name, "err", err)
@@ -173,6 +174,9 @@ func (ws *workspace) commit(batch []*writeReq) {
 	}
 	ws.s.batches.Add(1)
 	ws.s.writes.Add(int64(ok))
+	if on := ws.s.opts.OnBatch; on != nil {
+		on(len(live), time.Since(began))
+	}
 	for i, req := range live {
 		req.res <- results[i]
 	}

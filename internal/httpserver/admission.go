@@ -1,0 +1,58 @@
+package httpserver
+
+import (
+	"fmt"
+	"net/http"
+
+	"munin/internal/api"
+	"munin/internal/memory"
+	"munin/internal/metrics"
+)
+
+// DefaultMaxInFlight is the default limit of requests served at once. Past
+// the saturation point more concurrency only adds queueing (latency and
+// memory) on two cores, so the excess is turned away at once instead.
+const DefaultMaxInFlight = 64
+
+// admit is admission control: at most limit requests are served at once;
+// the excess is answered 429 with Retry-After immediately, before the body
+// is read, so accepted requests keep their speed. MCP's GET stream is
+// long-lived and idle, so it is not counted; neither are the probes.
+func admit(limit int, m *metrics.Metrics, next http.Handler) http.Handler {
+	if limit <= 0 {
+		return next
+	}
+	slots := make(chan struct{}, limit)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if exempt(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			m.Rejected()
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Connection", "close") // the unread body is not worth reading
+			api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable,
+				fmt.Sprintf("server is at its limit of %d requests in flight; retry after 1 second", limit))
+			return
+		}
+		m.InFlight(1)
+		defer func() {
+			m.InFlight(-1)
+			<-slots
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func exempt(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	case "/mcp":
+		return r.Method == http.MethodGet
+	}
+	return false
+}
