@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"munin/internal/api"
 	"munin/internal/memory"
@@ -57,14 +56,8 @@ func bufferBody(next http.Handler) http.Handler {
 			return
 		}
 		_ = r.Body.Close()
-		// JSON must be UTF-8 (RFC 8259). Go's decoder would quietly turn bad
-		// bytes into U+FFFD and store text the client never sent.
-		if !utf8.Valid(buf.Bytes()) {
-			api.WriteError(w, memory.Errorf(memory.CodeInvalid, "request body is not valid UTF-8"))
-			return
-		}
-		if hasLoneSurrogate(buf.Bytes()) {
-			api.WriteError(w, memory.Errorf(memory.CodeInvalid, "request body escapes half of a UTF-16 surrogate pair (e.g. \\ud800 alone)"))
+		if err := memory.CheckJSONText(buf.Bytes()); err != nil {
+			api.WriteError(w, err)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))

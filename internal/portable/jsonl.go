@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-	"unicode/utf8"
 
 	"munin/internal/memory"
 )
@@ -93,10 +92,11 @@ func (d *decoder) next() (memory.Version, int, error) {
 
 // parseLine decodes one line strictly.
 func parseLine(b []byte) (memory.Version, error) {
-	// encoding/json would quietly turn invalid UTF-8 into U+FFFD; an import
-	// must not change a byte of what it stores, so it refuses instead.
-	if !utf8.Valid(b) {
-		return memory.Version{}, memory.Errorf(memory.CodeInvalid, "not valid UTF-8")
+	// encoding/json would quietly turn invalid UTF-8 and lone surrogate
+	// escapes into U+FFFD; an import must not change a byte of what it
+	// stores, so it refuses instead.
+	if err := memory.CheckJSONText(b); err != nil {
+		return memory.Version{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

@@ -250,6 +250,7 @@ func TestImportRefusesBadLines(t *testing.T) {
 		{"unknown field", okLine + "\n\n" + at(1, `,"extra":1`), memory.CodeInvalid, []string{"line 3", "extra"}},
 		{"bad time", strings.Replace(okLine, "2026-01-02T03:04:05.123456789Z", "yesterday", 1), memory.CodeInvalid, []string{"line 1", "created_at"}},
 		{"invalid utf-8", okLine + "\n" + strings.Replace(okLine, `"new"`, "\"\xff\"", 1), memory.CodeInvalid, []string{"line 2", "UTF-8"}},
+		{"lone surrogate escape", okLine + "\n" + strings.Replace(okLine, `"new"`, `"\ud800"`, 1), memory.CodeInvalid, []string{"line 2", "surrogate"}},
 		{"bad tag", okLine + "\n" + strings.Replace(at(1, ""), `"tags":[]`, `"tags":["no spaces"]`, 1), memory.CodeInvalid, []string{"line 2", "tag"}},
 		{"tombstone first", okLine + "\n" + strings.Replace(at(1, `,"deleted":true`), `"content":"x"`, `"content":""`, 1), memory.CodeInvalid, []string{"line 2", "first version"}},
 		{"content too large", strings.Replace(okLine, `"new"`, `"`+strings.Repeat("x", 100)+`"`, 1), memory.CodeTooLarge, []string{"line 1", "content"}},

@@ -1,9 +1,24 @@
-package httpserver
+package memory
+
+import "unicode/utf8"
+
+// CheckJSONText refuses JSON input that Go's decoder would silently alter:
+// invalid UTF-8 and escaped halves of UTF-16 surrogate pairs both become
+// U+FFFD, so text the client never sent would be stored. JSON must be UTF-8
+// (RFC 8259); such input is a client mistake.
+func CheckJSONText(b []byte) error {
+	if !utf8.Valid(b) {
+		return Errorf(CodeInvalid, "JSON text is not valid UTF-8")
+	}
+	if hasLoneSurrogate(b) {
+		return Errorf(CodeInvalid, "JSON text escapes half of a UTF-16 surrogate pair (e.g. \\ud800 alone)")
+	}
+	return nil
+}
 
 // hasLoneSurrogate reports whether a JSON text escapes half of a UTF-16
-// surrogate pair (e.g. "\ud800" alone). Go's decoder turns such an escape into
-// U+FFFD without complaint, so text the client never meant would be stored.
-// Backslashes only occur inside JSON strings, so a flat scan is exact.
+// surrogate pair (e.g. "\ud800" alone). Backslashes only occur inside JSON
+// strings, so a flat scan is exact.
 func hasLoneSurrogate(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		if b[i] != '\\' {
