@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,10 +87,13 @@ func sum(m map[string]int) int {
 	return n
 }
 
-// memoryNow returns the process's resident set (VmRSS) and the Go heap in
-// use, after a GC, in bytes.
+// memoryNow returns the process's resident set (VmRSS) and the live Go heap
+// plus goroutine stacks in bytes, after garbage of earlier phases was
+// collected and freed memory was given back to the OS, so that two readings
+// compare.
 func memoryNow() (rss, heap uint64) {
 	runtime.GC()
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
@@ -100,7 +104,7 @@ func memoryNow() (rss, heap uint64) {
 			}
 		}
 	}
-	return rss, ms.HeapInuse
+	return rss, ms.HeapAlloc + ms.StackInuse
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
