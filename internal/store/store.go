@@ -6,7 +6,8 @@
 // Every file has exactly one writer connection and a separate read-only pool
 // (WAL), so reads never wait for writes and SQLite never sees two writers.
 // Writes to a workspace file go through one goroutine that group-commits
-// whatever is queued: one transaction per batch, one savepoint per write.
+// whatever is queued: one transaction per batch; a failing write is rolled
+// back alone (savepoints), the others commit.
 package store
 
 import (

@@ -119,9 +119,10 @@ func (ws *workspace) run() {
 	}
 }
 
-// commit runs one batch: BEGIN IMMEDIATE, each write inside its own
-// SAVEPOINT (a failing write is rolled back alone and reported to its own
-// caller), COMMIT, and only then the answers. If the transaction as a whole
+// commit runs one batch: BEGIN IMMEDIATE, the writes, COMMIT, and only then
+// the answers. If a write fails, the batch is run again with each write in
+// its own SAVEPOINT, so the failing one is rolled back alone and reported to
+// its own caller (see applyAll). If the transaction as a whole
 // fails, every caller of the batch gets the error: nothing is acknowledged
 // that did not commit.
 func (ws *workspace) commit(batch []*writeReq) {
@@ -149,19 +150,22 @@ func (ws *workspace) commit(batch []*writeReq) {
 		failAll(fmt.Errorf("begin batch: %w", err))
 		return
 	}
-	results := make([]writeResp, len(live))
-	ok := 0
-	for i, req := range live {
-		val, err, fatal := applyInSavepoint(tx, req.fn)
-		if fatal != nil {
+	results, ok, failed, _ := applyAll(tx, live, false)
+	if failed {
+		// A write failed with no savepoint around it, so its changes cannot
+		// be undone alone: start over with one savepoint per write.
+		_ = tx.Rollback()
+		if tx, err = ws.pool.writer.BeginTx(context.Background(), nil); err != nil {
+			ws.s.log.Error("begin batch", "workspace", ws.name, "err", err)
+			failAll(fmt.Errorf("begin batch: %w", err))
+			return
+		}
+		var fatal error
+		if results, ok, _, fatal = applyAll(tx, live, true); fatal != nil {
 			_ = tx.Rollback()
 			ws.s.log.Error("batch aborted", "workspace", ws.name, "err", fatal)
 			failAll(fmt.Errorf("batch aborted: %w", fatal))
 			return
-		}
-		results[i] = writeResp{val: val, err: err}
-		if err == nil {
-			ok++
 		}
 	}
 	if hook := ws.s.hookBeforeCommit; hook != nil {
@@ -180,6 +184,34 @@ func (ws *workspace) commit(batch []*writeReq) {
 	for i, req := range live {
 		req.res <- results[i]
 	}
+}
+
+// applyAll runs the writes of a batch in tx and returns their results and
+// how many succeeded. With safe set, each write runs in its own savepoint and
+// a failing one is rolled back alone (fatal: the savepoint machinery failed).
+// Without it, writes run bare and the first failing one stops the batch
+// (failed): the caller then rolls back and runs the batch again safely. Most
+// batches have no failing write, and the two savepoint statements cost about
+// half as much as the write itself; a batch with a failing write (a conflict,
+// say) is paid twice.
+func applyAll(tx *sql.Tx, live []*writeReq, safe bool) (results []writeResp, ok int, failed bool, fatal error) {
+	results = make([]writeResp, len(live))
+	for i, req := range live {
+		var val any
+		var err error
+		if safe {
+			if val, err, fatal = applyInSavepoint(tx, req.fn); fatal != nil {
+				return nil, 0, false, fatal
+			}
+		} else if val, err = req.fn(tx); err != nil {
+			return nil, 0, true, nil
+		}
+		results[i] = writeResp{val: val, err: err}
+		if err == nil {
+			ok++
+		}
+	}
+	return results, ok, false, nil
 }
 
 // applyInSavepoint runs fn inside SAVEPOINT w. err is fn's own failure (its
