@@ -29,9 +29,12 @@ type project struct {
 	// included). A read older than that is stale and skipped: a second guard,
 	// beside the lock, that a forgotten or replaced version never comes back.
 	versions map[string]int
-	// dirty holds every slug applied by a refresh since the last build; a
-	// compaction re-indexes all of them at once (see compactLocked).
-	dirty map[string]struct{}
+	// dirty holds every slug applied by a refresh since the last build,
+	// recent those since the last compaction (see compactLocked).
+	dirty  map[string]struct{}
+	recent map[string]struct{}
+	// partial counts compactions of recent since the last fold of dirty.
+	partial int
 	// smallBatches counts refresh batches since the last compaction or build.
 	smallBatches int
 	// lastRound is the slug count of the last refresh batch (see gather).
@@ -240,6 +243,8 @@ func (p *project) buildLocked() error {
 	p.setIndex(idx)
 	p.versions = versions
 	p.dirty = make(map[string]struct{})
+	p.recent = make(map[string]struct{})
+	p.partial = 0
 	p.smallBatches = 0
 	return nil
 }
@@ -340,6 +345,9 @@ func (p *project) applyLocked(slugs map[string]struct{}, compaction bool) error 
 			p.versions[slug] = ver
 		}
 		p.dirty[slug] = struct{}{}
+		if !compaction {
+			p.recent[slug] = struct{}{}
+		}
 	}
 	if !compaction {
 		p.smallBatches++
@@ -376,20 +384,35 @@ func (p *project) readLatest(slugs map[string]struct{}) (func(string) (memory.Ve
 	}, nil
 }
 
+// compactFoldEvery is how many compactions re-index only the slugs touched
+// since the previous one before a compaction folds every slug touched since
+// the build into one segment again.
+const compactFoldEvery = 8
+
 // compactLocked bounds the number of segments. In-memory scorch runs no
 // merger, and each refresh batch adds a segment that lives as long as one of
 // its documents does; thousands of them make every update and search slow.
-// Re-indexing every slug touched since the build in one batch leaves all
-// earlier refresh segments (and earlier compactions) without live documents,
-// so scorch drops them. When that set grows past a quarter of the project,
-// a full rebuild is cheaper per document and starts over. p.mu is held.
+// Re-indexing every slug touched since the last compaction in one batch
+// leaves all refresh segments since then without live documents, so scorch
+// drops them; earlier compaction segments may keep live documents, so every
+// compactFoldEvery-th compaction re-indexes every slug touched since the
+// build instead (one segment again). That bounds the segments at about
+// CompactAfter + compactFoldEvery + 1 while a compaction costs the recently
+// touched slugs, not the whole history. When the touched set grows past a
+// quarter of the project, a full rebuild is cheaper per document and starts
+// over. p.mu is held.
 func (p *project) compactLocked() {
 	r := p.reg
 	p.smallBatches = 0
 	r.compacts.Add(1)
 	docs, _ := p.index().DocCount()
 	if len(p.dirty) <= max(1000, int(docs/4)) {
-		if err := p.applyLocked(p.dirty, true); err != nil {
+		slugs := p.recent
+		if p.partial++; p.partial > compactFoldEvery {
+			slugs, p.partial = p.dirty, 0
+		}
+		p.recent = make(map[string]struct{})
+		if err := p.applyLocked(slugs, true); err != nil {
 			r.opts.Logger.Warn("search: compaction failed", "project", p.ref.String(), "err", err)
 		}
 		return
@@ -405,6 +428,8 @@ func (p *project) compactLocked() {
 	}
 	p.versions = versions
 	p.dirty = make(map[string]struct{})
+	p.recent = make(map[string]struct{})
+	p.partial = 0
 }
 
 // close closes the index; the project is unusable afterwards.
