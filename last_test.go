@@ -147,6 +147,8 @@ type server struct {
 	url    string
 	cancel context.CancelFunc
 	done   chan error
+	// checkers are read keys, one per project, for the check.
+	checkers []string
 }
 
 func startServer(t *testing.T, dir string, searchLogOff bool) *server {
@@ -190,16 +192,21 @@ func (s *server) stop() {
 	}
 }
 
-// seed creates the projects, pre-seeds entries and makes one key per agent;
-// agent i works in project i mod len(projects).
+// seed creates the projects, pre-seeds entries and makes one key per agent
+// (agent i works in project i mod len(projects)) and a read key per project
+// for the check (s.checkers).
 func (s *server) seed(projects []memory.ProjectRef, agents int) []string {
 	t := s.t
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(projects))
-	for _, ref := range projects {
+	s.checkers = make([]string, len(projects))
+	for pi, ref := range projects {
 		_, key, err := s.app.Svc.CreateKey(ctx, ref, "saat", memory.RoleWrite)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if s.checkers[pi], _, err = s.app.Svc.CreateKey(ctx, ref, "pruefer", memory.RoleRead); err != nil {
 			t.Fatal(err)
 		}
 		wg.Add(1)
@@ -279,7 +286,7 @@ func runSetup(t *testing.T, a aufbau, n int, l lauf) result {
 	if failed := sum(res.errs); failed > 0 {
 		t.Errorf("%d Aufrufe fehlgeschlagen, z. B. %s", failed, res.firstErr)
 	}
-	checkStock(t, srv, agents, a.projects, res.written)
+	checkStock(t, srv, a.projects, res.written)
 	if !l.quiet {
 		memoryPerSession(t, srv.url, tokens)
 	}
@@ -319,12 +326,19 @@ func memoryPerSession(t *testing.T, url string, tokens []string) {
 // checkStock is the proof: versions of all contested entries add up to the
 // successful remember calls, and the last version's unique word finds its
 // entry through recall.
-func checkStock(t *testing.T, srv *server, agents []*agent, projects []memory.ProjectRef, written int) {
+func checkStock(t *testing.T, srv *server, projects []memory.ProjectRef, written int) {
 	ctx := context.Background()
 	total, checked := 0, 0
+	hc := transportFor(1)
+	defer hc.CloseIdleConnections()
 	for pi, ref := range projects {
-		// Agent pi works in project pi (round robin), so it can read there.
-		reader := agents[pi%len(agents)]
+		// A session of its own with the project's read key, as an agent
+		// that joins after the load would see it.
+		reader, _, err := connect(ctx, hc, srv.url, srv.checkers[pi], -1-pi)
+		if err != nil {
+			t.Fatalf("%s: verbinden zur Prüfung: %v", ref, err)
+		}
+		defer reader.c.Close()
 		for s := range *lastSlugs {
 			slug := contestedSlug(s)
 			sc, err := reader.call(ctx, "get", map[string]any{"slug": slug})
@@ -464,5 +478,5 @@ func sweep(t *testing.T) {
 		}
 	}
 	tw.Flush()
-	checkStock(t, srv, agents, a.projects, written)
+	checkStock(t, srv, a.projects, written)
 }
