@@ -54,12 +54,12 @@ func uniqueWord(agent, n int) string {
 // connection per agent (Go's default of two per host would open and close a
 // connection per call and run the machine out of local ports).
 func transportFor(agents int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
+	return &http.Client{Transport: retryOn429{&http.Transport{
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: agents + 8,
 		MaxConnsPerHost:     0,
 		IdleConnTimeout:     90 * time.Second,
-	}}
+	}}}
 }
 
 // agent is one MCP session with its own key.

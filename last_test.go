@@ -157,9 +157,9 @@ func startServer(t *testing.T, dir string, searchLogOff bool) *server {
 		DataDir:   dir,
 		Addr:      "127.0.0.1:0",
 		BudgetOff: true,
-		// Admission control would answer the agents beyond its limit 429;
-		// the load test measures what the server does with all of them.
-		MaxInFlight:  -1,
+		// Admission control is off unless -last.zulassung sets it: then the
+		// agents beyond the limit get 429 and retry after Retry-After.
+		MaxInFlight:  *lastZulassung,
 		SearchLogOff: searchLogOff,
 		Synchronous:  *lastSynchronous,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -461,22 +461,30 @@ func sweep(t *testing.T) {
 	}()
 	fmt.Printf("\n=== Stufen: ein Projekt, je Stufe %s, %d %% remember\n", *lastDauer, *lastSchreibanteil)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "Agenten\tAufrufe je s\tremember je s\tp50\tp95\tp99\tFehler\t")
+	fmt.Fprintln(tw, "Agenten\tAufrufe je s\tremember je s\tp50\tp95\tp99\tFehler\t429\t5xx\t")
 	written := 0
+	var rates []float64
+	var serverErrors int64
 	for _, n := range steps {
+		rejectedBefore, fiveBefore := statusCounts.rejected.Load(), statusCounts.serverError.Load()
 		res := drive(agents[:n], *lastDauer)
+		rejected, five := statusCounts.rejected.Load()-rejectedBefore, statusCounts.serverError.Load()-fiveBefore
+		serverErrors += five
 		written += res.written
 		var all []time.Duration
 		for _, tool := range tools[1:] {
 			all = append(all, res.lat[tool]...)
 		}
 		slices.Sort(all)
-		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%s\t%s\t%s\t%d\t\n", n, float64(len(all))/res.dur.Seconds(), res.rememberRate(),
-			ms(pct(all, 50)), ms(pct(all, 95)), ms(pct(all, 99)), sum(res.errs))
+		rate := float64(len(all)) / res.dur.Seconds()
+		rates = append(rates, rate)
+		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%s\t%s\t%s\t%d\t%d\t%d\t\n", n, rate, res.rememberRate(),
+			ms(pct(all, 50)), ms(pct(all, 95)), ms(pct(all, 99)), sum(res.errs), rejected, five)
 		if failed := sum(res.errs); failed > 0 {
 			t.Errorf("Stufe %d: %d Aufrufe fehlgeschlagen, z. B. %s", n, failed, res.firstErr)
 		}
 	}
 	tw.Flush()
+	overloadCheck(t, steps, rates, serverErrors)
 	checkStock(t, srv, a.projects, written)
 }

@@ -32,8 +32,9 @@ func admit(limit int, m *metrics.Metrics, next http.Handler) http.Handler {
 		case slots <- struct{}{}:
 		default:
 			m.Rejected()
+			// The connection stays open: net/http discards a small unread
+			// body itself and closes only when a large one is left.
 			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Connection", "close") // the unread body is not worth reading
 			api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable,
 				fmt.Sprintf("server is at its limit of %d requests in flight; retry after 1 second", limit))
 			return

@@ -1,0 +1,96 @@
+//go:build last
+
+// Overload in the load test: with admission control on (-last.zulassung),
+// the server answers the excess 429 with Retry-After. Agents then wait and
+// send the same request again, as a well-behaved client does; the retries
+// are counted, and any 5xx is an error.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var lastZulassung = flag.Int("last.zulassung", -1, "Zulassungsgrenze des Servers (--max-inflight): -1 aus, 0 Serverstandard, N Anfragen gleichzeitig")
+
+// statusCounts are the overload answers the shared transport saw.
+var statusCounts struct {
+	rejected    atomic.Int64 // 429, retried after Retry-After
+	serverError atomic.Int64 // 5xx
+}
+
+// retryOn429 waits out a 429 and resends the request; it counts 429s and 5xx.
+type retryOn429 struct{ next http.RoundTripper }
+
+func (rt retryOn429) RoundTrip(req *http.Request) (*http.Response, error) {
+	for {
+		resp, err := rt.next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 500 {
+			statusCounts.serverError.Add(1)
+		}
+		if resp.StatusCode != http.StatusTooManyRequests || req.GetBody == nil {
+			return resp, nil
+		}
+		statusCounts.rejected.Add(1)
+		wait := time.Second
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+			wait = time.Duration(s) * time.Second
+		}
+		resp.Body.Close()
+		select {
+		case <-time.After(wait):
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = body
+	}
+}
+
+// overloadCheck looks at the sweep: the saturation point is the first step
+// reaching 90 % of the peak; the first step at four times it or more must
+// keep 90 % of the peak, and no step may see a 5xx. Larger steps are shown
+// for information.
+func overloadCheck(t *testing.T, steps []int, rates []float64, serverErrors int64) {
+	peak, sat := 0.0, 0
+	for _, r := range rates {
+		peak = max(peak, r)
+	}
+	for i, r := range rates {
+		if r >= 0.9*peak {
+			sat = steps[i]
+			break
+		}
+	}
+	fmt.Printf("Sättigung: %d Agenten (erste Stufe mit ≥ 90 %% der Spitze %.0f Aufrufe/s)\n", sat, peak)
+	checked := false
+	for i, n := range steps {
+		if n < 4*sat {
+			continue
+		}
+		share := rates[i] / peak
+		fmt.Printf("Überlast: %d Agenten (%.0f × Sättigung): %.0f Aufrufe/s = %.0f %% der Spitze\n", n, float64(n)/float64(sat), rates[i], 100*share)
+		if !checked && share < 0.9 {
+			t.Errorf("Stufe %d (≥ 4 × Sättigung): %.0f %% der Spitze, verlangt sind mindestens 90 %%", n, 100*share)
+		}
+		checked = true
+	}
+	if !checked {
+		fmt.Printf("Überlast: keine Stufe bei ≥ 4 × Sättigung (%d) — größere Stufen angeben\n", 4*sat)
+	}
+	if serverErrors > 0 {
+		t.Errorf("%d Antworten mit 5xx", serverErrors)
+	}
+}
