@@ -239,7 +239,7 @@ func TestBrowserFlow(t *testing.T) {
 func TestBrowserHostileContentInert(t *testing.T) {
 	ctx := newChrome(t)
 	u := newUI(t)
-	u.remember(t, u.writerKey, "notes/xss", xssContent)
+	u.rememberOverMCP(t, u.writer, "notes/xss", xssContent)
 	signInBrowser(t, ctx, u.srv.URL, u.reader)
 	run(t, ctx, "open hostile entry",
 		chromedp.Navigate(u.srv.URL+projPath+"/e/notes/xss"),
