@@ -1,8 +1,9 @@
 //go:build last
 
-// The load test's agents: one MCP session per key, the closed loop of calls,
-// and what they measured.
-package main
+// The load test's agents: one MCP session per key and the closed loop of
+// calls each agent runs.
+
+package lasttest
 
 import (
 	"context"
@@ -11,8 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,7 +93,7 @@ func connect(ctx context.Context, hc *http.Client, url, token string, id int) (*
 
 // connectAll opens one session per token concurrently and records the
 // session setup as the tool "verbinden".
-func connectAll(t *testing.T, hc *http.Client, url string, tokens []string, firstID int) ([]*agent, time.Duration) {
+func connectAll(t testing.TB, hc *http.Client, url string, tokens []string, firstID int) ([]*agent, time.Duration) {
 	agents := make([]*agent, len(tokens))
 	lat := make([]time.Duration, len(tokens))
 	var wg sync.WaitGroup
@@ -171,73 +170,4 @@ func (a *agent) work(deadline time.Time) int {
 		}
 	}
 	return written
-}
-
-// result is one load phase: latencies and errors per tool, successful writes.
-type result struct {
-	dur      time.Duration
-	lat      map[string][]time.Duration
-	errs     map[string]int
-	firstErr string
-	written  int
-	connWall time.Duration
-	cpu      time.Duration
-}
-
-func (r result) rememberRate() float64 { return float64(len(r.lat["remember"])) / r.dur.Seconds() }
-
-// cpuPerCall is the process's CPU time per tool call in µs.
-func (r result) cpuPerCall() float64 { return float64(r.cpu.Microseconds()) / float64(r.calls()) }
-
-// calls counts the tool calls of the load phase (session setup excluded).
-func (r result) calls() int {
-	n := 0
-	for _, tool := range tools[1:] {
-		n += len(r.lat[tool])
-	}
-	return n
-}
-
-// cpuTime is the CPU time (user and system) the process used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// drive runs every agent's loop for d and merges what they measured.
-func drive(agents []*agent, d time.Duration) result {
-	for _, a := range agents {
-		for _, tool := range tools[1:] {
-			a.lat[tool] = a.lat[tool][:0]
-		}
-		clear(a.err)
-	}
-	var written atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(d)
-	for _, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			written.Add(int64(a.work(deadline)))
-		}()
-	}
-	wg.Wait()
-	res := result{dur: time.Since(start), lat: map[string][]time.Duration{}, errs: map[string]int{}, written: int(written.Load())}
-	for _, a := range agents {
-		for tool, l := range a.lat {
-			res.lat[tool] = append(res.lat[tool], l...)
-		}
-		for tool, n := range a.err {
-			res.errs[tool] += n
-		}
-		if res.firstErr == "" {
-			res.firstErr = a.firstErr
-		}
-	}
-	return res
 }

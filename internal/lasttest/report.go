@@ -1,10 +1,10 @@
 //go:build last
 
 // The load test's report: tables, percentiles, memory and counters.
-package main
+
+package lasttest
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -30,17 +30,6 @@ func batchStats(a *app.App) string {
 	}
 	return fmt.Sprintf("%d Schreibvorgänge in %d Transaktionen (%.1f je Transaktion); Index: %d Refreshes in %d Batches (%.1f je Batch), %d Verdichtungen",
 		st.Writes, st.Batches, per(st.Writes, st.Batches), ix.Refreshes, ix.Batches, per(ix.Refreshes, ix.Batches), ix.Compactions)
-}
-
-func decode(t *testing.T, v, out any) {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(raw, out)
-	}
-	if err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
 }
 
 func median(v []float64) float64 {
@@ -108,3 +97,25 @@ func memoryNow() (rss, heap uint64) {
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// memoryPerSession connects len(tokens) more sessions, each over its own new
+// connection as a new agent would, while the server is otherwise idle (index
+// built, load over), and reports what they cost. Server and agents share the
+// process, so the figure holds both ends of a session and its connection:
+// an upper bound for the server's part.
+func memoryPerSession(t testing.TB, url string, tokens []string) {
+	hc := transportFor(len(tokens))
+	defer hc.CloseIdleConnections()
+	rss0, heap0 := memoryNow()
+	g0 := runtime.NumGoroutine()
+	more, _ := connectAll(t, hc, url, tokens, len(tokens))
+	rss1, heap1 := memoryNow()
+	g1 := runtime.NumGoroutine()
+	n := float64(len(more))
+	fmt.Printf("Speicher je Sitzung: %.0f KiB RSS, %.0f KiB Go-Heap und Stacks, %.1f Goroutinen (%d weitere Sitzungen: RSS %.1f → %.1f MiB, Heap+Stacks %.1f → %.1f MiB; Server und Agent zusammen)\n",
+		float64(int64(rss1)-int64(rss0))/1024/n, float64(int64(heap1)-int64(heap0))/1024/n, float64(g1-g0)/n,
+		len(more), mib(rss0), mib(rss1), mib(heap0), mib(heap1))
+	for _, a := range more {
+		a.c.Close()
+	}
+}

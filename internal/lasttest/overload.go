@@ -4,10 +4,10 @@
 // the server answers the excess 429 with Retry-After. Agents then wait and
 // send the same request again, as a well-behaved client does; the retries
 // are counted, and any 5xx is an error.
-package main
+
+package lasttest
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 )
-
-var lastZulassung = flag.Int("last.zulassung", -1, "Zulassungsgrenze des Servers (--max-inflight): -1 aus, 0 Serverstandard, N Anfragen gleichzeitig")
 
 // statusCounts are the overload answers the shared transport saw.
 var statusCounts struct {
@@ -27,6 +25,9 @@ var statusCounts struct {
 // retryOn429 waits out a 429 and resends the request; it counts 429s and 5xx.
 type retryOn429 struct{ next http.RoundTripper }
 
+// RoundTrip sends req and, while the answer is 429, waits Retry-After
+// (one second if absent) and sends it again; requests without GetBody are
+// not retried.
 func (rt retryOn429) RoundTrip(req *http.Request) (*http.Response, error) {
 	for {
 		resp, err := rt.next.RoundTrip(req)
@@ -63,7 +64,7 @@ func (rt retryOn429) RoundTrip(req *http.Request) (*http.Response, error) {
 // reaching 90 % of the peak; the first step at four times it or more must
 // keep 90 % of the peak, and no step may see a 5xx. Larger steps are shown
 // for information.
-func overloadCheck(t *testing.T, steps []int, rates []float64, serverErrors int64) {
+func overloadCheck(t testing.TB, steps []int, rates []float64, serverErrors int64) {
 	peak, sat := 0.0, 0
 	for _, r := range rates {
 		peak = max(peak, r)

@@ -1,0 +1,27 @@
+//go:build last
+
+// The -last.* flags. They are registered on the standard flag set at package
+// level, so the test binary of the top-level package that imports lasttest
+// parses them together with the go test flags.
+
+package lasttest
+
+import (
+	"flag"
+	"time"
+)
+
+var (
+	lastAgenten       = flag.Int("last.agenten", 32, "Agenten je Aufbau")
+	lastDauer         = flag.Duration("last.dauer", 10*time.Second, "Dauer je Aufbau (und je Stufe)")
+	lastProjekte      = flag.Int("last.projekte", 4, "Projekte bzw. Arbeitsbereiche in Aufbau 2 und 3")
+	lastEintraege     = flag.Int("last.eintraege", 500, "vorab angelegte Einträge je Projekt")
+	lastSlugs         = flag.Int("last.slugs", 20, "umkämpfte Slugs je Projekt")
+	lastSchreibanteil = flag.Int("last.schreibanteil", 30, "Anteil remember in Prozent; der Rest recall:get 2:1")
+	lastStufen        = flag.String("last.stufen", "", "Stufen-Sweep, z. B. 1,2,4,8,16,32,64,128,256 (ein Projekt)")
+	lastSynchronous   = flag.String("last.synchronous", "", "SQLite synchronous des Servers: NORMAL oder FULL (leer: Serverstandard)")
+	lastSuchprotokoll = flag.String("last.suchprotokoll", "an", "Suchprotokoll: an, aus oder vergleich (Aufbau 1 mit und ohne)")
+	lastAufbauten     = flag.String("last.aufbauten", "1,2,3", "welche Aufbauten laufen")
+	lastProfil        = flag.String("last.profil", "", "CPU-Profil der Lastphase von Aufbau 1 in diese Datei")
+	lastZulassung     = flag.Int("last.zulassung", -1, "Zulassungsgrenze des Servers (--max-inflight): -1 aus, 0 Serverstandard, N Anfragen gleichzeitig")
+)

@@ -1,0 +1,208 @@
+//go:build last
+
+// Package lasttest is the machinery of the load test (see LASTTEST.md); the
+// entry point is TestLast in the top-level last_test.go:
+// go test -tags last -run TestLast -v .
+// It starts the real server in-process on a free port over a temp data
+// directory and drives it over HTTP exactly as agents do: each agent has its
+// own key and its own MCP session. It fails if any call failed, if a version
+// was lost, or if the index missed an entry's last version.
+//
+// Every file carries the build tag last, so ordinary builds and go test ./...
+// leave the package out; nothing but last_test.go imports it.
+package lasttest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/store"
+)
+
+// terms are the eight domain words recall looks for; every pre-seeded entry
+// carries two of them.
+var terms = []string{"datenbank", "schnittstelle", "sicherung", "migration", "zugriff", "leistung", "protokoll", "speicher"}
+
+// Tool names, in the order of the table.
+var tools = []string{"verbinden", "recall", "get", "remember"}
+
+// aufbau is one setup: the projects and which agent writes where.
+type aufbau struct {
+	name     string
+	projects []memory.ProjectRef
+}
+
+func aufbauten(n int) []aufbau {
+	var zwei, drei []memory.ProjectRef
+	for i := range n {
+		zwei = append(zwei, memory.ProjectRef{Workspace: "bereich", Project: fmt.Sprintf("p%d", i)})
+		drei = append(drei, memory.ProjectRef{Workspace: fmt.Sprintf("bereich-%d", i), Project: "p"})
+	}
+	return []aufbau{
+		{"ein Projekt", []memory.ProjectRef{{Workspace: "bereich", Project: "p"}}},
+		{fmt.Sprintf("ein Arbeitsbereich mit %d Projekten", n), zwei},
+		{fmt.Sprintf("%d Arbeitsbereiche mit je einem Projekt", n), drei},
+	}
+}
+
+// Run is the whole load test as the -last.* flags ask for it: the raw write
+// baseline, the selected setups (each a subtest AufbauN) and the optional
+// sweep (subtest Stufen). It prints its tables to stdout.
+func Run(t *testing.T) {
+	if *lastAgenten < 1 || *lastProjekte < 1 || *lastSlugs < 1 || *lastEintraege < 1 ||
+		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 {
+		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil 0..100")
+	}
+	fmt.Printf("Lasttest %s: %d Agenten, %s je Aufbau, %d %% remember, %d Einträge und %d umkämpfte Slugs je Projekt, GOMAXPROCS %d\n",
+		time.Now().Format("2006-01-02 15:04"), *lastAgenten, *lastDauer, *lastSchreibanteil, *lastEintraege, *lastSlugs, runtime.GOMAXPROCS(0))
+
+	raw := rawBaseline(t)
+	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)
+
+	wanted := strings.Split(*lastAufbauten, ",")
+	for i, a := range aufbauten(*lastProjekte) {
+		if !slices.Contains(wanted, strconv.Itoa(i+1)) {
+			continue
+		}
+		t.Run(fmt.Sprintf("Aufbau%d", i+1), func(t *testing.T) {
+			fmt.Printf("\n=== Aufbau %d: %s, %d Agenten, %s\n", i+1, a.name, *lastAgenten, *lastDauer)
+			logOff := *lastSuchprotokoll == "aus"
+			res := runSetup(t, a, *lastAgenten, lauf{searchLogOff: logOff, profile: i == 0 && *lastProfil != "", coldStart: i == 0})
+			if i == 0 && *lastSchreibanteil == 100 {
+				// The disk is shared and noisy: raw is measured right before
+				// and right after the full path, and the ratio uses the mean.
+				after := rawBaseline(t)
+				mean := (raw + after) / 2
+				fmt.Printf("Vollweg/Rohschreiben: %.2f (remember %.0f/s ÷ roh %.0f/s, Mittel aus %.0f/s davor und %.0f/s danach)\n",
+					res.rememberRate()/mean, res.rememberRate(), mean, raw, after)
+			}
+			if i == 0 && *lastSuchprotokoll == "vergleich" {
+				compareSearchLog(t, a, res)
+			}
+		})
+	}
+	if *lastStufen != "" {
+		t.Run("Stufen", sweep)
+	}
+}
+
+// rawBaseline measures single-row INSERT transactions of a version row into
+// a workspace file over one connection with the server's pragmas, for
+// -last.dauer, and returns rows per second.
+func rawBaseline(t testing.TB) float64 {
+	ctx := context.Background()
+	w, err := store.OpenRawWriter(ctx, filepath.Join(t.TempDir(), "roh.db"), *lastSynchronous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	content := rememberContent(0, 0, "rohwort")
+	n, start := 0, time.Now()
+	for time.Since(start) < *lastDauer {
+		if err := w.Insert(1, content); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+func syncName() string {
+	if *lastSynchronous == "" {
+		return store.DefaultSynchronous
+	}
+	return strings.ToUpper(*lastSynchronous)
+}
+
+// lauf says how runSetup runs a setup.
+type lauf struct {
+	searchLogOff bool // server flag: no search log
+	profile      bool // CPU profile of the load phase into -last.profil
+	coldStart    bool // restart afterwards and time the first recall
+	quiet        bool // no table (repeated runs of a comparison)
+}
+
+// runSetup runs one setup on a fresh server: seed, connect (memory per
+// session), load, check; optionally the cold start.
+func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
+	dir := t.TempDir()
+	srv := startServer(t, dir, l.searchLogOff)
+	tokens := srv.seed(a.projects, n)
+	hc := transportFor(n)
+
+	agents, connWall := connectAll(t, hc, srv.url, tokens, 0)
+
+	if l.profile {
+		f, err := os.Create(*lastProfil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpu0 := cpuTime()
+	res := drive(agents, *lastDauer)
+	res.cpu = cpuTime() - cpu0
+	if l.profile {
+		pprof.StopCPUProfile()
+	}
+	res.connWall = connWall
+	res.lat["verbinden"] = agents[0].lat["verbinden"]
+	if !l.quiet {
+		printTable(res)
+		fmt.Printf("Gruppen-Commit: %s\n", batchStats(srv.app))
+		fmt.Printf("CPU: %.0f µs je Aufruf (Server und Agenten zusammen), %.2f Kerne ausgelastet\n", res.cpuPerCall(), res.cpu.Seconds()/res.dur.Seconds())
+	}
+	if failed := sum(res.errs); failed > 0 {
+		t.Errorf("%d Aufrufe fehlgeschlagen, z. B. %s", failed, res.firstErr)
+	}
+	checkStock(t, srv, a.projects, res.written)
+	if !l.quiet {
+		memoryPerSession(t, srv.url, tokens)
+	}
+	for _, ag := range agents {
+		ag.c.Close()
+	}
+	hc.CloseIdleConnections()
+	if l.coldStart {
+		measureColdStart(t, srv, tokens[0])
+	}
+	srv.stop()
+	return res
+}
+
+// compareSearchLog runs setup 1 again, alternating the search log off and
+// on (each run on a fresh server), and prints what the log costs remember:
+// medians of the runs, with the first run of the setup counted as "on".
+func compareSearchLog(t testing.TB, a aufbau, first result) {
+	on, off := []result{first}, []result(nil)
+	for range 3 {
+		off = append(off, runSetup(t, a, *lastAgenten, lauf{searchLogOff: true, quiet: true}))
+		on = append(on, runSetup(t, a, *lastAgenten, lauf{quiet: true}))
+	}
+	rates := func(rs []result) (med float64, all []string, cpu float64) {
+		var v, c []float64
+		for _, r := range rs {
+			v = append(v, r.rememberRate())
+			c = append(c, r.cpuPerCall())
+			all = append(all, fmt.Sprintf("%.0f", r.rememberRate()))
+		}
+		return median(v), all, median(c)
+	}
+	onRate, onAll, onCPU := rates(on)
+	offRate, offAll, offCPU := rates(off)
+	fmt.Printf("Suchprotokoll: remember mit %.0f/s (Median aus %s), ohne %.0f/s (Median aus %s): Kosten %.1f %% des remember-Durchsatzes; CPU je Aufruf %.0f µs mit, %.0f µs ohne\n",
+		onRate, strings.Join(onAll, ", "), offRate, strings.Join(offAll, ", "), 100*(1-onRate/offRate), onCPU, offCPU)
+}

@@ -1,0 +1,152 @@
+//go:build last
+
+// The server under load: a real Munin in this process on a free port, its
+// seed data and keys, and the cold start on the same data directory.
+
+package lasttest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/app"
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// server is one running in-process Munin.
+type server struct {
+	t      testing.TB
+	dir    string
+	cfg    app.Config
+	app    *app.App
+	url    string
+	cancel context.CancelFunc
+	done   chan error
+	// checkers are read keys, one per project, for the check.
+	checkers []string
+}
+
+func startServer(t testing.TB, dir string, searchLogOff bool) *server {
+	t.Helper()
+	s := &server{t: t, dir: dir, cfg: app.Config{
+		DataDir:   dir,
+		Addr:      "127.0.0.1:0",
+		BudgetOff: true,
+		// Admission control is off unless -last.zulassung sets it: then the
+		// agents beyond the limit get 429 and retry after Retry-After.
+		MaxInFlight:  *lastZulassung,
+		SearchLogOff: searchLogOff,
+		Synchronous:  *lastSynchronous,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}}
+	s.start()
+	return s
+}
+
+func (s *server) start() {
+	a, err := app.Open(s.cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.app, s.url, s.cancel, s.done = a, "http://"+ln.Addr().String()+"/mcp", cancel, make(chan error, 1)
+	go func() { s.done <- a.Serve(ctx, ln) }()
+}
+
+func (s *server) stop() {
+	s.cancel()
+	if err := <-s.done; err != nil {
+		s.t.Errorf("serve: %v", err)
+	}
+	if err := s.app.Close(); err != nil {
+		s.t.Errorf("close: %v", err)
+	}
+}
+
+// seed creates the projects, pre-seeds entries and makes one key per agent
+// (agent i works in project i mod len(projects)) and a read key per project
+// for the check (s.checkers).
+func (s *server) seed(projects []memory.ProjectRef, agents int) []string {
+	t := s.t
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(projects))
+	s.checkers = make([]string, len(projects))
+	for pi, ref := range projects {
+		_, key, err := s.app.Svc.CreateKey(ctx, ref, "saat", memory.RoleWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.checkers[pi], _, err = s.app.Svc.CreateKey(ctx, ref, "pruefer", memory.RoleRead); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range *lastEintraege {
+				a, b := terms[i%len(terms)], terms[(i/len(terms)+i+1)%len(terms)]
+				in := service.RememberInput{
+					Slug:    seededSlug(i),
+					Content: fmt.Sprintf("Notiz %d zu %s und %s\n\nWas das Team über %s beschlossen hat und warum; offen bleibt die Frage nach %s.", i, a, b, a, b),
+					Tags:    []string{a},
+				}
+				if _, err := s.app.Svc.Remember(ctx, key, in); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	tokens := make([]string, agents)
+	for i := range agents {
+		tok, _, err := s.app.Svc.CreateKey(ctx, projects[i%len(projects)], fmt.Sprintf("agent-%03d", i), memory.RoleWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[i] = tok
+	}
+	return tokens
+}
+
+// measureColdStart restarts the server on the same data directory and times
+// the first recall answer (the project index is built on first use).
+func measureColdStart(t testing.TB, srv *server, token string) {
+	srv.stop()
+	start := time.Now()
+	srv.start()
+	opened := time.Since(start)
+	hc := transportFor(1)
+	defer hc.CloseIdleConnections()
+	a, _, err := connect(context.Background(), hc, srv.url, token, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.c.Close()
+	callStart := time.Now()
+	if _, err := a.call(context.Background(), "recall", map[string]any{"query": terms[0]}); err != nil {
+		t.Fatal(err)
+	}
+	first, total := time.Since(callStart), time.Since(start)
+	if _, err := a.call(context.Background(), "recall", map[string]any{"query": terms[1]}); err != nil {
+		t.Fatal(err)
+	}
+	second := a.lat["recall"][1]
+	fmt.Printf("Kaltstart: %s vom Öffnen bis zur ersten recall-Antwort (Öffnen %s, erstes recall mit Indexaufbau über %d Einträge %s, zweites recall %s)\n",
+		ms(total), ms(opened), *lastEintraege+*lastSlugs, ms(first), ms(second))
+}
