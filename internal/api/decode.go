@@ -21,9 +21,14 @@ import (
 const fallbackMaxBody = 8 << 20
 
 // decodeJSON reads exactly one JSON object of the request into dst, strictly:
-// application/json only, no unknown fields, no trailing data. On failure it
-// has answered the request (400, 413 or 415 naming the problem) and returns false.
+// no query parameters (a JSON body carries everything), application/json
+// only, no unknown fields, no trailing data. On failure it has answered the
+// request (400, 413 or 415 naming the problem) and returns false.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) bool {
+	if _, err := readParams(r); err != nil {
+		WriteError(w, err)
+		return false
+	}
 	if err := checkContentType(r); err != nil {
 		WriteErrorStatus(w, http.StatusUnsupportedMediaType, memory.CodeInvalid, err.Error())
 		return false

@@ -50,10 +50,6 @@ type forgetResponse struct {
 
 // remember: POST /entries → 201 {slug, version, created_at}.
 func (h *handler) remember(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	if _, err := readParams(r); err != nil {
-		WriteError(w, err)
-		return
-	}
 	var in rememberRequest
 	if !decodeJSON(w, r, &in) {
 		return

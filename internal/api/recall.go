@@ -41,10 +41,6 @@ func (h *handler) recallGet(w http.ResponseWriter, r *http.Request, key memory.K
 // recallPost: POST /recall {query, limit, tags} → {hits}; for queries that
 // should not end up in URLs and access logs.
 func (h *handler) recallPost(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	if _, err := readParams(r); err != nil {
-		WriteError(w, err)
-		return
-	}
 	var in recallRequest
 	if !decodeJSON(w, r, &in) {
 		return
@@ -67,10 +63,6 @@ func (h *handler) recall(w http.ResponseWriter, r *http.Request, key memory.Key,
 
 // setBudget: PUT /project/budget {writes_per_hour} → 204; admin keys only.
 func (h *handler) setBudget(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	if _, err := readParams(r); err != nil {
-		WriteError(w, err)
-		return
-	}
 	var in budgetRequest
 	if !decodeJSON(w, r, &in) {
 		return
