@@ -97,16 +97,34 @@ func count(t *testing.T, ctx context.Context, sel string) int {
 
 func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
 
+// flashAfter runs actions that submit a form and returns the flash message of
+// the page they lead to. The old page is marked first, so a flash still shown
+// on it is never mistaken for the answer.
+func flashAfter(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) string {
+	t.Helper()
+	run(t, ctx, step+" (mark page)", chromedp.Evaluate[chromedp.Void](`window.muninOldPage = true`))
+	run(t, ctx, step, actions...)
+	const expr = `(!window.muninOldPage && document.readyState === 'complete' && document.querySelector('#flash')) ? document.querySelector('#flash').textContent : ''`
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		// Evaluating during a navigation may fail; the next try sees the new page.
+		if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr)); err == nil && got != "" {
+			return textOf(t, ctx, "#flash")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: no new page with a flash message within 30 s", step)
+	return ""
+}
+
 // signInBrowser signs in through the form.
 func signInBrowser(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
-	run(t, ctx, "sign in",
+	run(t, ctx, "open sign-in page",
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible("#key"),
-		chromedp.SetValue("#key", token),
-		chromedp.Click("#signin"),
-		chromedp.WaitVisible("#flash"),
-	)
+		chromedp.SetValue("#key", token))
+	flashAfter(t, ctx, "sign in", chromedp.Click("#signin"))
 }
 
 func TestBrowserFlow(t *testing.T) {
@@ -166,10 +184,8 @@ func TestBrowserFlow(t *testing.T) {
 		chromedp.SetValue("#slug", "people/ada"),
 		chromedp.SetValue("#title", "Ada"),
 		chromedp.SetValue("#tags", "people, team"),
-		chromedp.SetValue("#content", "Ada owns the **storage** layer."),
-		chromedp.Click("#save"),
-		chromedp.WaitVisible("#flash"))
-	if got := textOf(t, ctx, "#flash"); got != "Saved people/ada as version 1." {
+		chromedp.SetValue("#content", "Ada owns the **storage** layer."))
+	if got := flashAfter(t, ctx, "save new entry", chromedp.Click("#save")); got != "Saved people/ada as version 1." {
 		t.Errorf("after create: %q", got)
 	}
 	if got := textOf(t, ctx, "#content strong"); got != "storage" {
@@ -178,27 +194,20 @@ func TestBrowserFlow(t *testing.T) {
 	run(t, ctx, "edit",
 		chromedp.Click("#edit"),
 		chromedp.WaitVisible("#edit-form"),
-		chromedp.SetValue("#content", "Ada owns the storage and search layers."),
-		chromedp.Click("#save"),
-		chromedp.WaitVisible("#flash"))
-	if got := textOf(t, ctx, "#flash"); got != "Saved people/ada as version 2." {
+		chromedp.SetValue("#content", "Ada owns the storage and search layers."))
+	if got := flashAfter(t, ctx, "save edit", chromedp.Click("#save")); got != "Saved people/ada as version 2." {
 		t.Errorf("after edit: %q", got)
 	}
 	run(t, ctx, "restore",
 		chromedp.Navigate(base+projPath+"/e/people/ada?version=1"),
-		chromedp.WaitVisible("#old-version"),
-		chromedp.Click("#restore-shown"),
-		chromedp.WaitVisible("#flash"))
-	if got := textOf(t, ctx, "#flash"); got != "Restored version 1 as version 3." {
+		chromedp.WaitVisible("#old-version"))
+	if got := flashAfter(t, ctx, "restore version 1", chromedp.Click("#restore-shown")); got != "Restored version 1 as version 3." {
 		t.Errorf("after restore: %q", got)
 	}
 	if got := textOf(t, ctx, "#content"); got != "Ada owns the storage layer." {
 		t.Errorf("restored content %q", got)
 	}
-	run(t, ctx, "forget",
-		chromedp.Click("#forget"),
-		chromedp.WaitVisible("#flash"))
-	if got := textOf(t, ctx, "#flash"); !strings.HasPrefix(got, "Forgot people/ada") {
+	if got := flashAfter(t, ctx, "forget", chromedp.Click("#forget")); !strings.HasPrefix(got, "Forgot people/ada") {
 		t.Errorf("after forget: %q", got)
 	}
 	if n := count(t, ctx, "tr.entry-row"); n != 2 {
@@ -222,10 +231,8 @@ func TestBrowserFlow(t *testing.T) {
 		t.Fatalf("created key %q: %+v, %v", token, key, err)
 	}
 	row := `tr.key-row[data-key-id="` + itoa(key.ID) + `"]`
-	run(t, ctx, "revoke key",
-		chromedp.Click(row+" button.revoke"),
-		chromedp.WaitVisible("#flash"),
-		chromedp.WaitVisible(row+" .revoked-label"))
+	flashAfter(t, ctx, "revoke key", chromedp.Click(row+" button.revoke"))
+	run(t, ctx, "revoked", chromedp.WaitVisible(row+" .revoked-label"))
 	if _, err := u.env.Svc.Authenticate(context.Background(), token); err == nil {
 		t.Error("the revoked key still authenticates")
 	}
