@@ -103,3 +103,29 @@ func benchAppendParallel(b *testing.B, synchronous string) {
 		b.ReportMetric(float64(after.Writes-before.Writes)/float64(batches), "writes/batch")
 	}
 }
+
+// BenchmarkLatestMany rereads 10 of 20 contested slugs with 1,000 versions
+// each, as one index refresh batch does under the load test.
+func BenchmarkLatestMany(b *testing.B) {
+	s := openTest(b)
+	ref := ensure(b, s, "bench", "p")
+	ctx := context.Background()
+	for v := range 1000 {
+		for i := range 20 {
+			w := memory.Write{Slug: fmt.Sprintf("gemeinsam-%02d", i), Content: fmt.Sprintf("%s %d", benchContent, v), Agent: "bench"}
+			if _, err := s.Append(ctx, ref, w); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	slugs := make([]string, 10)
+	for i := range slugs {
+		slugs[i] = fmt.Sprintf("gemeinsam-%02d", i*2)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if vs, err := s.LatestMany(ctx, ref, slugs); err != nil || len(vs) != len(slugs) {
+			b.Fatalf("LatestMany: %d versions, %v", len(vs), err)
+		}
+	}
+}

@@ -151,7 +151,7 @@ func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, ver
 	}
 	var latest int
 	row := ws.pool.reader.QueryRowContext(ctx, `SELECT `+versionCols+`, e.latest_version
-		FROM entries e JOIN versions v ON v.project = e.project AND v.slug = e.slug
+		FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug
 		WHERE e.project = ? AND e.slug = ? AND v.version = (CASE WHEN ? = 0 THEN e.latest_version ELSE ? END)`,
 		ref.Project, slug, version, version)
 	v, err := scanVersion(row, &latest)
@@ -218,11 +218,22 @@ func (s *Store) LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []s
 	return out, nil
 }
 
+// latestManySQL selects the latest versions of n slugs of a project.
+//
+// CROSS JOIN makes SQLite loop over entries first, one primary-key lookup per
+// slug, then fetch exactly one version row each. With a plain JOIN and about
+// ten slugs or more its planner (without ANALYZE statistics) chose versions as
+// the outer loop and walked every version of every slug: 2 ms instead of
+// 50 µs for ten contested slugs with 1,000 versions each.
+func latestManySQL(n int) string {
+	return `SELECT ` + versionCols + `
+		FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+		WHERE e.project = ? AND e.slug IN (?` + strings.Repeat(", ?", n-1) + `)`
+}
+
 // latestChunk reads the latest versions of args[1:] in project args[0] into out.
 func (s *Store) latestChunk(ctx context.Context, ws *workspace, args []any, out map[string]memory.Version) error {
-	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT `+versionCols+`
-		FROM entries e JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
-		WHERE e.project = ? AND e.slug IN (?`+strings.Repeat(", ?", len(args)-2)+`)`, args...)
+	rows, err := ws.pool.reader.QueryContext(ctx, latestManySQL(len(args)-1), args...)
 	if err != nil {
 		return err
 	}
@@ -246,7 +257,7 @@ func (s *Store) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(m
 		return err
 	}
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT `+versionCols+`
-		FROM entries e JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+		FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
 		WHERE e.project = ? AND e.deleted = 0 ORDER BY e.slug`, ref.Project)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", ref, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -244,5 +245,44 @@ func TestUnknownProject(t *testing.T) {
 	}
 	if p := s.WorkspaceFile("ghost"); fileExists(p) {
 		t.Fatalf("a read of an unknown workspace created %s", p)
+	}
+}
+
+// TestLatestManyLooksUpEntriesFirst pins the plan of the index's reread: one
+// entries lookup per slug, then one version row each. The planner's own
+// choice for ten or more slugs walked every version of every slug instead.
+func TestLatestManyLooksUpEntriesFirst(t *testing.T) {
+	s := openTest(t)
+	ref := ensure(t, s, "ws", "p")
+	ws, err := s.requireProject(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3, 10, 50, latestManyChunk} {
+		args := []any{ref.Project}
+		for i := range n {
+			args = append(args, fmt.Sprintf("s%d", i))
+		}
+		rows, err := ws.pool.reader.Query("EXPLAIN QUERY PLAN "+latestManySQL(n), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		want := []string{
+			"SEARCH e USING PRIMARY KEY (project=? AND slug=?)",
+			"SEARCH v USING INDEX sqlite_autoindex_versions_1 (project=? AND slug=? AND version=?)",
+		}
+		if !slices.Equal(plan, want) {
+			t.Errorf("%d slugs: plan %q, want %q", n, plan, want)
+		}
 	}
 }
