@@ -50,6 +50,7 @@ type project struct {
 	// only for a few instructions, never across I/O.
 	qmu        sync.Mutex
 	collecting *round   // refreshes waiting for the next batch
+	applying   *round   // the batch being applied, nil between batches
 	draining   bool     // a drain goroutine is running
 	building   *attempt // a build started on behalf of searches
 }
@@ -57,9 +58,10 @@ type project struct {
 // round is one refresh batch being collected: its slugs, and the result
 // every caller in it waits for.
 type round struct {
-	slugs map[string]struct{}
-	done  chan struct{}
-	err   error
+	slugs  map[string]struct{}
+	queued time.Time // when its first slug was queued (the refresh lag)
+	done   chan struct{}
+	err    error
 }
 
 // attempt is one build started for searches; waiters see its error.
@@ -89,14 +91,14 @@ func (p *project) setIndex(idx bleve.Index) bleve.Index {
 	return old
 }
 
-// refresh queues slug for the next batch and waits until a batch that read it
-// after this call has been applied. This is group commit: while one batch is
-// applied (or the index is built), every refresh that arrives joins the next
-// batch, which is applied as one bleve batch.
-func (p *project) refresh(ctx context.Context, slug string) error {
+// queue adds slug to the next batch and returns that batch. This is group
+// commit: while one batch is applied (or the index is built), every refresh
+// that arrives joins the next batch, which is applied as one bleve batch.
+func (p *project) queue(slug string) *round {
 	p.qmu.Lock()
+	defer p.qmu.Unlock()
 	if p.collecting == nil {
-		p.collecting = &round{slugs: make(map[string]struct{}), done: make(chan struct{})}
+		p.collecting = &round{slugs: make(map[string]struct{}), queued: time.Now(), done: make(chan struct{})}
 	}
 	rd := p.collecting
 	rd.slugs[slug] = struct{}{}
@@ -107,13 +109,41 @@ func (p *project) refresh(ctx context.Context, slug string) error {
 		p.draining = true
 		go p.drain()
 	}
-	p.qmu.Unlock()
+	return rd
+}
 
+// refresh queues slug and waits until a batch that read it after this call
+// has been applied.
+func (p *project) refresh(ctx context.Context, slug string) error {
+	rd := p.queue(slug)
 	select {
 	case <-rd.done:
 		return rd.err
 	case <-ctx.Done():
 		return fmt.Errorf("refresh %s in %s: %w", slug, p.ref, ctx.Err())
+	}
+}
+
+// settle waits until every refresh queued before the call has been applied:
+// the batch still collecting, or else the one being applied. Batches are
+// applied in order, so waiting for the newest covers all earlier ones. A
+// failed batch left no index behind (see drain), so the search that follows
+// rebuilds it from the Source and cannot see a stale state.
+func (p *project) settle(ctx context.Context) error {
+	p.qmu.Lock()
+	rd := p.collecting
+	if rd == nil {
+		rd = p.applying
+	}
+	p.qmu.Unlock()
+	if rd == nil {
+		return nil
+	}
+	select {
+	case <-rd.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("search %s: wait for pending writes: %w", p.ref, ctx.Err())
 	}
 }
 
@@ -124,7 +154,7 @@ func (p *project) drain() {
 		p.gather()
 		p.qmu.Lock()
 		rd := p.collecting
-		p.collecting = nil
+		p.collecting, p.applying = nil, rd
 		if rd == nil {
 			p.draining = false
 			p.qmu.Unlock()
@@ -137,8 +167,22 @@ func (p *project) drain() {
 		if rd.err == nil {
 			rd.err = p.applyLocked(rd.slugs, false)
 		}
+		if rd.err != nil && !p.closed {
+			// The index may now miss this batch's writes. Nobody waits on a
+			// refresh any more (remember returns once queued), so throw the
+			// index away: the next search rebuilds it from the Source.
+			p.reg.opts.Logger.Error("search: refresh batch failed; index dropped", "project", p.ref.String(), "slugs", len(rd.slugs), "err", rd.err)
+			if old := p.setIndex(nil); old != nil {
+				old.Close()
+			}
+		} else if on := p.reg.opts.OnRefresh; on != nil {
+			on(time.Since(rd.queued))
+		}
 		p.lastRound = len(rd.slugs)
-		close(rd.done) // callers go on; a due compaction does not delay them
+		close(rd.done) // waiters go on; a due compaction does not delay them
+		p.qmu.Lock()
+		p.applying = nil
+		p.qmu.Unlock()
 		if rd.err == nil && p.smallBatches >= p.reg.opts.CompactAfter {
 			p.compactLocked()
 		}

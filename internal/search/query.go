@@ -51,7 +51,8 @@ var storedFields = []string{fieldTitle, fieldContent, fieldTags, fieldVersion, f
 // (only punctuation or stop words) finds nothing. Tags restrict hits to
 // entries carrying all of them (exact, case-sensitive) without changing the
 // score. Limit is DefaultLimit when 0 or less and at most MaxLimit.
-// The first Search of a project builds its index.
+// The first Search of a project builds its index; every Search first waits
+// for the refreshes queued before it (see Queue).
 func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
 	text := strings.TrimSpace(q.Text)
 	if text == "" {
@@ -71,6 +72,10 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 
 	p, err := r.project(ref)
 	if err != nil {
+		return nil, err
+	}
+	// Read-your-writes: writes queued before this search are applied first.
+	if err := p.settle(ctx); err != nil {
 		return nil, err
 	}
 	idx, release, err := p.searchIndex(ctx)

@@ -37,8 +37,8 @@ type Options struct {
 	CompactAfter int
 	// Logger receives build and compaction failures (default slog.Default()).
 	Logger *slog.Logger
-	// OnRefresh, when set, is told how long each successful Refresh took
-	// until the index showed the write (the refresh lag metric).
+	// OnRefresh, when set, is told for each applied refresh batch how long
+	// its oldest write waited until the index showed it (the refresh lag).
 	OnRefresh func(time.Duration)
 }
 
@@ -87,7 +87,7 @@ type Registry struct {
 // Index is the contract of the service layer, restated here so that the
 // compiler checks it without an import of the service package.
 var _ interface {
-	Refresh(ctx context.Context, ref memory.ProjectRef, slug string) error
+	Queue(ref memory.ProjectRef, slug string) error
 	Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
 } = (*Registry)(nil)
 
@@ -127,25 +127,31 @@ func (r *Registry) project(ref memory.ProjectRef) (*project, error) {
 	return p, nil
 }
 
-// Refresh makes the index agree with the database for one slug: it rereads
-// the latest version from the Source and updates the document, or removes it
-// for a tombstone or a slug that does not exist. Concurrent refreshes of a
-// project are applied together as one batch. When Refresh returns nil, every
-// later Search sees the state read (read-your-writes). If ctx ends first,
-// Refresh returns its error but the refresh is still applied.
-func (r *Registry) Refresh(ctx context.Context, ref memory.ProjectRef, slug string) error {
-	start := time.Now()
+// Queue makes the index agree with the database for one slug, without
+// waiting: a batch rereads the latest version from the Source and updates the
+// document, or removes it for a tombstone or a slug that does not exist.
+// Concurrent refreshes of a project are applied together as one batch. Every
+// Search that starts after Queue returned waits for that batch first, so a
+// writer that queues before it answers gives read-your-writes to everyone,
+// while it does not wait for the index itself.
+func (r *Registry) Queue(ref memory.ProjectRef, slug string) error {
 	p, err := r.project(ref)
 	if err != nil {
 		return err
 	}
-	if err := p.refresh(ctx, slug); err != nil {
+	p.queue(slug)
+	return nil
+}
+
+// Refresh is Queue, then waiting until the batch holding slug was applied;
+// its error is the batch's. If ctx ends first, Refresh returns its error but
+// the refresh is still applied.
+func (r *Registry) Refresh(ctx context.Context, ref memory.ProjectRef, slug string) error {
+	p, err := r.project(ref)
+	if err != nil {
 		return err
 	}
-	if r.opts.OnRefresh != nil {
-		r.opts.OnRefresh(time.Since(start))
-	}
-	return nil
+	return p.refresh(ctx, slug)
 }
 
 // Drop forgets a project's index (e.g. after the project was deleted or its

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 
@@ -283,7 +285,8 @@ func TestConcurrentWritersReadTheirWrites(t *testing.T) {
 				// Several writers share slugs, so versions race too.
 				slug := fmt.Sprintf("s%d", n%40)
 				src.put(projA, slug, "T", word(n))
-				if err := r.Refresh(context.Background(), projA, slug); err != nil {
+				// Queue, as the service does: it does not wait; the search does.
+				if err := r.Queue(projA, slug); err != nil {
 					t.Error(err)
 					return
 				}
@@ -389,5 +392,66 @@ func TestCloseCancelsBuildAndRefusesWork(t *testing.T) {
 	}
 	if err := r.Refresh(testCtx(t), projB, "x"); memory.ErrorCode(err) != memory.CodeUnavailable {
 		t.Fatalf("refresh after close: %v", err)
+	}
+}
+
+func TestSearchWaitsForQueuedRefresh(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "alpha", "Alpha", "applesauce")
+	r := newTestRegistry(t, src, Options{})
+	find(t, r, projA, "applesauce") // build
+
+	started, release := blockLatest(src, "alpha")
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // runs before the registry's Close, which waits for the batch
+	src.put(projA, "alpha", "Alpha", "bananabread")
+	if err := r.Queue(projA, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	<-started // the batch is reading; Queue did not wait for it
+
+	type result struct {
+		hits []memory.Hit
+		err  error
+	}
+	searched := make(chan result, 1)
+	go func() {
+		hits, err := r.Search(testCtx(t), projA, memory.SearchQuery{Text: "bananabread"})
+		searched <- result{hits, err}
+	}()
+	select {
+	case res := <-searched:
+		t.Fatalf("search returned before the queued refresh was applied: %+v", res)
+	case <-time.After(100 * time.Millisecond):
+	}
+	unblock()
+	res := <-searched
+	if res.err != nil || len(res.hits) != 1 || res.hits[0].Version != 2 {
+		t.Fatalf("search after the queued write: %+v, %v; want alpha version 2", res.hits, res.err)
+	}
+}
+
+func TestFailedBatchLeavesNoStaleIndex(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "alpha", "Alpha", "applesauce")
+	r := newTestRegistry(t, src, Options{Logger: slog.New(slog.DiscardHandler)})
+	find(t, r, projA, "applesauce") // build
+
+	src.put(projA, "alpha", "Alpha", "bananabread")
+	src.setHooks(nil, func(memory.ProjectRef, string, memory.Version, error) (memory.Version, error) {
+		return memory.Version{}, errors.New("disk I/O error")
+	})
+	if err := r.Refresh(testCtx(t), projA, "alpha"); err == nil {
+		t.Fatal("refresh with a failing read reported success")
+	}
+	src.setHooks(nil, nil)
+	// The batch that failed must not leave the old text searchable: the
+	// index is rebuilt from the source instead.
+	if got := find(t, r, projA, "bananabread"); len(got) != 1 || got[0].Version != 2 {
+		t.Fatalf("after a failed batch: %+v, want alpha version 2", got)
+	}
+	if got := find(t, r, projA, "applesauce"); len(got) != 0 {
+		t.Fatalf("stale v1 still found: %+v", got)
 	}
 }

@@ -47,10 +47,10 @@ type Store interface {
 
 // Index is what the service needs of search; *search.Registry implements it.
 type Index interface {
-	// Refresh makes the index agree with the database for one slug: it rereads
-	// the latest version and updates or removes the document. When it returns,
-	// a Search sees that state (read-your-writes).
-	Refresh(ctx context.Context, ref memory.ProjectRef, slug string) error
+	// Queue makes the index agree with the database for one slug: a batch
+	// rereads the latest version and updates or removes the document. Every
+	// Search that starts after Queue returned sees that state (read-your-writes).
+	Queue(ref memory.ProjectRef, slug string) error
 	// Search runs a recall over a project's live entries.
 	Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
 }

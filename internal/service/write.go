@@ -70,11 +70,12 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 		}
 		return memory.WriteResult{}, s.internalErr(op, key, err)
 	}
-	// The write is committed; the index must reflect it before we answer
-	// (read-your-writes). A failed refresh is logged: the entry is safe in
-	// the database and the next refresh or rebuild picks it up.
-	if err := s.index.Refresh(context.WithoutCancel(ctx), key.Project, w.Slug); err != nil {
-		s.log.Error("index refresh failed", "project", key.Project.String(), "slug", w.Slug, "err", err)
+	// The write is committed; queue its index refresh before we answer, so
+	// every later recall waits for it (read-your-writes) while this call does
+	// not. Queue fails only when the index is shut down, and a new one is
+	// built from the database.
+	if err := s.index.Queue(key.Project, w.Slug); err != nil {
+		s.log.Error("index refresh not queued", "project", key.Project.String(), "slug", w.Slug, "err", err)
 	}
 	return res, nil
 }
