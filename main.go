@@ -108,6 +108,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	slog.SetDefault(cfg.Logger)
+	app.TuneGC()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

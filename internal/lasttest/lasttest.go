@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/app"
 	"munin/internal/memory"
 	"munin/internal/store"
 )
@@ -63,8 +64,11 @@ func Run(t *testing.T) {
 		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 {
 		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil 0..100")
 	}
-	fmt.Printf("Lasttest %s: %d Agenten, %s je Aufbau, %d %% remember, %d Einträge und %d umkämpfte Slugs je Projekt, GOMAXPROCS %d\n",
-		time.Now().Format("2006-01-02 15:04"), *lastAgenten, *lastDauer, *lastSchreibanteil, *lastEintraege, *lastSlugs, runtime.GOMAXPROCS(0))
+	// The server runs in this process, so it gets the collector setting
+	// main gives it (agents share it; they are part of the measurement).
+	gogc := app.TuneGC()
+	fmt.Printf("Lasttest %s: %d Agenten, %s je Aufbau, %d %% remember, %d Einträge und %d umkämpfte Slugs je Projekt, GOMAXPROCS %d, GOGC %d\n",
+		time.Now().Format("2006-01-02 15:04"), *lastAgenten, *lastDauer, *lastSchreibanteil, *lastEintraege, *lastSlugs, runtime.GOMAXPROCS(0), gogc)
 
 	raw := rawBaseline(t)
 	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)
