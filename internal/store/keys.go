@@ -135,15 +135,26 @@ func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error
 	if token == "" {
 		return memory.Key{}, unauthorized
 	}
-	k, err := scanKey(s.control.reader.QueryRowContext(ctx, `SELECT `+keyCols+` FROM keys WHERE hash = ?`, hashToken(token)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return memory.Key{}, unauthorized
+	hash := hashToken(token)
+	k, cached, version, cacheErr := s.keyCache.get(ctx, hash)
+	if cacheErr != nil {
+		s.log.Warn("key cache unusable; reading the key from the database", "err", cacheErr)
 	}
-	if err != nil {
-		return memory.Key{}, fmt.Errorf("look up key: %w", err)
-	}
-	if k.Revoked {
-		return memory.Key{}, unauthorized
+	if !cached {
+		var err error
+		k, err = scanKey(s.control.reader.QueryRowContext(ctx, `SELECT `+keyCols+` FROM keys WHERE hash = ?`, hash))
+		if errors.Is(err, sql.ErrNoRows) {
+			return memory.Key{}, unauthorized
+		}
+		if err != nil {
+			return memory.Key{}, fmt.Errorf("look up key: %w", err)
+		}
+		if k.Revoked {
+			return memory.Key{}, unauthorized
+		}
+		if cacheErr == nil {
+			s.keyCache.put(hash, k, version)
+		}
 	}
 	now := time.Now().UTC()
 	if s.keyUse.due(k.ID, now) {

@@ -175,3 +175,50 @@ func TestProjects(t *testing.T) {
 	_, err = s.Project(ctx, memory.ProjectRef{Workspace: "team", Project: "nope"})
 	wantCode(t, err, memory.CodeNotFound)
 }
+
+// TestKeyCacheIsExact: keys are served from memory, yet a revocation — by
+// this store or by another process on the same files — is seen by the very
+// next lookup.
+func TestKeyCacheIsExact(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir)
+	ctx := context.Background()
+	ref := ensure(t, s, "team", "alpha")
+	tokA, keyA, err := s.CreateKey(ctx, ref, "a", memory.RoleWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokB, keyB, err := s.CreateKey(ctx, ref, "b", memory.RoleRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		for _, tok := range []string{tokA, tokB} {
+			if _, err := s.KeyByToken(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Each key was read once; creating them and writing last_used_at changed
+	// the file, so up to a few more reads are fine, but not one per call.
+	if m := s.keyCache.misses.Load(); m > 4 {
+		t.Errorf("%d database lookups for 6 authentications of 2 keys: the cache is not used", m)
+	}
+
+	// Revoked here: refused at once.
+	if err := s.RevokeKey(ctx, keyA.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.KeyByToken(ctx, tokA); memory.ErrorCode(err) != memory.CodeUnauthorized {
+		t.Fatalf("key revoked by this store: %v, want unauthorized", err)
+	}
+
+	// Revoked by another process (the CLI opens its own store): refused at once too.
+	other := openAt(t, dir)
+	if err := other.RevokeKey(ctx, keyB.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.KeyByToken(ctx, tokB); memory.ErrorCode(err) != memory.CodeUnauthorized {
+		t.Fatalf("key revoked by another store: %v, want unauthorized", err)
+	}
+}

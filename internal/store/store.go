@@ -69,7 +69,8 @@ type Store struct {
 	// a positive answer never goes stale and saves a control-DB read per call.
 	projects sync.Map // memory.ProjectRef -> struct{}
 
-	keyUse keyThrottle
+	keyUse   keyThrottle
+	keyCache *keyCache
 
 	batches atomic.Int64
 	writes  atomic.Int64
@@ -110,11 +111,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	kc, err := openKeyCache(context.Background(), ctl.path)
+	if err != nil {
+		_ = ctl.close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	return &Store{
 		dir:        dir,
 		opts:       opts,
 		log:        log,
 		control:    ctl,
+		keyCache:   kc,
 		workspaces: make(map[string]*workspace),
 	}, nil
 }
@@ -140,6 +147,9 @@ func (s *Store) Close() error {
 		if err := ws.pool.close(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := s.keyCache.close(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.control.close(); err != nil {
 		errs = append(errs, err)
