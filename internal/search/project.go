@@ -60,8 +60,12 @@ type project struct {
 type round struct {
 	slugs  map[string]struct{}
 	queued time.Time // when its first slug was queued (the refresh lag)
-	done   chan struct{}
-	err    error
+	// hurry is closed when a search waits for the round: gathering stops
+	// and the batch is applied at once. hurried (under qmu) closes it once.
+	hurry   chan struct{}
+	hurried bool
+	done    chan struct{}
+	err     error
 }
 
 // attempt is one build started for searches; waiters see its error.
@@ -98,7 +102,7 @@ func (p *project) queue(slug string) *round {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	if p.collecting == nil {
-		p.collecting = &round{slugs: make(map[string]struct{}), queued: time.Now(), done: make(chan struct{})}
+		p.collecting = &round{slugs: make(map[string]struct{}), queued: time.Now(), hurry: make(chan struct{}), done: make(chan struct{})}
 	}
 	rd := p.collecting
 	rd.slugs[slug] = struct{}{}
@@ -134,6 +138,9 @@ func (p *project) settle(ctx context.Context) error {
 	rd := p.collecting
 	if rd == nil {
 		rd = p.applying
+	} else if !rd.hurried {
+		rd.hurried = true
+		close(rd.hurry)
 	}
 	p.qmu.Unlock()
 	if rd == nil {
@@ -191,14 +198,16 @@ func (p *project) drain() {
 }
 
 // Gathering. A bleve batch costs a new segment whatever its size, so one
-// batch of ten slugs is far cheaper than ten batches of one. When the last
-// round held more than one slug (writes arrive concurrently), the next round
-// is given a few short ticks to grow before it is applied; it goes as soon
-// as a tick adds nothing. A lone writer's round never waits.
+// batch of ten slugs is far cheaper than ten batches of one. Writers do not
+// wait for the index (they queue), only searches do. So when the last round
+// held more than one slug (writes arrive concurrently), the next round is
+// given up to gatherTicks short ticks to grow; it goes as soon as a tick adds
+// nothing, it holds gatherEnough slugs, or a search waits for it (hurry). A
+// lone writer's round never waits.
 const (
 	gatherTick   = 500 * time.Microsecond
-	gatherTicks  = 4
-	gatherEnough = 64
+	gatherTicks  = 10
+	gatherEnough = 256
 )
 
 // gather waits while the collecting round still grows (see gatherTick). p.mu is held.
@@ -206,13 +215,17 @@ func (p *project) gather() {
 	if p.lastRound < 2 {
 		return
 	}
-	size := p.collectingSize()
+	rd, size := p.collectingRound()
 	for range gatherTicks {
-		if size == 0 || size >= gatherEnough {
+		if rd == nil || size >= gatherEnough {
 			return
 		}
-		time.Sleep(gatherTick)
-		n := p.collectingSize()
+		select {
+		case <-rd.hurry:
+			return
+		case <-time.After(gatherTick):
+		}
+		_, n := p.collectingRound()
 		if n == size {
 			return
 		}
@@ -220,14 +233,14 @@ func (p *project) gather() {
 	}
 }
 
-// collectingSize is the number of slugs waiting for the next batch.
-func (p *project) collectingSize() int {
+// collectingRound is the round waiting for the next batch and its slug count.
+func (p *project) collectingRound() (*round, int) {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	if p.collecting == nil {
-		return 0
+		return nil, 0
 	}
-	return len(p.collecting.slugs)
+	return p.collecting, len(p.collecting.slugs)
 }
 
 // searchIndex returns the built index, building it first if needed, and a
