@@ -136,7 +136,7 @@ func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error
 		return memory.Key{}, unauthorized
 	}
 	hash := hashToken(token)
-	k, cached, version, cacheErr := s.keyCache.get(ctx, hash)
+	k, cached, gen, cacheErr := s.keyCache.get(ctx, hash)
 	if cacheErr != nil {
 		s.log.Warn("key cache unusable; reading the key from the database", "err", cacheErr)
 	}
@@ -153,7 +153,7 @@ func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error
 			return memory.Key{}, unauthorized
 		}
 		if cacheErr == nil {
-			s.keyCache.put(hash, k, version)
+			s.keyCache.put(hash, k, gen)
 		}
 	}
 	now := time.Now().UTC()
@@ -195,6 +195,7 @@ func (s *Store) ListKeys(ctx context.Context) ([]memory.Key, error) {
 func (s *Store) RevokeKey(ctx context.Context, id int64) error {
 	res, err := s.control.writer.ExecContext(ctx, `UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`,
 		time.Now().UnixNano(), id)
+	s.keyCache.empty() // after the UPDATE: a lookup racing it must not keep the key
 	if err != nil {
 		return fmt.Errorf("revoke key %d: %w", id, err)
 	}
