@@ -71,18 +71,41 @@ type agent struct {
 	firstErr string
 }
 
+// protocolVersion is the MCP version the agents speak (-last.protokoll). Up
+// to 2025-11-25 a client opens a session with initialize and sends its id
+// with every call; 2026-07-28 has no sessions, every request stands alone.
+func protocolVersion() string {
+	if *lastProtokoll == "" {
+		return mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	}
+	return *lastProtokoll
+}
+
+// checkProtocol fails the test for a version mcp-go does not know.
+func checkProtocol(t testing.TB) {
+	if !mcp.IsValidProtocolVersion(protocolVersion()) {
+		t.Fatalf("last.protokoll %q: bekannt sind %v", protocolVersion(), mcp.ValidProtocolVersions)
+	}
+}
+
 func connect(ctx context.Context, hc *http.Client, url, token string, id int) (*agent, time.Duration, error) {
 	start := time.Now()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(hc),
+	var opts []client.ClientOption
+	if !mcp.IsModernProtocol(protocolVersion()) {
+		// Without this the client would probe for 2026-07-28 first.
+		opts = append(opts, client.WithLegacyProtocolOnly())
+	}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc),
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	if err != nil {
 		return nil, 0, err
 	}
+	c := client.NewClient(tr, opts...)
 	if err := c.Start(ctx); err != nil {
 		return nil, 0, err
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = protocolVersion()
 	init.Params.ClientInfo = mcp.Implementation{Name: fmt.Sprintf("lasttest-%03d", id), Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		c.Close()

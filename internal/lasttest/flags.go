@@ -23,5 +23,6 @@ var (
 	lastSuchprotokoll = flag.String("last.suchprotokoll", "an", "Suchprotokoll: an, aus oder vergleich (Aufbau 1 mit und ohne)")
 	lastAufbauten     = flag.String("last.aufbauten", "1,2,3", "welche Aufbauten laufen")
 	lastProfil        = flag.String("last.profil", "", "CPU-Profil der Lastphase von Aufbau 1 in diese Datei")
+	lastProtokoll     = flag.String("last.protokoll", "", "MCP-Version der Agenten: leer = 2025-11-25 (mit Sitzungen), 2026-07-28 = ohne Sitzungen")
 	lastZulassung     = flag.Int("last.zulassung", -1, "Zulassungsgrenze des Servers (--max-inflight): -1 aus, 0 Serverstandard, N Anfragen gleichzeitig")
 )

@@ -67,8 +67,9 @@ func Run(t *testing.T) {
 	// The server runs in this process, so it gets the collector setting
 	// main gives it (agents share it; they are part of the measurement).
 	gogc := app.TuneGC()
-	fmt.Printf("Lasttest %s: %d Agenten, %s je Aufbau, %d %% remember, %d Einträge und %d umkämpfte Slugs je Projekt, GOMAXPROCS %d, GOGC %d\n",
-		time.Now().Format("2006-01-02 15:04"), *lastAgenten, *lastDauer, *lastSchreibanteil, *lastEintraege, *lastSlugs, runtime.GOMAXPROCS(0), gogc)
+	checkProtocol(t)
+	fmt.Printf("Lasttest %s: %d Agenten, %s je Aufbau, %d %% remember, %d Einträge und %d umkämpfte Slugs je Projekt, MCP %s, GOMAXPROCS %d, GOGC %d\n",
+		time.Now().Format("2006-01-02 15:04"), *lastAgenten, *lastDauer, *lastSchreibanteil, *lastEintraege, *lastSlugs, protocolVersion(), runtime.GOMAXPROCS(0), gogc)
 
 	raw := rawBaseline(t)
 	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)
