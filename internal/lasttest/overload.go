@@ -61,9 +61,11 @@ func (rt retryOn429) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // overloadCheck looks at the sweep: the saturation point is the first step
-// reaching 90 % of the peak; the first step at four times it or more must
-// keep 90 % of the peak, and no step may see a 5xx. Larger steps are shown
-// for information.
+// reaching 90 % of the peak; with admission control on (-last.zulassung),
+// the first step at four times it or more must keep 90 % of the peak. No
+// step may see a 5xx. Other steps, and every step without admission
+// control, are shown for information: without it nothing protects the
+// server from the excess, which is what the check is about.
 func overloadCheck(t testing.TB, steps []int, rates []float64, serverErrors int64) {
 	peak, sat := 0.0, 0
 	for _, r := range rates {
@@ -83,7 +85,7 @@ func overloadCheck(t testing.TB, steps []int, rates []float64, serverErrors int6
 		}
 		share := rates[i] / peak
 		fmt.Printf("Überlast: %d Agenten (%.0f × Sättigung): %.0f Aufrufe/s = %.0f %% der Spitze\n", n, float64(n)/float64(sat), rates[i], 100*share)
-		if !checked && share < 0.9 {
+		if !checked && share < 0.9 && *lastZulassung >= 0 {
 			t.Errorf("Stufe %d (≥ 4 × Sättigung): %.0f %% der Spitze, verlangt sind mindestens 90 %%", n, 100*share)
 		}
 		checked = true
