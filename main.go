@@ -109,6 +109,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	slog.SetDefault(cfg.Logger)
 	app.TuneGC()
+	cfg.Exclusive = true
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -148,6 +149,7 @@ func stdio(args []string, stderr io.Writer) error {
 	}
 	// stdout belongs to the protocol: logs go to stderr only.
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.Exclusive = true
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.Open(cfg)
@@ -280,6 +282,8 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	if cmd != "reindex" && len(refs) == 0 {
 		return fmt.Errorf("%s needs a project: munin %s [--data DIR] WORKSPACE/PROJECT", cmd, cmd)
 	}
+	// Import writes workspace files: a running server's index would not see it.
+	cfg.Exclusive = cmd == "import"
 	return withApp(cfg, func(ctx context.Context, a *app.App) error {
 		switch cmd {
 		case "export":

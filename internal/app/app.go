@@ -43,13 +43,17 @@ type Config struct {
 	MaxInFlight int
 	// SessionIdleTTL ends MCP sessions unused for this long (0: the default).
 	SessionIdleTTL time.Duration
-	Logger         *slog.Logger
+	// Exclusive claims the data directory for this process (store.LockDir):
+	// serving and importing need it, read-only commands do not.
+	Exclusive bool
+	Logger    *slog.Logger
 }
 
 // App is an opened data directory with every layer built on it.
 type App struct {
 	cfg   Config
 	log   *slog.Logger
+	lock  *store.DirLock // nil unless cfg.Exclusive
 	Store *store.Store
 	Index *search.Registry
 	Svc   *service.Service
@@ -64,10 +68,17 @@ func Open(cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	var lock *store.DirLock
+	if cfg.Exclusive {
+		var err error
+		if lock, err = store.LockDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
 	m := metrics.New()
 	st, err := store.Open(cfg.DataDir, store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnBatch: m.Batch})
 	if err != nil {
-		return nil, fmt.Errorf("open data directory %s: %w", cfg.DataDir, err)
+		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.DataDir, err), lock.Unlock())
 	}
 	reg := search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag})
 	svc := service.New(st, reg, service.Options{
@@ -80,7 +91,7 @@ func Open(cfg Config) (*App, error) {
 	})
 	ui, err := web.New(service.NewBrowser(svc, st), web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close())
+		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
 	}
 	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m})
 	m.GaugeFunc("munin_writer_queue_depth", "Writes waiting for their workspace's writer.", func() float64 { return float64(st.Stats().Queued) })
@@ -88,6 +99,7 @@ func Open(cfg Config) (*App, error) {
 	return &App{
 		cfg:     cfg,
 		log:     cfg.Logger,
+		lock:    lock,
 		Store:   st,
 		Index:   reg,
 		Svc:     svc,
@@ -134,11 +146,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Close flushes the search log, stops the indexes and closes the databases,
-// in the order the data flows.
+// in the order the data flows; the data directory is released last.
 func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return errors.Join(a.MCP.Close(ctx), a.Svc.Close(), a.Index.Close(), a.Store.Close())
+	return errors.Join(a.MCP.Close(ctx), a.Svc.Close(), a.Index.Close(), a.Store.Close(), a.lock.Unlock())
 }
 
 // KeyFor authenticates a token for the stdio transport.
