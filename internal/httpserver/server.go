@@ -116,13 +116,16 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	authed := func(h http.Handler) http.Handler {
 		return requireKey(svc, bufferBody(h))
 	}
+	// CORS sits outside the method and key checks: a preflight is an
+	// OPTIONS request without a key, answered before either.
+	cors := crossOrigin(newOriginPolicy(cfg.AllowedOrigins))
 	r.Handle("/healthz", http.HandlerFunc(healthz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/readyz", ready).Methods(http.MethodGet, http.MethodHead)
 	if cfg.Metrics != nil {
 		r.Handle("/metrics", requireKey(svc, requireAdmin(cfg.Metrics.Handler()))).Methods(http.MethodGet)
 	}
-	r.Handle("/mcp", allowMethods(authed(streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete))
-	r.PathPrefix(api.Prefix + "/").Handler(authed(apiHandler))
+	r.Handle("/mcp", cors(allowMethods(authed(streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
+	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(apiHandler)))
 	if cfg.Web != nil {
 		r.PathPrefix("/").Handler(cfg.Web)
 	} else {
