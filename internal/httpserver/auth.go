@@ -6,6 +6,7 @@ import (
 
 	"munin/internal/api"
 	"munin/internal/memory"
+	"munin/internal/reqlog"
 	"munin/internal/service"
 )
 
@@ -25,7 +26,7 @@ func requireKey(svc *service.Service, next http.Handler) http.Handler {
 			api.WriteError(w, err)
 			return
 		}
-		noteCaller(r.Context(), key.Agent, key.Project.String())
+		reqlog.NoteCaller(r.Context(), key.Agent, key.Project.String())
 		next.ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
 	})
 }

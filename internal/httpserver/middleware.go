@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"munin/internal/api"
 	"munin/internal/memory"
 	"munin/internal/metrics"
+	"munin/internal/reqlog"
 )
 
 // recorder remembers the status and size of a response for the request log
@@ -90,22 +90,6 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// reqInfo carries facts learned deep in the chain (who the caller is) back
-// out to the request log.
-type reqInfo struct {
-	agent   string
-	project string
-}
-
-type reqInfoKey struct{}
-
-// noteCaller records the authenticated caller for the request log.
-func noteCaller(ctx context.Context, agent, project string) {
-	if info, ok := ctx.Value(reqInfoKey{}).(*reqInfo); ok {
-		info.agent, info.project = agent, project
-	}
-}
-
 // logRequests writes one line per request: method, path, status, duration,
 // bytes and the caller's agent name. It never logs headers, the query string
 // (tokens could be pasted there) or bodies (they are the users' memory).
@@ -114,8 +98,8 @@ func logRequests(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.H
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := wrap(w)
-		info := &reqInfo{}
-		r = r.WithContext(context.WithValue(r.Context(), reqInfoKey{}, info))
+		ctx, info := reqlog.With(r.Context())
+		r = r.WithContext(ctx)
 		completed := false
 		defer func() {
 			status := rec.status
@@ -135,8 +119,8 @@ func logRequests(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.H
 				slog.Int64("bytes", rec.bytes),
 				slog.String("remote", r.RemoteAddr),
 			}
-			if info.agent != "" {
-				attrs = append(attrs, slog.String("agent", info.agent), slog.String("project", info.project))
+			if info.Agent != "" {
+				attrs = append(attrs, slog.String("agent", info.Agent), slog.String("project", info.Project))
 			}
 			log.LogAttrs(r.Context(), level, "http request", attrs...)
 			m.HTTPRequest(routeOf(r.URL.Path), status)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"munin/internal/memory"
+	"munin/internal/reqlog"
 	"munin/internal/service"
 )
 
@@ -68,6 +69,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, nil, err)
 		return
 	}
+	reqlog.NoteCaller(r.Context(), key.Agent, key.Project.String())
 	// A new sign-in replaces any session this browser had.
 	if c, cerr := r.Cookie(cookieName); cerr == nil {
 		h.sessions.delete(c.Value)

@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"munin/internal/memory"
+	"munin/internal/reqlog"
 	"munin/internal/service"
 )
 
@@ -172,6 +173,7 @@ func (h *Handler) signedIn(r *http.Request) (*request, error) {
 		}
 		return nil, err
 	}
+	reqlog.NoteCaller(r.Context(), key.Agent, key.Project.String())
 	return &request{sess: sess, key: key}, nil
 }
 

@@ -1,0 +1,29 @@
+// Package reqlog carries facts learned deep inside a request — who the
+// caller turned out to be — back out to the one log line the front door
+// writes for it. The front door (httpserver) opens the record; whatever
+// authenticates the caller (bearer key, web session) notes it.
+package reqlog
+
+import "context"
+
+// Info is what a request's log line learns from inside the handlers.
+type Info struct {
+	Agent   string
+	Project string
+}
+
+type infoKey struct{}
+
+// With returns a context carrying a fresh Info, and that Info.
+func With(ctx context.Context) (context.Context, *Info) {
+	info := &Info{}
+	return context.WithValue(ctx, infoKey{}, info), info
+}
+
+// NoteCaller records the authenticated caller; without a record (a handler
+// called outside the front door, as in tests) it does nothing.
+func NoteCaller(ctx context.Context, agent, project string) {
+	if info, ok := ctx.Value(infoKey{}).(*Info); ok {
+		info.Agent, info.Project = agent, project
+	}
+}

@@ -1,0 +1,16 @@
+package reqlog
+
+import (
+	"context"
+	"testing"
+)
+
+func TestNoteCaller(t *testing.T) {
+	ctx, info := With(context.Background())
+	NoteCaller(ctx, "claude", "ws/proj")
+	if info.Agent != "claude" || info.Project != "ws/proj" {
+		t.Fatalf("info = %+v", info)
+	}
+	// Outside a request record nothing happens (and nothing panics).
+	NoteCaller(context.Background(), "x", "y")
+}
