@@ -20,15 +20,20 @@ import (
 // but its texts are the validator's ("&{Missing:[slug]}"); the binder is
 // what explains them (see recodeValidationErrors).
 type binder[A any] struct {
-	required []string // JSON names of the fields without omitempty
+	required []string        // JSON names of the fields without omitempty
+	known    map[string]bool // every JSON name, spelled exactly
 }
 
 func newBinder[A any]() binder[A] {
-	var b binder[A]
+	b := binder[A]{known: map[string]bool{}}
 	t := reflect.TypeFor[A]()
 	for i := range t.NumField() {
 		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" && !strings.Contains(opts, "omitempty") {
+		if name == "" || name == "-" {
+			continue
+		}
+		b.known[name] = true
+		if !strings.Contains(opts, "omitempty") {
 			b.required = append(b.required, name)
 		}
 	}
@@ -52,6 +57,14 @@ func (b binder[A]) bind(req mcp.CallToolRequest) (A, error) {
 	var present map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &present); err != nil {
 		return args, memory.Errorf(memory.CodeInvalid, "arguments must be a JSON object")
+	}
+	// encoding/json matches names case-insensitively, so {"Slug": …} would
+	// bind to slug (and of "slug" and "Slug" the last would win). Arguments
+	// are spelled exactly as the schema says, or they are unknown.
+	for name := range present {
+		if !b.known[name] {
+			return args, memory.Errorf(memory.CodeInvalid, "unknown argument %q", name)
+		}
 	}
 	for _, name := range b.required {
 		if v, ok := present[name]; !ok || string(v) == "null" {

@@ -24,6 +24,8 @@ func TestBinder(t *testing.T) {
 		{"wrong type", map[string]any{"slug": "a", "content": 5}, "invalid: argument content must be a string, got number"},
 		{"tag not string", map[string]any{"slug": "a", "content": "x", "tags": []any{"ok", 1}}, "invalid: argument tags"},
 		{"not an object", []any{"a"}, "invalid: arguments must be a JSON object, got array"},
+		{"other case", map[string]any{"Slug": "a", "content": "x"}, `invalid: unknown argument "Slug"`},
+		{"both cases", map[string]any{"slug": "a", "SLUG": "b", "content": "x"}, `invalid: unknown argument "SLUG"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
