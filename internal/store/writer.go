@@ -107,8 +107,8 @@ const writerGather = 250 * time.Microsecond
 func (ws *workspace) run() {
 	defer close(ws.done)
 	batch := make([]*writeReq, 0, ws.s.opts.MaxBatch)
-	gather := time.NewTimer(0)
-	<-gather.C
+	gather := time.NewTimer(writerGather)
+	gather.Stop()
 	last := 0
 	for req := range ws.queue {
 		batch = append(batch[:0], req)
@@ -150,9 +150,9 @@ func (ws *workspace) fill(batch []*writeReq, wait bool, gather *time.Timer) []*w
 				return batch
 			}
 		}
-		if !gather.Stop() {
-			<-gather.C
-		}
+		// Since Go 1.23 a stopped timer never delivers a stale tick, so
+		// Stop alone readies it for the next Reset.
+		gather.Stop()
 		return batch
 	}
 	return batch
