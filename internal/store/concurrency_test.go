@@ -140,7 +140,24 @@ func TestInvariant1NoDatabaseLocked(t *testing.T) {
 // one version; per slug the versions are 1..n without gaps or duplicates, and
 // conflicting writes create nothing.
 func TestInvariant2VersionsWithoutGaps(t *testing.T) {
-	s := openTest(t)
+	checkVersionsWithoutGaps(t, openTest(t))
+}
+
+// With batches of at most three writes, the writer's batches fill up while
+// it gathers more (run's fill), and every write still gets its own version.
+func TestInvariant2WithTinyBatches(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{MaxBatch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	checkVersionsWithoutGaps(t, s)
+}
+
+// checkVersionsWithoutGaps has 32 goroutines append 50 versions each to five
+// slugs, some with expected versions, then checks versions 1..n per slug, one
+// per successful append, and one audit row each.
+func checkVersionsWithoutGaps(t *testing.T, s *Store) {
 	ref := ensure(t, s, "team", "alpha")
 	slugs := []string{"a", "b", "c", "d", "e"}
 	var ok, conflicts atomic.Int64
