@@ -59,6 +59,7 @@ type project struct {
 // every caller in it waits for.
 type round struct {
 	slugs  map[string]struct{}
+	writes int       // refreshes queued into it, repeats of a slug included
 	queued time.Time // when its first slug was queued (the refresh lag)
 	// hurry is closed when a search waits for the round: gathering stops
 	// and the batch is applied at once. hurried (under qmu) closes it once.
@@ -106,6 +107,7 @@ func (p *project) queue(slug string) *round {
 	}
 	rd := p.collecting
 	rd.slugs[slug] = struct{}{}
+	rd.writes++
 	if !p.draining {
 		// The batch runs in its own goroutine, not in a caller's: it serves
 		// all callers in the round, so one caller's cancellation must not
@@ -202,8 +204,9 @@ func (p *project) drain() {
 // wait for the index (they queue), only searches do. So when the last round
 // held more than one slug (writes arrive concurrently), the next round is
 // given up to gatherTicks short ticks to grow; it goes as soon as a tick adds
-// nothing, it holds gatherEnough slugs, or a search waits for it (hurry). A
-// lone writer's round never waits.
+// nothing (no write at all: repeated writes to a slug already in the round
+// count, since they show writers are still busy), it holds gatherEnough
+// slugs, or a search waits for it (hurry). A lone writer's round never waits.
 const (
 	gatherTick   = 500 * time.Microsecond
 	gatherTicks  = 10
@@ -215,9 +218,9 @@ func (p *project) gather() {
 	if p.lastRound < 2 {
 		return
 	}
-	rd, size := p.collectingRound()
+	rd, slugs, writes := p.collectingRound()
 	for range gatherTicks {
-		if rd == nil || size >= gatherEnough {
+		if rd == nil || slugs >= gatherEnough {
 			return
 		}
 		select {
@@ -225,22 +228,24 @@ func (p *project) gather() {
 			return
 		case <-time.After(gatherTick):
 		}
-		_, n := p.collectingRound()
-		if n == size {
+		var now int
+		_, slugs, now = p.collectingRound()
+		if now == writes {
 			return
 		}
-		size = n
+		writes = now
 	}
 }
 
-// collectingRound is the round waiting for the next batch and its slug count.
-func (p *project) collectingRound() (*round, int) {
+// collectingRound is the round waiting for the next batch, its slug count
+// and the refreshes queued into it.
+func (p *project) collectingRound() (rd *round, slugs, writes int) {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	if p.collecting == nil {
-		return nil, 0
+		return nil, 0, 0
 	}
-	return p.collecting, len(p.collecting.slugs)
+	return p.collecting, len(p.collecting.slugs), p.collecting.writes
 }
 
 // searchIndex returns the built index, building it first if needed, and a
