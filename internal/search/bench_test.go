@@ -98,3 +98,40 @@ func BenchmarkSearch10k(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkSearchSegments measures a recall over 500 entries after k small
+// refresh batches, i.e. with about k in-memory segments (CompactAfter bounds k).
+func BenchmarkSearchSegments(b *testing.B) {
+	for _, k := range []int{0, 10, 25, 50, 100} {
+		b.Run(fmt.Sprintf("segments=%d", k), func(b *testing.B) {
+			src := newFakeSource()
+			fillSource(src, projA, 500)
+			r := newTestRegistry(b, src, Options{CompactAfter: 1000})
+			if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "x"}); err != nil {
+				b.Fatal(err)
+			}
+			for i := range k {
+				for j := range 2 {
+					slug := fmt.Sprintf("notes/entry-%05d", (i*2+j)%500)
+					v, _ := src.Latest(context.Background(), projA, slug)
+					src.put(projA, slug, v.Title, v.Content+" more", v.Tags...)
+				}
+				for j := range 2 {
+					if err := r.Queue(projA, fmt.Sprintf("notes/entry-%05d", (i*2+j)%500)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "x"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "Datenbank"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(segments(b, r, projA)), "segments")
+		})
+	}
+}
