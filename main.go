@@ -48,6 +48,7 @@ Every command takes --data DIR (env MUNIN_DATA, default ./data); "munin serve -h
 `
 
 func main() {
+	app.PrivateFiles()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "munin:", err)
