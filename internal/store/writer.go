@@ -123,37 +123,33 @@ func (ws *workspace) run() {
 // fill adds queued writes to batch up to MaxBatch: those already waiting,
 // and with wait set those arriving within writerGather.
 func (ws *workspace) fill(batch []*writeReq, wait bool, gather *time.Timer) []*writeReq {
+	// Since Go 1.23 a stopped timer never delivers a stale tick, so Stop
+	// alone readies it for the next Reset.
+	defer gather.Stop()
+	var deadline <-chan time.Time // set once the queue first runs empty
 	for len(batch) < ws.s.opts.MaxBatch {
+		var r *writeReq
+		var ok bool
 		select {
-		case r, ok := <-ws.queue:
-			if !ok {
+		case r, ok = <-ws.queue:
+		default:
+			if !wait {
 				return batch
 			}
-			batch = append(batch, r)
-			continue
-		default:
+			if deadline == nil {
+				gather.Reset(writerGather)
+				deadline = gather.C
+			}
+			select {
+			case r, ok = <-ws.queue:
+			case <-deadline:
+				return batch
+			}
 		}
-		if !wait {
+		if !ok {
 			return batch
 		}
-		wait = false
-		gather.Reset(writerGather)
-	collect:
-		for len(batch) < ws.s.opts.MaxBatch {
-			select {
-			case r, ok := <-ws.queue:
-				if !ok {
-					break collect
-				}
-				batch = append(batch, r)
-			case <-gather.C:
-				return batch
-			}
-		}
-		// Since Go 1.23 a stopped timer never delivers a stale tick, so
-		// Stop alone readies it for the next Reset.
-		gather.Stop()
-		return batch
+		batch = append(batch, r)
 	}
 	return batch
 }
