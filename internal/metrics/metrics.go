@@ -60,7 +60,7 @@ func New() *Metrics {
 			Name: "munin_writer_batch_duration_seconds", Help: "Time from BEGIN to COMMIT of one writer batch.", Buckets: latencyBuckets,
 		}),
 		refreshLag: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "munin_index_refresh_lag_seconds", Help: "Time from a committed write's refresh request until the index shows it.", Buckets: latencyBuckets,
+			Name: "munin_index_refresh_lag_seconds", Help: "Per index refresh batch: time from its oldest queued write until the index shows it.", Buckets: latencyBuckets,
 		}),
 		budgetRejections: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "munin_budget_rejections_total", Help: "Writes refused because a project's hourly write budget was used up.",
@@ -130,7 +130,8 @@ func (m *Metrics) Batch(writes int, d time.Duration) {
 	m.batchDuration.Observe(d.Seconds())
 }
 
-// RefreshLag records how long a refresh waited until the index showed it.
+// RefreshLag records, per applied refresh batch, how long its oldest write
+// waited until the index showed it.
 func (m *Metrics) RefreshLag(d time.Duration) {
 	if m == nil {
 		return
