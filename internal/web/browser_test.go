@@ -32,26 +32,9 @@ func chromiumPath(t *testing.T) string {
 // clicking OK would.
 func newChrome(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelCtx := chromedp.NewContext(actx)
-	// The first call starts the browser and binds its life to bctx, so it
-	// must not carry the timeout; the actions below do.
-	if err := chromedp.Do(bctx); err != nil {
-		cancelCtx()
-		cancelAlloc()
-		t.Fatalf("start chromium: %v", err)
-	}
+	bctx, cancel := startChrome(t)
 	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	t.Cleanup(func() { cancelTimeout(); cancel() })
 	dialogs := chromedp.Events(bctx, page.JavascriptDialogOpening)
 	go func() {
 		for _, err := range dialogs {
@@ -62,6 +45,39 @@ func newChrome(t *testing.T) context.Context {
 		}
 	}()
 	return ctx
+}
+
+// startChrome launches Chromium, trying up to three times: on a loaded
+// machine it now and then exits before it prints its DevTools address
+// ("chrome failed to start"), and a fresh process with a fresh profile then
+// starts fine. Three failures in a row fail the test.
+func startChrome(t *testing.T) (context.Context, context.CancelFunc) {
+	t.Helper()
+	path := chromiumPath(t)
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.UserDataDir(t.TempDir()),
+			chromedp.WindowSize(1280, 900),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-component-update", true),
+		)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelCtx := chromedp.NewContext(actx)
+		// The first call starts the browser and binds its life to bctx, so
+		// it must not carry the test's timeout.
+		if err = chromedp.Do(bctx); err == nil {
+			return bctx, func() { cancelCtx(); cancelAlloc() }
+		}
+		cancelCtx()
+		cancelAlloc()
+		t.Logf("start chromium, attempt %d: %v", attempt, err)
+	}
+	t.Fatalf("start chromium: %v", err)
+	return nil, nil
 }
 
 // run runs browser actions and fails the test with the step's name.
