@@ -32,19 +32,11 @@ func newBudget(store Store, fallback int, now func() time.Time) *budget {
 
 // reserve takes one write from the project's budget or fails with budget_exhausted.
 func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef) error {
-	hour := b.now().UTC().Truncate(time.Hour)
-	b.mu.Lock()
-	w := b.projects[ref]
-	fresh := w == nil || !w.start.Equal(hour)
-	b.mu.Unlock()
-	if fresh {
-		if err := b.load(ctx, ref, hour); err != nil {
-			return err
-		}
+	w, err := b.lockWindow(ctx, ref, b.now().UTC().Truncate(time.Hour))
+	if err != nil {
+		return err
 	}
-	b.mu.Lock()
 	defer b.mu.Unlock()
-	w = b.projects[ref]
 	if w.used >= w.limit {
 		reset := w.start.Add(time.Hour)
 		wait := reset.Sub(b.now()).Round(time.Second)
@@ -56,6 +48,22 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef) error {
 	}
 	w.used++
 	return nil
+}
+
+// lockWindow returns the project's window for hour with b.mu held, loading
+// it first if it is missing or of another hour. It checks again after each
+// load, because forget (a budget change) may drop the window in between.
+func (b *budget) lockWindow(ctx context.Context, ref memory.ProjectRef, hour time.Time) (*window, error) {
+	for {
+		b.mu.Lock()
+		if w := b.projects[ref]; w != nil && w.start.Equal(hour) {
+			return w, nil
+		}
+		b.mu.Unlock()
+		if err := b.load(ctx, ref, hour); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // release gives back a reserved write that did not happen.
@@ -99,14 +107,17 @@ func (b *budget) forget(ref memory.ProjectRef) {
 	delete(b.projects, ref)
 }
 
-// Usage reports writes used this hour and the limit; used for overview pages.
+// usage reports writes used this hour and the limit; used for overview
+// pages. It reloads the limit, which another process may have changed.
 func (b *budget) usage(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
 	hour := b.now().UTC().Truncate(time.Hour)
 	if err := b.load(ctx, ref, hour); err != nil {
 		return 0, 0, err
 	}
-	b.mu.Lock()
+	w, err := b.lockWindow(ctx, ref, hour)
+	if err != nil {
+		return 0, 0, err
+	}
 	defer b.mu.Unlock()
-	w := b.projects[ref]
 	return w.used, w.limit, nil
 }

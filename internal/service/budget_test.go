@@ -1,0 +1,96 @@
+package service
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// budgetStore answers the two questions a budget asks of the store.
+type budgetStore struct {
+	Store
+	limit int
+}
+
+func (s budgetStore) Project(context.Context, memory.ProjectRef) (memory.ProjectInfo, error) {
+	return memory.ProjectInfo{WriteBudget: s.limit}, nil
+}
+
+func (budgetStore) CountWritesSince(context.Context, memory.ProjectRef, time.Time) (int, error) {
+	return 0, nil
+}
+
+// TestBudgetReserveRacingForget: a budget change (forget) between a
+// reserve's load and its spending once left the reserve a nil window and a
+// panic. Many reserves and usages race a stream of forgets here.
+func TestBudgetReserveRacingForget(t *testing.T) {
+	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
+	b := newBudget(budgetStore{limit: 1 << 30}, 0, time.Now)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var forgets sync.WaitGroup
+	forgets.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				b.forget(ref)
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 5000 {
+				if err := b.reserve(ctx, ref); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, _, err := b.usage(ctx, ref); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	forgets.Wait()
+}
+
+// TestBudgetExactUnderConcurrency: of many concurrent reserves exactly the
+// limit succeed, and the rest are told budget_exhausted.
+func TestBudgetExactUnderConcurrency(t *testing.T) {
+	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
+	const limit = 100
+	b := newBudget(budgetStore{limit: limit}, 0, time.Now)
+	var ok, exhausted atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 20 {
+				err := b.reserve(context.Background(), ref)
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case memory.ErrorCode(err) == memory.CodeBudgetExhausted:
+					exhausted.Add(1)
+				default:
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != limit || exhausted.Load() != 16*20-limit {
+		t.Fatalf("%d reserves succeeded and %d were refused; want %d and %d", ok.Load(), exhausted.Load(), limit, 16*20-limit)
+	}
+	if used, lim, err := b.usage(context.Background(), ref); err != nil || used != limit || lim != limit {
+		t.Fatalf("usage = %d of %d (%v), want %d of %d", used, lim, err, limit, limit)
+	}
+}
