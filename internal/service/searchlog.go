@@ -23,12 +23,15 @@ type searchLog struct {
 	store Store
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	pending []memory.SearchLogRow
-	dropped int64
-	kick    chan struct{}
-	done    chan struct{}
-	stopped chan struct{}
+	// flushing is held from taking the pending rows until they are written,
+	// so Flush also waits for a write the background flusher has begun.
+	flushing sync.Mutex
+	mu       sync.Mutex
+	pending  []memory.SearchLogRow
+	dropped  int64
+	kick     chan struct{}
+	done     chan struct{}
+	stopped  chan struct{}
 }
 
 func newSearchLog(store Store, log *slog.Logger) *searchLog {
@@ -80,6 +83,8 @@ func (l *searchLog) run() {
 // flush writes everything pending; on failure the rows are logged as lost
 // rather than retried forever (the search log must not stall recall).
 func (l *searchLog) flush() {
+	l.flushing.Lock()
+	defer l.flushing.Unlock()
 	l.mu.Lock()
 	rows := l.pending
 	l.pending = nil
