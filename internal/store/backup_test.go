@@ -61,15 +61,19 @@ func TestBackupWhileWriting(t *testing.T) {
 		}()
 	}
 	// Let the writers get going, then note what was acknowledged before the
-	// backup starts.
-	for {
+	// backup starts. Failing writers end the wait with their own error.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
 		mu.Lock()
 		n := len(acks)
 		mu.Unlock()
 		if n >= 500 {
 			break
 		}
-		time.Sleep(5 * time.Millisecond)
+		if t.Failed() || time.Now().After(deadline) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("only %d writes acknowledged before the backup could start", n)
+		}
 	}
 	mu.Lock()
 	before := len(acks)
