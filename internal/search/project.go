@@ -41,7 +41,7 @@ type project struct {
 	closed    bool
 
 	// swap guards idx. Searches hold it shared while they use the index, so
-	// an index swapped out (rebuild, Drop, Close) is closed only after them.
+	// an index swapped out (rebuild, Close) is closed only after them.
 	swap sync.RWMutex
 	idx  bleve.Index // nil until built
 

@@ -154,19 +154,6 @@ func (r *Registry) Refresh(ctx context.Context, ref memory.ProjectRef, slug stri
 	return p.refresh(ctx, slug)
 }
 
-// Drop forgets a project's index (e.g. after the project was deleted or its
-// file restored); the next use builds it again from the Source.
-func (r *Registry) Drop(ref memory.ProjectRef) error {
-	r.mu.Lock()
-	p := r.projects[ref]
-	delete(r.projects, ref)
-	r.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	return p.close()
-}
-
 // Close shuts every index down. Builds in progress are cancelled; refreshes
 // and searches after Close fail with CodeUnavailable.
 func (r *Registry) Close() error {
