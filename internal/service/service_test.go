@@ -16,7 +16,12 @@ var ctx = context.Background()
 
 func TestWriteBudgetExhaustsAndResetsNextHour(t *testing.T) {
 	var mu sync.Mutex
-	now := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)
+	// The budget counts the audit log's writes since the clock's hour, and
+	// the store stamps them with the real time. A clock two days ahead
+	// keeps those real stamps out of both hours this test looks at (a fixed
+	// date failed once the real time passed its next hour).
+	now := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(15 * time.Minute)
+	reset := now.Truncate(time.Hour).Add(time.Hour).Format(time.RFC3339)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	env := servicetest.New(t, service.Options{DefaultWriteBudget: 3, Now: clock})
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
@@ -27,7 +32,7 @@ func TestWriteBudgetExhaustsAndResetsNextHour(t *testing.T) {
 		}
 	}
 	_, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "loop", Content: "one too many"})
-	if memory.ErrorCode(err) != memory.CodeBudgetExhausted || !strings.Contains(err.Error(), "resets at 2026-11-30T11:00:00Z") {
+	if memory.ErrorCode(err) != memory.CodeBudgetExhausted || !strings.Contains(err.Error(), "resets at "+reset) {
 		t.Fatalf("4th write: %v, want budget_exhausted naming the reset", err)
 	}
 	if g, _ := env.Svc.Get(ctx, key, "loop", 0); g.Version.Version != 3 {
