@@ -108,8 +108,11 @@ func (p *project) drain() {
 		if rd.err != nil && !p.closed {
 			// The index may now miss this batch's writes. Nobody waits on a
 			// refresh any more (remember returns once queued), so throw the
-			// index away: the next search rebuilds it from the Source.
-			p.reg.opts.Logger.Error("search: refresh batch failed; index dropped", "project", p.ref.String(), "slugs", len(rd.slugs), "err", rd.err)
+			// index away: the next search rebuilds it from the Source. A
+			// batch cut off by Close is no failure worth an error line.
+			if p.reg.base.Err() == nil {
+				p.reg.opts.Logger.Error("search: refresh batch failed; index dropped", "project", p.ref.String(), "slugs", len(rd.slugs), "err", rd.err)
+			}
 			if old := p.setIndex(nil); old != nil {
 				old.Close()
 			}
