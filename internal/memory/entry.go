@@ -73,6 +73,9 @@ type WriteResult struct {
 	Slug      string    `json:"slug"`
 	Version   int       `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
+	// Replayed: an idempotent retry answered with the first write's result;
+	// nothing was written. Not part of the answer to clients.
+	Replayed bool `json:"-"`
 }
 
 // ListQuery pages through the live entries of a project, ordered by slug.

@@ -33,6 +33,9 @@ type Store interface {
 	// Append writes the next version of w.Slug and its audit row in one
 	// transaction (group-committed with other waiting writes of the workspace).
 	Append(ctx context.Context, ref memory.ProjectRef, w memory.Write) (memory.WriteResult, error)
+	// Replay returns the first result of an idempotency key on a slug within
+	// its 24 hours, if any (Replayed set), without writing.
+	Replay(ctx context.Context, ref memory.ProjectRef, slug, key string) (memory.WriteResult, bool, error)
 	// Get returns a version (0: the latest, tombstones included) and the slug's latest version number.
 	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (v memory.Version, latest int, err error)
 	// History lists a slug's versions, newest first.

@@ -167,3 +167,40 @@ func TestScope(t *testing.T) {
 		t.Fatalf("scope with a bad name: %v, want invalid", err)
 	}
 }
+
+// TestIdempotentRetryIsFreeOfBudget: a retry writes nothing, so it neither
+// spends the write budget nor is refused once the budget is used up.
+func TestIdempotentRetryIsFreeOfBudget(t *testing.T) {
+	// A fixed clock, so no hour boundary can refill the budget mid-test
+	// (two days ahead: see TestWriteBudgetExhaustsAndResetsNextHour).
+	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(15 * time.Minute)
+	env := servicetest.New(t, service.Options{DefaultWriteBudget: 2, Now: func() time.Time { return at }})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	first, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "a", Content: "hello", IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // retries while budget is left must not spend it
+		again, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "a", Content: "hello", IdempotencyKey: "k1"})
+		if err != nil || again.Version != first.Version || !again.CreatedAt.Equal(first.CreatedAt) {
+			t.Fatalf("retry %d = %+v, %v; want the first result %+v", i+1, again, err, first)
+		}
+	}
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "b", Content: "second write"}); err != nil {
+		t.Fatalf("second write within a budget of 2: %v", err)
+	}
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "c", Content: "third"}); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
+		t.Fatalf("third write: %v, want budget_exhausted", err)
+	}
+	// Budget used up: the retry is still answered, a new key is refused.
+	again, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "a", Content: "hello", IdempotencyKey: "k1"})
+	if err != nil || again.Version != first.Version {
+		t.Fatalf("retry over budget = %+v, %v; want the first result %+v", again, err, first)
+	}
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "a", Content: "hello", IdempotencyKey: "k2"}); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
+		t.Fatalf("new idempotency key over budget: %v, want budget_exhausted", err)
+	}
+	if g, err := env.Svc.Get(ctx, key, "a", 0); err != nil || g.Version.Version != 1 {
+		t.Fatalf("entry a: %+v, %v; want one version", g.Version, err)
+	}
+}

@@ -57,6 +57,9 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	}
 	if !s.opts.BudgetOff {
 		if err := s.budget.reserve(ctx, key.Project); err != nil {
+			if res, ok := s.replayOverBudget(ctx, key, w, err); ok {
+				return res, nil
+			}
 			if memory.ErrorCode(err) == memory.CodeBudgetExhausted && s.opts.OnBudgetRejected != nil {
 				s.opts.OnBudgetRejected()
 			}
@@ -64,11 +67,17 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 		}
 	}
 	res, err := s.store.Append(ctx, key.Project, w)
-	if err != nil {
+	if err != nil || res.Replayed {
+		// Nothing was written: the reserved write goes back to the budget.
 		if !s.opts.BudgetOff {
 			s.budget.release(key.Project)
 		}
+	}
+	if err != nil {
 		return memory.WriteResult{}, s.internalErr(op, key, err)
+	}
+	if res.Replayed {
+		return res, nil // the first write queued its refresh
 	}
 	// The write is committed; queue its index refresh before we answer, so
 	// every later recall waits for it (read-your-writes) while this call does
@@ -78,6 +87,21 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 		s.log.Error("index refresh not queued", "project", key.Project.String(), "slug", w.Slug, "err", err)
 	}
 	return res, nil
+}
+
+// replayOverBudget answers an idempotent retry whose first write went
+// through even though the budget is now used up: a retry writes nothing, so
+// it must not be refused for a budget it does not spend.
+func (s *Service) replayOverBudget(ctx context.Context, key memory.Key, w memory.Write, budgetErr error) (memory.WriteResult, bool) {
+	if w.IdempotencyKey == "" || memory.ErrorCode(budgetErr) != memory.CodeBudgetExhausted {
+		return memory.WriteResult{}, false
+	}
+	res, ok, err := s.store.Replay(ctx, key.Project, w.Slug, w.IdempotencyKey)
+	if err != nil {
+		s.log.Error("idempotency lookup failed", "project", key.Project.String(), "slug", w.Slug, "err", err)
+		return memory.WriteResult{}, false
+	}
+	return res, ok
 }
 
 func (s *Service) checkRemember(in *RememberInput) error {

@@ -56,16 +56,9 @@ func (s *Store) Append(ctx context.Context, ref memory.ProjectRef, w memory.Writ
 func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory.WriteResult, error) {
 	now := time.Now().UTC()
 	if w.IdempotencyKey != "" {
-		var ver int
-		var at int64
-		err := tx.QueryRow(`SELECT version, created_at FROM idempotency
-			WHERE project = ? AND slug = ? AND key = ? AND created_at >= ?`,
-			project, w.Slug, w.IdempotencyKey, now.Add(-idempotencyTTL).UnixNano()).Scan(&ver, &at)
-		if err == nil {
-			return memory.WriteResult{Slug: w.Slug, Version: ver, CreatedAt: fromNanos(at)}, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return memory.WriteResult{}, fmt.Errorf("read idempotency key: %w", err)
+		res, found, err := findReplay(context.Background(), tx, project, w.Slug, w.IdempotencyKey, now)
+		if err != nil || found {
+			return res, err
 		}
 	}
 
@@ -115,6 +108,35 @@ func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory
 		}
 	}
 	return memory.WriteResult{Slug: w.Slug, Version: next, CreatedAt: fromNanos(at)}, nil
+}
+
+// Replay returns the result of the write that first used idempotency key on
+// slug within the last 24 hours, if there was one. The service asks it when
+// the write budget is used up: a retry writes nothing, so it is still answered.
+func (s *Store) Replay(ctx context.Context, ref memory.ProjectRef, slug, key string) (memory.WriteResult, bool, error) {
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return memory.WriteResult{}, false, err
+	}
+	return findReplay(ctx, ws.pool.reader, ref.Project, slug, key, time.Now().UTC())
+}
+
+// findReplay looks up an idempotency key's first result, Replayed set.
+func findReplay(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, project, slug, key string, now time.Time) (memory.WriteResult, bool, error) {
+	var ver int
+	var at int64
+	err := q.QueryRowContext(ctx, `SELECT version, created_at FROM idempotency
+		WHERE project = ? AND slug = ? AND key = ? AND created_at >= ?`,
+		project, slug, key, now.Add(-idempotencyTTL).UnixNano()).Scan(&ver, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.WriteResult{}, false, nil
+	}
+	if err != nil {
+		return memory.WriteResult{}, false, fmt.Errorf("read idempotency key: %w", err)
+	}
+	return memory.WriteResult{Slug: slug, Version: ver, CreatedAt: fromNanos(at), Replayed: true}, true, nil
 }
 
 // versionCols are the columns scanVersion reads, in order.

@@ -59,8 +59,16 @@ func TestIdempotency(t *testing.T) {
 	if err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if again != first {
-		t.Fatalf("retry = %+v, want first result %+v", again, first)
+	want := first
+	want.Replayed = true
+	if again != want {
+		t.Fatalf("retry = %+v, want first result %+v marked replayed", again, want)
+	}
+	if got, ok, err := s.Replay(ctx, ref, "doc", "req-1"); err != nil || !ok || got != want {
+		t.Fatalf("Replay = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	if _, ok, err := s.Replay(ctx, ref, "doc", "req-2"); err != nil || ok {
+		t.Fatalf("Replay of an unused key: found %v, %v", ok, err)
 	}
 	if _, latest, _ := s.Get(ctx, ref, "doc", 0); latest != 1 {
 		t.Fatalf("retry wrote again: latest %d", latest)
