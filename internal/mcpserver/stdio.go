@@ -25,7 +25,8 @@ func (s *Server) ServeStdio(ctx context.Context, key memory.Key, in io.Reader, o
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
 		return context.WithValue(service.WithKey(ctx, key), finishOnEOFKey{}, true)
 	})
-	err := stdio.Listen(ctx, in, out)
+	drain := newDrainingStdio(ctx, in)
+	err := stdio.Listen(ctx, drain, answerWriter{out: out, d: drain})
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil // cancelled by the caller (SIGINT, shutdown): not a failure
 	}

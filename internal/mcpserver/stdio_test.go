@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +98,52 @@ func TestServeStdioStopsOnCancel(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeStdio did not return after cancel")
+	}
+}
+
+// TestServeStdioRefusesAlteredText: over stdio no HTTP layer checks the
+// body, and Go's decoder would store invalid UTF-8 and a lone surrogate
+// escape as U+FFFD. Both are refused with invalid, and nothing is written.
+func TestServeStdioRefusesAlteredText(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, key := env.Key(t, "ws", "proj", "cli-agent", memory.RoleWrite)
+	srv := New(env.Svc, Options{Logger: testLogger(t)})
+	call := func(id int, slug, content string) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"remember","arguments":{"slug":"` + slug + `","content":"` + content + `"}}}` + "\n"
+	}
+	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n" +
+		call(1, "surrogate", `x\ud800y`) + call(2, "bytes", "x\xffy") + call(3, "fine", "plain text")
+	// stdin stays open until every call is answered: the test is about the
+	// answers, not about how mcp-go ends a stream.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ServeStdio(context.Background(), key, inR, outW)
+		outW.Close()
+	}()
+	go func() { _, _ = io.WriteString(inW, in) }()
+	var out strings.Builder
+	lines := bufio.NewScanner(outR)
+	for answered := 0; answered < 4 && lines.Scan(); answered++ {
+		out.WriteString(lines.Text() + "\n")
+	}
+	inW.Close()
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{"surrogate", "bytes"} {
+		if v, err := env.Svc.Get(context.Background(), key, slug, 0); err == nil {
+			t.Errorf("%s stored as %q instead of being refused", slug, v.Version.Content)
+		}
+	}
+	if _, err := env.Svc.Get(context.Background(), key, "fine", 0); err != nil {
+		t.Errorf("valid write after the refused ones: %v", err)
+	}
+	for _, want := range []string{"invalid: JSON text escapes half of a UTF-16 surrogate pair", "invalid: JSON text is not valid UTF-8"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdio output lacks %q:\n%s", want, out.String())
+		}
 	}
 }
