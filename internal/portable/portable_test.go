@@ -249,6 +249,8 @@ func TestImportRefusesBadLines(t *testing.T) {
 		{"broken json", okLine + "\n{\"slug\":", memory.CodeInvalid, []string{"line 2", "not a version object"}},
 		{"unknown field", okLine + "\n\n" + at(1, `,"extra":1`), memory.CodeInvalid, []string{"line 3", "extra"}},
 		{"bad time", strings.Replace(okLine, "2026-01-02T03:04:05.123456789Z", "yesterday", 1), memory.CodeInvalid, []string{"line 1", "created_at"}},
+		{"time past 2262", strings.Replace(okLine, "2026-01-02T03:04:05.123456789Z", "3000-01-01T00:00:00Z", 1), memory.CodeInvalid, []string{"line 1", "created_at", "1678–2262"}},
+		{"time before 1678", strings.Replace(okLine, "2026-01-02T03:04:05.123456789Z", "1000-01-01T00:00:00Z", 1), memory.CodeInvalid, []string{"line 1", "created_at", "1678–2262"}},
 		{"invalid utf-8", okLine + "\n" + strings.Replace(okLine, `"new"`, "\"\xff\"", 1), memory.CodeInvalid, []string{"line 2", "UTF-8"}},
 		{"lone surrogate escape", okLine + "\n" + strings.Replace(okLine, `"new"`, `"\ud800"`, 1), memory.CodeInvalid, []string{"line 2", "surrogate"}},
 		{"bad tag", okLine + "\n" + strings.Replace(at(1, ""), `"tags":[]`, `"tags":["no spaces"]`, 1), memory.CodeInvalid, []string{"line 2", "tag"}},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"munin/internal/memory"
 )
@@ -62,6 +63,9 @@ func ValidateVersion(v memory.Version, maxContent int) error {
 		return memory.Errorf(memory.CodeInvalid, "%s v%d: agent must not be empty", v.Slug, v.Version)
 	case v.CreatedAt.IsZero():
 		return memory.Errorf(memory.CodeInvalid, "%s v%d: created_at is missing", v.Slug, v.Version)
+	case !time.Unix(0, v.CreatedAt.UnixNano()).Equal(v.CreatedAt):
+		// Times are stored as Unix nanoseconds, which end in 2262.
+		return memory.Errorf(memory.CodeInvalid, "%s v%d: created_at %s is outside 1678–2262", v.Slug, v.Version, v.CreatedAt.Format(time.RFC3339))
 	case v.Deleted && v.Content != "":
 		return memory.Errorf(memory.CodeInvalid, "%s v%d: a tombstone (deleted) carries no content", v.Slug, v.Version)
 	}
