@@ -49,6 +49,11 @@ func (b binder[A]) bind(req mcp.CallToolRequest) (A, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = []byte("{}")
 	}
+	// HTTP checks the whole body; stdio hands lines straight to mcp-go, so
+	// the arguments are checked here for both.
+	if err := memory.CheckJSONText(raw); err != nil {
+		return args, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&args); err != nil {
