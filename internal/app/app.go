@@ -68,9 +68,15 @@ func Open(cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// One normalized list for both the front door and the web UI's
+	// cross-origin check, so they accept the same origins.
+	origins, err := httpserver.NormalizeOrigins(cfg.AllowedOrigins)
+	if err != nil {
+		return nil, err
+	}
+	cfg.AllowedOrigins = origins
 	var lock *store.DirLock
 	if cfg.Exclusive {
-		var err error
 		if lock, err = store.LockDir(cfg.DataDir); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,6 +29,24 @@ func newOriginPolicy(origins []string) *originPolicy {
 		}
 	}
 	return p
+}
+
+// NormalizeOrigins checks and normalizes configured origins (see
+// normalizeOrigin), skipping empty items of a comma list, so that every layer
+// compares the same strings. A value that is no origin is an error naming it.
+func NormalizeOrigins(origins []string) ([]string, error) {
+	out := make([]string, 0, len(origins))
+	for _, o := range origins {
+		if strings.TrimSpace(o) == "" {
+			continue
+		}
+		n, _, ok := normalizeOrigin(o)
+		if !ok {
+			return nil, fmt.Errorf("allowed origin %q is not an origin: want scheme://host[:port] with http or https, no path", o)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // normalizeOrigin lower-cases "scheme://host[:port]" and drops a trailing
