@@ -2,6 +2,7 @@ package web
 
 import (
 	"html/template"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -98,6 +99,9 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	}
 	if d.Page, err = intParam(r, "page", 1, 1); err != nil {
 		return err
+	}
+	if maxPage := math.MaxInt / pageSize; d.Page > maxPage { // the offset must not wrap
+		return memory.Errorf(memory.CodeInvalid, "page must be at most %d, got %d", maxPage, d.Page)
 	}
 	d.Entries, d.Total, err = h.br.Entries(r.Context(), key, service.EntryQuery{
 		Tag: d.Tag, Order: d.Sort, Offset: (d.Page - 1) * pageSize, Limit: pageSize,

@@ -255,6 +255,8 @@ func TestClientMistakesAre4xx(t *testing.T) {
 		projPath + "?sort=size":                               http.StatusBadRequest,
 		projPath + "?tag=a%20b":                               http.StatusBadRequest,
 		projPath + "?page=99":                                 http.StatusOK,
+		projPath + "?page=368934881474191034":                 http.StatusBadRequest, // offset would wrap to 34
+		projPath + "?page=9223372036854775807":                http.StatusBadRequest,
 		projPath + "/e/a?version=x":                           http.StatusBadRequest,
 		projPath + "/e/a?version=9":                           http.StatusNotFound,
 		projPath + "/e/a?diff=1":                              http.StatusBadRequest,
