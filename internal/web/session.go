@@ -12,8 +12,13 @@ import (
 const (
 	defaultIdleTimeout = 8 * time.Hour
 	defaultMaxAge      = 24 * time.Hour
-	// maxSessions bounds memory; beyond it the oldest session is dropped.
-	// Only holders of a valid key can create sessions, so it is a safety net.
+	// maxSessionsPerKey bounds the sessions of one key; beyond it that key's
+	// least recently used session is dropped, so signing in again and again
+	// with one key cannot push other people's sessions out.
+	maxSessionsPerKey = 32
+	// maxSessions bounds memory; beyond it the least recently used session
+	// of any key is dropped. Only holders of a valid key create sessions and
+	// each holds at most maxSessionsPerKey, so it is a safety net.
 	maxSessions = 10_000
 )
 
@@ -34,13 +39,15 @@ type session struct {
 type sessions struct {
 	idle, max time.Duration
 	now       func() time.Time
+	// perKey and total are maxSessionsPerKey and maxSessions; tests lower them.
+	perKey, total int
 
 	mu sync.Mutex
 	m  map[string]*session
 }
 
 func newSessions(idle, max time.Duration, now func() time.Time) *sessions {
-	return &sessions{idle: idle, max: max, now: now, m: map[string]*session{}}
+	return &sessions{idle: idle, max: max, now: now, perKey: maxSessionsPerKey, total: maxSessions, m: map[string]*session{}}
 }
 
 // randomToken returns 256 random bits, base64url-encoded.
@@ -60,17 +67,29 @@ func (s *sessions) create(keyID int64) session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(now)
-	if len(s.m) >= maxSessions {
-		var oldest *session
-		for _, o := range s.m {
-			if oldest == nil || o.lastSeen.Before(oldest.lastSeen) {
-				oldest = o
-			}
-		}
+	if n, oldest := s.leastRecentLocked(func(o *session) bool { return o.keyID == keyID }); n >= s.perKey {
+		delete(s.m, oldest.id)
+	}
+	if n, oldest := s.leastRecentLocked(func(*session) bool { return true }); n >= s.total {
 		delete(s.m, oldest.id)
 	}
 	s.m[sess.id] = sess
 	return *sess
+}
+
+// leastRecentLocked counts the sessions that match and returns the one of
+// them used least recently.
+func (s *sessions) leastRecentLocked(match func(*session) bool) (n int, oldest *session) {
+	for _, o := range s.m {
+		if !match(o) {
+			continue
+		}
+		n++
+		if oldest == nil || o.lastSeen.Before(oldest.lastSeen) {
+			oldest = o
+		}
+	}
+	return n, oldest
 }
 
 // get returns a live session and marks it used; an expired one is removed.
