@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"munin/internal/allow"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -36,7 +37,10 @@ func New(svc *service.Service) http.Handler {
 	// and redirected.
 	r.SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(methodNotAllowed)
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		allow.Set(w, r, req)
+		methodNotAllowed(w, req)
+	})
 
 	// Full paths on the root router: a subrouter would answer a wrong method
 	// with 404 instead of 405.

@@ -234,7 +234,11 @@ func TestRoutes(t *testing.T) {
 	if code != "not_found" {
 		t.Fatal(code)
 	}
-	errorOf(t, f.do(t, req{method: "PATCH", path: "/api/v1/entries", key: &f.read}), http.StatusMethodNotAllowed)
+	patch := f.do(t, req{method: "PATCH", path: "/api/v1/entries", key: &f.read})
+	errorOf(t, patch, http.StatusMethodNotAllowed)
+	if allow := patch.Header().Get("Allow"); allow != "GET, POST" {
+		t.Errorf("405 Allow = %q, want GET, POST", allow)
+	}
 	// A slug that ends in "/history" is an ordinary slug under /entries.
 	decode(t, f.do(t, req{method: "POST", path: "/api/v1/entries", key: &f.write,
 		body: `{"slug":"team/history","content":"the team's history"}`}), http.StatusCreated)

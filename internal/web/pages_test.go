@@ -277,8 +277,11 @@ func TestClientMistakesAre4xx(t *testing.T) {
 	if code, _ := b.post(projPath+"/restore/a", url.Values{"version": {"1"}}); code != http.StatusBadRequest {
 		t.Errorf("restore the latest version: %d, want 400", code)
 	}
-	if resp, _ := b.do("PUT", projPath+"/save", nil); resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("PUT: %d, want 405", resp.StatusCode)
+	if resp, _ := b.do("PUT", projPath+"/save", nil); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Errorf("PUT: %d, Allow %q; want 405, Allow POST", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	if resp, _ := b.do("DELETE", "/keys", nil); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD, POST" {
+		t.Errorf("DELETE /keys: %d, Allow %q; want 405, Allow GET, HEAD, POST", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 	if n := u.versions(t, "a"); n != 1 {
 		t.Errorf("mistakes wrote versions: %d", n)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"munin/internal/allow"
 	"munin/internal/memory"
 	"munin/internal/reqlog"
 	"munin/internal/service"
@@ -104,30 +105,33 @@ func (h *Handler) routes() http.Handler {
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, nil, memory.Errorf(memory.CodeNotFound, "no page %s", r.URL.Path))
 	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.renderErrorStatus(w, r, nil, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		allow.Set(w, r, req)
+		h.renderErrorStatus(w, req, nil, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed here")
 	})
 	get := []string{http.MethodGet, http.MethodHead}
 	r.Handle("/static/{file}", http.HandlerFunc(serveStatic)).Methods(get...)
 	r.HandleFunc("/", h.home).Methods(get...)
 	r.HandleFunc("/login", h.login).Methods(http.MethodPost)
-	r.Handle("/logout", h.post(h.logout))
+	r.Handle("/logout", h.post(h.logout)).Methods(http.MethodPost)
 	r.Handle("/keys", h.page(h.keys)).Methods(get...)
-	r.Handle("/keys", h.post(h.createKey))
-	r.Handle("/keys/{id:[0-9]+}/revoke", h.post(h.revokeKey))
+	r.Handle("/keys", h.post(h.createKey)).Methods(http.MethodPost)
+	r.Handle("/keys/{id:[0-9]+}/revoke", h.post(h.revokeKey)).Methods(http.MethodPost)
 
-	p := r.PathPrefix("/w/{ws}/p/{p}").Subrouter()
-	p.Handle("", h.page(h.project)).Methods(get...)
-	p.Handle("/new", h.page(h.newForm)).Methods(get...)
-	p.Handle("/save", h.post(h.save))
-	p.Handle("/e/{slug:.+}", h.page(h.entry)).Methods(get...)
-	p.Handle("/edit/{slug:.+}", h.page(h.editForm)).Methods(get...)
-	p.Handle("/forget/{slug:.+}", h.post(h.forget))
-	p.Handle("/restore/{slug:.+}", h.post(h.restore))
-	p.Handle("/audit", h.page(h.audit)).Methods(get...)
-	p.Handle("/searches", h.page(h.searches)).Methods(get...)
-	p.Handle("/settings", h.page(h.settings)).Methods(get...)
-	p.Handle("/settings", h.post(h.saveSettings))
+	// Full paths on the root router: in a subrouter, a wrong method on one
+	// route can end as 404 instead of 405 (gorilla/mux).
+	const proj = "/w/{ws}/p/{p}"
+	r.Handle(proj, h.page(h.project)).Methods(get...)
+	r.Handle(proj+"/new", h.page(h.newForm)).Methods(get...)
+	r.Handle(proj+"/save", h.post(h.save)).Methods(http.MethodPost)
+	r.Handle(proj+"/e/{slug:.+}", h.page(h.entry)).Methods(get...)
+	r.Handle(proj+"/edit/{slug:.+}", h.page(h.editForm)).Methods(get...)
+	r.Handle(proj+"/forget/{slug:.+}", h.post(h.forget)).Methods(http.MethodPost)
+	r.Handle(proj+"/restore/{slug:.+}", h.post(h.restore)).Methods(http.MethodPost)
+	r.Handle(proj+"/audit", h.page(h.audit)).Methods(get...)
+	r.Handle(proj+"/searches", h.page(h.searches)).Methods(get...)
+	r.Handle(proj+"/settings", h.page(h.settings)).Methods(get...)
+	r.Handle(proj+"/settings", h.post(h.saveSettings)).Methods(http.MethodPost)
 	return r
 }
 
@@ -197,14 +201,11 @@ func (h *Handler) page(fn handlerFunc) http.Handler {
 	})
 }
 
-// post wraps a state-changing handler: it needs a session, a parsed form
-// and the session's CSRF token; otherwise nothing happens.
+// post wraps a state-changing handler (its route takes POST only): it needs
+// a session, a parsed form and the session's CSRF token; otherwise nothing
+// happens.
 func (h *Handler) post(fn handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			h.renderErrorStatus(w, r, nil, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
-			return
-		}
 		rq, err := h.signedIn(r)
 		if err != nil {
 			if memory.ErrorCode(err) == memory.CodeUnauthorized {
