@@ -46,27 +46,41 @@ func TestSignInWrongKey(t *testing.T) {
 
 func TestSessionCookieFlags(t *testing.T) {
 	u := newUI(t)
-	for _, overTLS := range []bool{false, true} {
+	for _, c := range []struct {
+		name   string
+		tls    bool
+		origin string // a browser behind a proxy that ends TLS sends https here
+		secure bool
+	}{
+		{"plain HTTP", false, "", false},
+		{"plain HTTP, http page", false, "http://127.0.0.1:8080", false},
+		{"TLS", true, "", true},
+		{"TLS ended by a proxy", false, "https://munin.example", true},
+	} {
 		req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"key": {u.writer}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if overTLS {
+		if c.tls {
 			req.TLS = &tls.ConnectionState{}
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
 		}
 		w := httptest.NewRecorder()
 		u.h.ServeHTTP(w, req)
 		if w.Code != http.StatusSeeOther {
-			t.Fatalf("sign in: %d %s", w.Code, w.Body)
+			t.Fatalf("%s: sign in: %d %s", c.name, w.Code, w.Body)
 		}
 		cookies := w.Result().Cookies()
 		if len(cookies) != 1 {
-			t.Fatalf("cookies %v, want one", cookies)
+			t.Fatalf("%s: cookies %v, want one", c.name, cookies)
 		}
-		c := cookies[0]
-		if c.Name != cookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure != overTLS || c.Path != "/" {
-			t.Errorf("TLS %v: cookie %+v, want HttpOnly, SameSite=Strict, Secure=%v", overTLS, c, overTLS)
+		ck := cookies[0]
+		if ck.Name != cookieName || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Secure != c.secure || ck.Path != "/" {
+			t.Errorf("%s: cookie %+v, want HttpOnly, SameSite=Strict, Secure=%v", c.name, ck, c.secure)
 		}
-		if strings.Contains(c.Value, u.writer) || len(c.Value) < 43 {
-			t.Errorf("cookie value %q must be a random session id, not the key", c.Value)
+		if strings.Contains(ck.Value, u.writer) || len(ck.Value) < 43 {
+			t.Errorf("cookie value %q must be a random session id, not the key", ck.Value)
 		}
 	}
 }

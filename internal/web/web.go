@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -252,8 +253,16 @@ func setCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int)
 		MaxAge:   maxAge,
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
-		Secure:   r.TLS != nil,
+		Secure:   servedOverHTTPS(r),
 	})
+}
+
+// servedOverHTTPS: TLS here, or a browser on an https page posting to us
+// through a proxy that ends TLS (its Origin says https; the front door
+// admits only allowed origins). A Secure flag too many only keeps the cookie
+// off plain HTTP, so a wrong "yes" is harmless.
+func servedOverHTTPS(r *http.Request) bool {
+	return r.TLS != nil || strings.HasPrefix(strings.ToLower(r.Header.Get("Origin")), "https://")
 }
 
 func clearCookie(w http.ResponseWriter, r *http.Request) { setCookie(w, r, "", -1) }
