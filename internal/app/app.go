@@ -49,6 +49,25 @@ type Config struct {
 	Logger    *slog.Logger
 }
 
+// maxContentLimit leaves room in the capped request body for the JSON
+// around the content, so that an entry of --max-content bytes can be sent.
+const maxContentLimit = httpserver.DefaultMaxBodyBytes - 64<<10
+
+// check refuses settings that cannot work, instead of quietly using others.
+func (c Config) check() error {
+	switch {
+	case c.WriteBudget < 0:
+		return fmt.Errorf("write budget must be 0 (the default) or more, got %d", c.WriteBudget)
+	case c.MaxContent < 0:
+		return fmt.Errorf("max content must be 0 (the default) or more bytes, got %d", c.MaxContent)
+	case c.MaxContent > maxContentLimit:
+		return fmt.Errorf("max content %d bytes does not fit the %d-byte request body limit; at most %d", c.MaxContent, httpserver.DefaultMaxBodyBytes, maxContentLimit)
+	case c.SessionIdleTTL < 0:
+		return fmt.Errorf("session idle TTL must not be negative, got %s", c.SessionIdleTTL)
+	}
+	return nil
+}
+
 // App is an opened data directory with every layer built on it.
 type App struct {
 	cfg   Config
@@ -67,6 +86,9 @@ type App struct {
 func Open(cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	// One normalized list for both the front door and the web UI's
 	// cross-origin check, so they accept the same origins.
@@ -131,8 +153,11 @@ func (a *App) httpServer() *http.Server {
 	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }
 
+// drainTimeout bounds how long shutdown waits for requests in flight.
+const drainTimeout = 15 * time.Second
+
 // Serve answers HTTP on ln until ctx is done, then drains requests in flight
-// (up to 15 s) and returns. Close the App afterwards to flush and close files.
+// (up to drainTimeout) and returns. Close the App afterwards to flush and close files.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := a.httpServer()
 	errc := make(chan error, 1)
@@ -142,9 +167,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
+	if err != nil {
+		err = fmt.Errorf("shutdown: requests still running after %s were cut off: %w", drainTimeout, err)
+	}
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}

@@ -67,8 +67,8 @@ func Backup(ctx context.Context, dataDir, dest string, opts BackupOptions) (Back
 	}
 	start := time.Now()
 	var rep BackupReport
-	if _, err := os.Stat(filepath.Join(dataDir, controlFile)); err != nil {
-		return rep, fmt.Errorf("backup: %s is not a Munin data directory: %w", dataDir, err)
+	if err := CheckDataDir(dataDir); err != nil {
+		return rep, fmt.Errorf("backup: %w", err)
 	}
 	if err := prepareDest(dest); err != nil {
 		return rep, err

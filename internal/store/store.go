@@ -31,6 +31,15 @@ import (
 // keeps it out of the workspace namespace (^[a-z0-9][a-z0-9-]{0,62}$).
 const controlFile = "_control.db"
 
+// CheckDataDir tells whether dir holds Munin data, so that commands that only
+// read can refuse a mistyped --data instead of creating an empty directory.
+func CheckDataDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, controlFile)); err != nil {
+		return fmt.Errorf("%s is not a Munin data directory (no %s): %w", dir, controlFile, err)
+	}
+	return nil
+}
+
 // DefaultSynchronous is the synchronous mode of a zero Options.
 const DefaultSynchronous = "FULL"
 

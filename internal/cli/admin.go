@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"munin/internal/app"
+	"munin/internal/memory"
+)
+
+func keyCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "create" && args[0] != "list" && args[0] != "revoke") {
+		return errors.New("key needs a subcommand: create, list or revoke")
+	}
+	var cfg app.Config
+	fs := newFlags("key "+args[0], &cfg, stderr)
+	var ref memory.ProjectRef
+	fs.StringVar(&ref.Workspace, "workspace", "default", "workspace of the key")
+	fs.StringVar(&ref.Project, "project", "default", "project of the key")
+	agent := fs.String("agent", "", "the agent's name (create)")
+	role := fs.String("role", "write", "read, write or admin (create)")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	want := 0 // arguments: revoke takes the key id
+	if args[0] == "revoke" {
+		want = 1
+	}
+	if len(pos) != want {
+		return fmt.Errorf("key %s takes %d arguments, got %q", args[0], want, pos)
+	}
+	// Only create may start a new data directory.
+	return withApp(cfg, args[0] != "create", func(ctx context.Context, a *app.App) error {
+		switch args[0] {
+		case "create":
+			r, err := memory.ParseRole(*role)
+			if err != nil {
+				return err
+			}
+			token, key, err := a.Svc.CreateKey(ctx, ref, *agent, r)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "key %d for %s in %s (%s) — shown only once:\n%s\n", key.ID, key.Agent, ref, key.Role, token)
+			return nil
+		case "list":
+			keys, err := a.Svc.ListKeys(ctx)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tPROJECT\tAGENT\tROLE\tCREATED\tLAST USED\tSTATUS")
+			for _, k := range keys {
+				last, status := "never", "active"
+				if k.LastUsedAt != nil {
+					last = k.LastUsedAt.Format("2006-01-02 15:04")
+				}
+				if k.Revoked {
+					status = "revoked"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Project, k.Agent, k.Role, k.CreatedAt.Format("2006-01-02 15:04"), last, status)
+			}
+			return tw.Flush()
+		case "revoke":
+			id, err := strconv.ParseInt(pos[0], 10, 64)
+			if err != nil {
+				return fmt.Errorf("key revoke needs a key id, got %q", pos[0])
+			}
+			if err := a.Svc.RevokeKey(ctx, id); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "key %d revoked\n", id)
+			return nil
+		}
+		return fmt.Errorf("unknown key subcommand %q", args[0])
+	})
+}
+
+func projectCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "list" {
+		return errors.New("project needs a subcommand: list")
+	}
+	var cfg app.Config
+	fs := newFlags("project list", &cfg, stderr)
+	if err := parseNoArgs(fs, args[1:]); err != nil {
+		return err
+	}
+	return withApp(cfg, true, func(ctx context.Context, a *app.App) error {
+		projects, err := a.Svc.ListProjects(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKSPACE\tPROJECT\tWRITE BUDGET\tCREATED")
+		for _, p := range projects {
+			budget := "default"
+			if p.WriteBudget > 0 {
+				budget = strconv.Itoa(p.WriteBudget)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Ref.Workspace, p.Ref.Project, budget, p.CreatedAt.Format("2006-01-02 15:04"))
+		}
+		return tw.Flush()
+	})
+}

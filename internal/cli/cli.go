@@ -1,0 +1,118 @@
+// Package cli is Munin's command line: serve, stdio, key and project
+// administration, backup, export, import and reindex. main.go only calls Run.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"munin/internal/app"
+)
+
+const usage = `usage:
+  munin [serve] [flags]           serve MCP (/mcp), REST (/api/v1) and the web UI
+  munin stdio --key KEY           serve the MCP tools over stdin/stdout
+  munin key create --workspace W --project P --agent NAME [--role read|write|admin]
+  munin key list
+  munin key revoke ID
+  munin project list
+  munin backup DEST               online backup of every workspace into DEST (new or empty), verified
+  munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)
+  munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first
+  munin reindex [W/P]             build the search index of one or all projects and check it
+Every command takes --data DIR (env MUNIN_DATA, default ./data); "munin serve -h" lists the server flags.
+`
+
+// Run runs the command line args (without the program name).
+func Run(args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(args, stdout, stderr)
+	case "stdio":
+		return stdio(args, stderr)
+	case "key":
+		return keyCmd(args, stdout, stderr)
+	case "project":
+		return projectCmd(args, stdout, stderr)
+	case "backup", "export", "import", "reindex":
+		return portableCmd(cmd, args, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// newFlags declares the flags every command shares and binds them to cfg.
+func newFlags(name string, cfg *app.Config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DataDir, "data", "./data", "data directory (env MUNIN_DATA)")
+	fs.StringVar(&cfg.Synchronous, "synchronous", "FULL", "SQLite synchronous mode, NORMAL or FULL (env MUNIN_SYNCHRONOUS)")
+	return fs
+}
+
+// parseNoArgs parses flags (and their environment variables) of a command
+// that takes no positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseInterspersed(fs, args)
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("%s takes no arguments, got %q", fs.Name(), pos)
+	}
+	return err
+}
+
+// parseInterspersed parses flags that may follow positional arguments and
+// returns the positional ones; then it applies the environment (applyEnv).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, applyEnv(fs)
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// envOf names the environment variable of each flag that has one.
+var envOf = map[string]string{
+	"data": "MUNIN_DATA", "synchronous": "MUNIN_SYNCHRONOUS", "addr": "MUNIN_ADDR",
+	"allowed-origins": "MUNIN_ALLOWED_ORIGINS", "write-budget": "MUNIN_WRITE_BUDGET",
+	"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
+	"max-inflight": "MUNIN_MAX_INFLIGHT", "session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
+	"search-log-off": "MUNIN_SEARCH_LOG_OFF", "key": "MUNIN_KEY",
+}
+
+// applyEnv gives every flag not set on the command line the value of its
+// environment variable, parsed as the flag would parse it: a value that does
+// not parse is an error naming the variable, never a silent default.
+func applyEnv(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		name, ok := envOf[f.Name]
+		if !ok || set[f.Name] {
+			return
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %v", name, v, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run runs a command line and returns its error and output.
+func run(t *testing.T, args ...string) (error, string) {
+	t.Helper()
+	var out bytes.Buffer
+	err := Run(args, &out, &out)
+	return err, out.String()
+}
+
+// newDataDir makes a data directory holding project w/p with one entry.
+func newDataDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	if err, out := run(t, "key", "create", "--data", dir, "--workspace", "w", "--project", "p", "--agent", "a"); err != nil {
+		t.Fatalf("key create: %v\n%s", err, out)
+	}
+	return dir
+}
+
+func TestEnvValuesAreParsedOrRefused(t *testing.T) {
+	for name, value := range map[string]string{
+		"MUNIN_BUDGET_OFF":       "yes",
+		"MUNIN_WRITE_BUDGET":     "2k",
+		"MUNIN_SESSION_IDLE_TTL": "45",
+		"MUNIN_MAX_INFLIGHT":     "abc",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			err, _ := run(t, "serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", "127.0.0.1:0")
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("serve with %s=%q: %v, want an error naming the variable", name, value, err)
+			}
+		})
+	}
+}
+
+func TestEnvFillsFlagsNotGiven(t *testing.T) {
+	t.Setenv("MUNIN_WRITE_BUDGET", "7")
+	t.Setenv("MUNIN_MAX_INFLIGHT", "9")
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	budget := fs.Int("write-budget", 1000, "")
+	inflight := fs.Int("max-inflight", 64, "")
+	agent := fs.String("agent", "", "") // has no environment variable
+	t.Setenv("MUNIN_AGENT", "not-me")
+	if _, err := parseInterspersed(fs, []string{"--max-inflight", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if *budget != 7 || *inflight != 3 || *agent != "" {
+		t.Fatalf("write-budget %d (want 7 from env), max-inflight %d (want 3: the flag wins), agent %q (want empty)", *budget, *inflight, *agent)
+	}
+}
+
+func TestSettingsThatCannotWorkAreRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"--write-budget", "-5"},
+		{"--max-content", "-1"},
+		{"--max-content", "4000000"}, // larger than the 1 MiB request body cap
+		{"--allowed-origins", "ftp://x.example"},
+	} {
+		err, _ := run(t, append([]string{"serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", "127.0.0.1:0"}, args...)...)
+		if err == nil {
+			t.Errorf("serve %v started", args)
+		}
+	}
+}
+
+func TestExtraArgumentsAreRefused(t *testing.T) {
+	dir := newDataDir(t)
+	for _, args := range [][]string{
+		{"serve", "extra"},
+		{"stdio", "extra"},
+		{"project", "list", "extra"},
+		{"key", "list", "extra"},
+		{"key", "revoke"},
+		{"export", "w/p", "w/q"},
+		{"reindex", "w/p", "w/q"},
+	} {
+		if err, _ := run(t, append(args, "--data", dir)...); err == nil || !strings.Contains(err.Error(), "argument") {
+			t.Errorf("%v: %v, want an error about the arguments", args, err)
+		}
+	}
+}
+
+// TestReadOnlyCommandsNeedData: a mistyped --data is an error, and no empty
+// data directory appears.
+func TestReadOnlyCommandsNeedData(t *testing.T) {
+	t.Chdir(t.TempDir())
+	typo := "typo"
+	for _, args := range [][]string{
+		{"key", "list", "--data", typo},
+		{"key", "revoke", "1", "--data", typo},
+		{"project", "list", "--data", typo},
+		{"export", "w/p", "--data", typo},
+		{"reindex", "--data", typo},
+		{"key", "--data", typo, "list"}, // the subcommand must come first
+	} {
+		if err, _ := run(t, args...); err == nil {
+			t.Errorf("%v succeeded", args)
+		}
+	}
+	for _, dir := range []string{typo, "data"} {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("a read-only command created %s", dir)
+		}
+	}
+}
+
+// TestFailedExportKeepsOutFile: --out is replaced only by a complete export.
+func TestFailedExportKeepsOutFile(t *testing.T) {
+	dir := newDataDir(t)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(out, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := run(t, "export", "w/nope", "--data", dir, "--out", out); err == nil {
+		t.Fatal("export of a missing project succeeded")
+	}
+	if b, _ := os.ReadFile(out); string(b) != "precious\n" {
+		t.Fatalf("a failed export changed --out to %q", b)
+	}
+	line := `{"slug":"a","version":1,"title":"t","content":"c","tags":[],"agent":"x","created_at":"2026-01-02T03:04:05Z","deleted":false}` + "\n"
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err, msg := run(t, "import", "w/p", in, "--data", dir); err != nil {
+		t.Fatalf("import: %v %s", err, msg)
+	}
+	if err, msg := run(t, "export", "w/p", "--data", dir, "--out", out); err != nil {
+		t.Fatalf("export: %v %s", err, msg)
+	}
+	if b, _ := os.ReadFile(out); string(b) != line {
+		t.Fatalf("export wrote %q, want %q", b, line)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*partial*")); len(left) != 0 {
+		t.Fatalf("partial files left behind: %v", left)
+	}
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"munin/internal/app"
+	"munin/internal/memory"
+	"munin/internal/portable"
+	"munin/internal/store"
+)
+
+// portableCmd runs backup, export, import and reindex (internal/portable).
+// Flags may come before or after the positional arguments.
+func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
+	var cfg app.Config
+	fs := newFlags(cmd, &cfg, stderr)
+	out := fs.String("out", "", "export: write to FILE instead of stdout")
+	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "import: largest entry content in bytes (env MUNIN_MAX_CONTENT)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if most := map[string]int{"backup": 1, "export": 1, "import": 2, "reindex": 1}[cmd]; len(pos) > most {
+		return fmt.Errorf("%s takes at most %d arguments, got %q", cmd, most, pos)
+	}
+	if cmd == "backup" {
+		if len(pos) != 1 {
+			return errors.New("backup needs exactly one destination directory: munin backup [--data DIR] DEST")
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		_, err := portable.Backup(ctx, cfg.DataDir, pos[0], stdout)
+		return err
+	}
+	var refs []memory.ProjectRef
+	for _, p := range pos[:min(len(pos), 1)] {
+		ref, err := portable.ParseRef(p)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	}
+	if cmd != "reindex" && len(refs) == 0 {
+		return fmt.Errorf("%s needs a project: munin %s [--data DIR] WORKSPACE/PROJECT", cmd, cmd)
+	}
+	// Import writes workspace files: a running server's index would not see it.
+	cfg.Exclusive = cmd == "import"
+	return withApp(cfg, cmd != "import", func(ctx context.Context, a *app.App) error {
+		switch cmd {
+		case "export":
+			w, finish, err := createOut(*out, stdout)
+			if err != nil {
+				return err
+			}
+			n, err := portable.Export(ctx, a.Store, refs[0], w)
+			if err = finish(err); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "exported %d versions of %s\n", n, refs[0])
+			return nil
+		case "import":
+			r := io.Reader(os.Stdin)
+			if len(pos) > 1 {
+				f, err := os.Open(pos[1])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				r = f
+			}
+			res, err := portable.Import(ctx, a.Store, refs[0], r, portable.ImportOptions{MaxContent: cfg.MaxContent})
+			fmt.Fprintf(stdout, "%s: %d versions read, %d imported, %d already present\n", refs[0], res.Lines, res.Imported, res.Skipped)
+			return err
+		}
+		results, err := portable.Reindex(ctx, a.Store, refs, stderr)
+		for _, r := range results {
+			fmt.Fprintf(stdout, "%s: %d live entries, %d documents, built in %v; search for %q: %d hits\n",
+				r.Ref, r.Scanned, r.Docs, r.Duration.Round(time.Millisecond), r.Probe, r.Hits)
+		}
+		return err
+	})
+}
+
+// createOut opens the export destination: stdout for "" or "-". A file is
+// written beside path and renamed onto it by finish(nil), so a failed export
+// never truncates what path held; finish(err) removes the partial file.
+func createOut(path string, stdout io.Writer) (io.Writer, func(error) error, error) {
+	if path == "" || path == "-" {
+		return stdout, func(err error) error { return err }, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	finish := func(err error) error {
+		if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+			return errors.Join(err, os.Remove(f.Name()))
+		}
+		return os.Rename(f.Name(), path)
+	}
+	return f, finish, nil
+}
+
+// withApp opens the data directory for a one-shot command and closes it
+// after. A command that only reads (mustExist) refuses a directory without
+// Munin data rather than creating one.
+func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) error) error {
+	if mustExist {
+		if err := store.CheckDataDir(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := app.Open(cfg)
+	if err != nil {
+		return err
+	}
+	return errors.Join(fn(context.Background(), a), a.Close())
+}
