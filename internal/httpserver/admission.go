@@ -19,31 +19,31 @@ const DefaultMaxInFlight = 64
 // is read, so accepted requests keep their speed. MCP's GET stream is
 // long-lived and idle, so it is not counted; neither are the probes.
 func admit(limit int, m *metrics.Metrics, next http.Handler) http.Handler {
-	if limit <= 0 {
-		return next
+	var slots chan struct{} // nil: no limit, but still counted in flight
+	if limit > 0 {
+		slots = make(chan struct{}, limit)
 	}
-	slots := make(chan struct{}, limit)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if exempt(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			m.Rejected()
-			// The connection stays open: net/http discards a small unread
-			// body itself and closes only when a large one is left.
-			w.Header().Set("Retry-After", "1")
-			api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable,
-				fmt.Sprintf("server is at its limit of %d requests in flight; retry after 1 second", limit))
-			return
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			default:
+				m.Rejected()
+				// The connection stays open: net/http discards a small unread
+				// body itself and closes only when a large one is left.
+				w.Header().Set("Retry-After", "1")
+				api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable,
+					fmt.Sprintf("server is at its limit of %d requests in flight; retry after 1 second", limit))
+				return
+			}
 		}
 		m.InFlight(1)
-		defer func() {
-			m.InFlight(-1)
-			<-slots
-		}()
+		defer m.InFlight(-1)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -128,3 +128,25 @@ func TestReadyzDuringShutdown(t *testing.T) {
 	}
 	t.Fatal("readyz still ready after shutdown began")
 }
+
+// TestInFlightGaugeWithAndWithoutLimit: requests in flight are counted
+// whether or not admission control limits them (--max-inflight -1).
+func TestInFlightGaugeWithAndWithoutLimit(t *testing.T) {
+	for _, limit := range []int{64, -1} {
+		m := metrics.New()
+		var during string
+		h := admit(limit, m, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			rec := httptest.NewRecorder()
+			m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			for _, line := range strings.Split(rec.Body.String(), "\n") {
+				if strings.HasPrefix(line, "munin_http_requests_in_flight ") {
+					during = line
+				}
+			}
+		}))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/api/v1/entries", nil))
+		if during != "munin_http_requests_in_flight 1" {
+			t.Errorf("limit %d: while serving, %q; want munin_http_requests_in_flight 1", limit, during)
+		}
+	}
+}
