@@ -149,6 +149,7 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 		t.Fatalf("connect after restart: %v", err)
 	}
 	defer c.Close()
+	checked := 0
 	for s := 0; s < *crashSlugs; s++ {
 		slug := fmt.Sprintf("crash/s%02d", s)
 		var latest struct {
@@ -156,8 +157,12 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 			Version int    `json:"version"`
 		}
 		if err := callTool(ctx, c, "get", map[string]any{"slug": slug}, &latest); err != nil {
+			if !strings.HasPrefix(err.Error(), "not_found") {
+				t.Errorf("get %s after restart: %v", slug, err)
+			}
 			continue // not written yet
 		}
+		checked++
 		word := latest.Content[strings.LastIndex(latest.Content, " ")+1:]
 		var hits struct {
 			Hits []struct {
@@ -168,6 +173,9 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 		if err := callTool(ctx, c, "recall", map[string]any{"query": word}, &hits); err != nil || len(hits.Hits) == 0 || hits.Hits[0].Slug != slug || hits.Hits[0].Version != latest.Version {
 			t.Errorf("recall %q after restart: %+v, %v; want %s v%d", word, hits, err, slug, latest.Version)
 		}
+	}
+	if checked == 0 && len(acks) > 0 {
+		t.Errorf("no slug could be read back after the restart, though %d writes were acknowledged", len(acks))
 	}
 	return lost
 }
