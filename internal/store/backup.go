@@ -61,18 +61,25 @@ type BackupReport struct {
 // workspace copy must hold exactly as many versions as its source snapshot.
 // dest must not exist or be an empty directory: a backup never overwrites.
 // The result is a data directory that `munin serve --data dest` can use.
-func Backup(ctx context.Context, dataDir, dest string, opts BackupOptions) (BackupReport, error) {
+func Backup(ctx context.Context, dataDir, dest string, opts BackupOptions) (rep BackupReport, err error) {
 	if opts.StepPages <= 0 {
 		opts.StepPages = DefaultBackupStep
 	}
 	start := time.Now()
-	var rep BackupReport
 	if err := CheckDataDir(dataDir); err != nil {
 		return rep, fmt.Errorf("backup: %w", err)
 	}
-	if err := prepareDest(dest); err != nil {
+	created, err := prepareDest(dest)
+	if err != nil {
 		return rep, err
 	}
+	// A backup that fails (or is interrupted) leaves nothing behind that
+	// looks like a data directory: dest was new or empty, so empty it again.
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, discardDest(dest, created))
+		}
+	}()
 	var workspaces []string
 	files := []string{controlFile}
 	for i := 0; i < len(files); i++ {
@@ -107,21 +114,38 @@ func Backup(ctx context.Context, dataDir, dest string, opts BackupOptions) (Back
 	return rep, nil
 }
 
-// prepareDest creates dest, or accepts it if it is an empty directory.
-func prepareDest(dest string) error {
+// prepareDest creates dest (created), or accepts it if it is an empty directory.
+func prepareDest(dest string) (created bool, err error) {
 	ents, err := os.ReadDir(dest)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dest, 0o750); err != nil {
-			return fmt.Errorf("backup: create %s: %w", dest, err)
+			return false, fmt.Errorf("backup: create %s: %w", dest, err)
 		}
-		return nil
+		return true, nil
 	case err != nil:
-		return fmt.Errorf("backup: destination %s: %w", dest, err)
+		return false, fmt.Errorf("backup: destination %s: %w", dest, err)
 	case len(ents) > 0:
-		return fmt.Errorf("backup: destination %s is not empty (%d entries); a backup never overwrites, choose a new or empty directory", dest, len(ents))
+		return false, fmt.Errorf("backup: destination %s is not empty (%d entries); a backup never overwrites, choose a new or empty directory", dest, len(ents))
 	}
-	return nil
+	return false, nil
+}
+
+// discardDest removes what a failed backup wrote: dest itself if the backup
+// created it, else everything inside it (it was empty before).
+func discardDest(dest string, created bool) error {
+	if created {
+		return os.RemoveAll(dest)
+	}
+	ents, err := os.ReadDir(dest)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		errs = append(errs, os.RemoveAll(filepath.Join(dest, e.Name())))
+	}
+	return errors.Join(errs...)
 }
 
 // listWorkspaces reads the workspace names inside the open snapshot of the

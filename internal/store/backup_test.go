@@ -174,3 +174,47 @@ func TestBackupRefusesNonEmptyDestination(t *testing.T) {
 		t.Fatal("backup of a directory without _control.db succeeded")
 	}
 }
+
+// TestFailedBackupLeavesNothing: a backup that fails half-way (here: a
+// workspace file is gone) leaves no partial data directory that could be
+// served, and the same destination can be used again.
+func TestFailedBackupLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, ensure(t, s, "team", "alpha"), "note", "text")
+	put(t, s, ensure(t, s, "zeta", "beta"), "note", "text")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "zeta.db"), filepath.Join(dir, "zeta.db.away")); err != nil {
+		t.Fatal(err)
+	}
+	newDest := filepath.Join(t.TempDir(), "new")
+	emptyDest := t.TempDir()
+	for _, dest := range []string{newDest, emptyDest} {
+		var copied []string
+		_, err := Backup(context.Background(), dir, dest, BackupOptions{Progress: func(f BackupFile) { copied = append(copied, f.Name) }})
+		if err == nil || !strings.Contains(err.Error(), "zeta.db") {
+			t.Fatalf("backup without zeta.db: %v, want an error naming it", err)
+		}
+		if len(copied) < 2 {
+			t.Fatalf("the backup failed before copying anything (%v); the test needs a partial copy", copied)
+		}
+		ents, _ := os.ReadDir(dest)
+		if len(ents) != 0 {
+			t.Errorf("failed backup left %d entries in %s", len(ents), dest)
+		}
+	}
+	if _, err := os.Stat(newDest); !os.IsNotExist(err) {
+		t.Errorf("the destination the failed backup created still exists: %v", err)
+	}
+	if err := os.Rename(filepath.Join(dir, "zeta.db.away"), filepath.Join(dir, "zeta.db")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Backup(context.Background(), dir, emptyDest, BackupOptions{}); err != nil {
+		t.Fatalf("backup into the same destination after the failure: %v", err)
+	}
+}
