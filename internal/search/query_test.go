@@ -184,6 +184,25 @@ func TestSnippetBounds(t *testing.T) {
 	}
 }
 
+// TestLongMatchedWord: a matched word longer than the snippet window (a
+// dotted class path is one token) once sliced out of range and panicked.
+func TestLongMatchedWord(t *testing.T) {
+	word := "org.example." + strings.Repeat("persistence_repository.", 8) + "find_all"
+	src := newFakeSource()
+	src.put(projA, "trace", "Stack trace", "The nightly import crashed again; the trace pointed at "+word+" when the list was empty.")
+	r := newTestRegistry(t, src, Options{})
+	hits := find(t, r, projA, word)
+	if len(hits) != 1 || !strings.Contains(hits[0].Snippet, "org.example") {
+		t.Fatalf("recall of a %d-rune word: %+v", len(word), hits)
+	}
+	long, longUmlauts := strings.Repeat("a", 200)+" tail", "lead "+strings.Repeat("ä", 300)
+	for content, match := range map[string]span{long: {0, 200}, longUmlauts: {5, len(longUmlauts)}} {
+		if s := snippet(content, []span{match}); !utf8.ValidString(s) || s == "" {
+			t.Errorf("snippet around a long match: %q", s)
+		}
+	}
+}
+
 func TestHostileQueries(t *testing.T) {
 	src := newFakeSource()
 	src.put(projA, "alpha", "Title x", "content with words and x")

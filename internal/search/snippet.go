@@ -49,7 +49,9 @@ func snippet(content string, spans []span) string {
 
 	start := backToWord(content, spans[best].start)
 	end := advance(content, start, snippetRunes)
-	end = cutAtSpace(content, spans[best].end, end)
+	// A matched word longer than the window (a class path, a base64 blob)
+	// ends past it: the snippet then shows it cut, unmarked.
+	end = cutAtSpace(content, min(spans[best].end, end), end)
 	var inside []span
 	for _, s := range spans[best:] {
 		if s.end > end || len(inside) == maxMarks {
