@@ -4,12 +4,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/lang/de"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"munin/internal/memory"
@@ -27,29 +22,18 @@ const (
 	fieldContentDE = "content_de" // de analyzed, term vectors (snippet offsets)
 	fieldTags      = "tags"       // keyword: exact, case-sensitive filter; stored
 	fieldTagsText  = "tags_text"  // en analyzed, so a query word can score on a tag
+	fieldTagsDE    = "tags_de"    // de analyzed
 	fieldSlug      = "slug"       // en analyzed: "db-choice" is found by "choice"
 	fieldVersion   = "version"    // stored only
 	fieldUpdated   = "updated_at" // stored only, RFC 3339 with nanoseconds
 )
-
-// analyzerDE is the German analyzer: bleve's "de" analyzer uses the light
-// stemmer; the snowball stemmer conflates more plural and case forms
-// ("Entscheidungen" → "entscheid"), which is what a recall wants.
-const analyzerDE = "munin_de"
 
 // newMapping returns the static mapping shared by all project indexes. It is
 // read-only after construction, so sharing is safe. Nothing is dynamic and
 // nothing goes to the _all field: every field is named and weighed in query.go.
 func newMapping() (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
-	err := im.AddCustomAnalyzer(analyzerDE, map[string]any{
-		"type":      custom.Name,
-		"tokenizer": unicode.Name,
-		"token_filters": []any{
-			lowercase.Name, de.StopName, de.NormalizeName, de.SnowballStemmerName,
-		},
-	})
-	if err != nil {
+	if err := addAnalyzers(im); err != nil {
 		return nil, err
 	}
 
@@ -65,15 +49,15 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 
 	doc := bleve.NewDocumentStaticMapping()
 	prop := doc.AddFieldMappingsAt
-	prop("title", text(fieldTitle, en.AnalyzerName, true, false), text(fieldTitleDE, analyzerDE, false, false))
-	prop("content", text(fieldContent, en.AnalyzerName, true, true), text(fieldContentDE, analyzerDE, false, true))
-	prop("tags", text(fieldTags, keyword.Name, true, false), text(fieldTagsText, en.AnalyzerName, false, false))
-	prop("slug", text(fieldSlug, en.AnalyzerName, false, false))
+	prop("title", text(fieldTitle, analyzerEN, true, false), text(fieldTitleDE, analyzerDE, false, false))
+	prop("content", text(fieldContent, analyzerEN, true, true), text(fieldContentDE, analyzerDE, false, true))
+	prop("tags", text(fieldTags, keyword.Name, true, false), text(fieldTagsText, analyzerEN, false, false), text(fieldTagsDE, analyzerDE, false, false))
+	prop("slug", text(fieldSlug, analyzerEN, false, false))
 	prop("version", stored(fieldVersion, "number"))
 	prop("updated_at", stored(fieldUpdated, "text"))
 
 	im.DefaultMapping = doc
-	im.DefaultAnalyzer = en.AnalyzerName
+	im.DefaultAnalyzer = analyzerEN
 	im.IndexDynamic = false
 	im.StoreDynamic = false
 	im.DocValuesDynamic = false

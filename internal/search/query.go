@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
@@ -33,10 +32,10 @@ var fieldBoosts = []struct {
 	analyzer string
 	boost    float64
 }{
-	{fieldTitle, en.AnalyzerName, 3}, {fieldTitleDE, analyzerDE, 3},
-	{fieldTagsText, en.AnalyzerName, 2.5},
-	{fieldSlug, en.AnalyzerName, 1.5},
-	{fieldContent, en.AnalyzerName, 1}, {fieldContentDE, analyzerDE, 1},
+	{fieldTitle, analyzerEN, 4}, {fieldTitleDE, analyzerDE, 4},
+	{fieldTagsText, analyzerEN, 2.5}, {fieldTagsDE, analyzerDE, 2.5},
+	{fieldSlug, analyzerEN, 1.5},
+	{fieldContent, analyzerEN, 1}, {fieldContentDE, analyzerDE, 1},
 }
 
 // storedFields are loaded for every hit, so a search never reads the database.

@@ -36,6 +36,32 @@ func TestWordVariants(t *testing.T) {
 	}
 }
 
+// TestFunctionWordsOfBothLanguagesFindNothing: every text is indexed in
+// both languages, so each language's stop words are dropped in both; a
+// question matches on its content words only.
+func TestFunctionWordsOfBothLanguagesFindNothing(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "en", "The plan", "This is the plan for the rollout.")
+	src.put(projA, "de", "Der Plan", "Das ist der Plan für die Einführung.")
+	src.put(projA, "kafka", "Kafka retention", "Retention is seven days.")
+	src.put(projA, "tools", "Tools", "The binaries live in bin; see the man page.")
+	r := newTestRegistry(t, src, Options{})
+	for _, q := range []string{"the", "is the", "der die das", "und ist nicht"} {
+		if got := slugs(find(t, r, projA, q)); len(got) != 0 {
+			t.Errorf("stop-word query %q found %v, want nothing", q, got)
+		}
+	}
+	if got := slugs(find(t, r, projA, "what is the retention of kafka")); len(got) != 1 || got[0] != "kafka" {
+		t.Errorf("question found %v, want [kafka]", got)
+	}
+	// German stop words that are English words stay searchable in English.
+	for _, q := range []string{"bin", "man"} {
+		if got := slugs(find(t, r, projA, q)); len(got) != 1 || got[0] != "tools" {
+			t.Errorf("%q found %v, want [tools]", q, got)
+		}
+	}
+}
+
 func TestTitleAndTagsOutweighContent(t *testing.T) {
 	src := newFakeSource()
 	filler := strings.Repeat("some other words about systems ", 5)
@@ -49,6 +75,18 @@ func TestTitleAndTagsOutweighContent(t *testing.T) {
 	}
 	if got[0] != "in-title" {
 		t.Fatalf("order %v, want the title hit first", got)
+	}
+}
+
+// TestTagOutweighsContentAmongSeveralTags: a word that is one of several
+// tags still weighs more than the same word once in the content.
+func TestTagOutweighsContentAmongSeveralTags(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "in-tag", "Broker notes", "We run the message brokers on three nodes in production, restarted weekly by the ops team.", "kafka", "infra", "ops", "prod", "team:core")
+	src.put(projA, "in-content", "Broker notes", "We run kafka on three nodes in production, restarted weekly by the ops team.")
+	r := newTestRegistry(t, src, Options{})
+	if got := slugs(find(t, r, projA, "kafka")); len(got) != 2 || got[0] != "in-tag" {
+		t.Fatalf("order %v, want the tag hit first", got)
 	}
 }
 
