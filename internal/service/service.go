@@ -5,6 +5,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -83,6 +84,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (memory.Key, e
 func (s *Service) internalErr(op string, key memory.Key, err error) error {
 	if memory.ErrorCode(err) != memory.CodeInternal {
 		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client hung up (or the server is shutting down): nothing broke.
+		return memory.Errorf(memory.CodeUnavailable, "%s cancelled before it finished", op)
 	}
 	s.log.Error("internal error", "op", op, "project", key.Project.String(), "agent", key.Agent, "err", err)
 	return memory.Internal(err)

@@ -1,7 +1,9 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -202,5 +204,28 @@ func TestIdempotentRetryIsFreeOfBudget(t *testing.T) {
 	}
 	if g, err := env.Svc.Get(ctx, key, "a", 0); err != nil || g.Version.Version != 1 {
 		t.Fatalf("entry a: %+v, %v; want one version", g.Version, err)
+	}
+}
+
+// TestCancelledCallIsNoInternalError: a client that hangs up mid-call is no
+// server fault: the call ends unavailable, and no error line is logged.
+func TestCancelledCallIsNoInternalError(t *testing.T) {
+	var logged bytes.Buffer
+	env := servicetest.New(t, service.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "a", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, getErr := env.Svc.Get(cancelled, key, "a", 0)
+	_, recallErr := env.Svc.Recall(cancelled, key, memory.SearchQuery{Text: "x"})
+	for name, err := range map[string]error{"get": getErr, "recall": recallErr} {
+		if memory.ErrorCode(err) != memory.CodeUnavailable {
+			t.Errorf("%s with a cancelled context: %v, want unavailable", name, err)
+		}
+	}
+	if strings.Contains(logged.String(), "internal error") {
+		t.Errorf("a cancelled call was logged as an internal error:\n%s", logged.String())
 	}
 }
