@@ -75,7 +75,7 @@ func cleanSpans(content string, spans []span) []span {
 	out := spans[:0]
 	last := -1
 	for _, s := range spans {
-		if s.start < last || s.start >= s.end || s.end > len(content) ||
+		if s.start < 0 || s.start < last || s.start >= s.end || s.end > len(content) ||
 			!utf8.RuneStart(content[s.start]) || (s.end < len(content) && !utf8.RuneStart(content[s.end])) {
 			continue
 		}
