@@ -142,7 +142,13 @@ func TestFailedExportKeepsOutFile(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != line {
 		t.Fatalf("export wrote %q, want %q", b, line)
 	}
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*partial*")); len(left) != 0 {
-		t.Fatalf("partial files left behind: %v", left)
+	// --out naming a directory: the rename fails, and the partial file goes.
+	if err, _ := run(t, "export", "w/p", "--data", dir, "--out", filepath.Dir(out)); err == nil {
+		t.Fatal("export onto a directory succeeded")
+	}
+	for _, d := range []string{filepath.Dir(out), filepath.Dir(filepath.Dir(out))} {
+		if left, _ := filepath.Glob(filepath.Join(d, ".*partial*")); len(left) != 0 {
+			t.Fatalf("partial files left behind: %v", left)
+		}
 	}
 }

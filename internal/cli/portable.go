@@ -102,10 +102,13 @@ func createOut(path string, stdout io.Writer) (io.Writer, func(error) error, err
 		return nil, nil, err
 	}
 	finish := func(err error) error {
-		if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		if err = errors.Join(err, f.Sync(), f.Close()); err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
 			return errors.Join(err, os.Remove(f.Name()))
 		}
-		return os.Rename(f.Name(), path)
+		return nil
 	}
 	return f, finish, nil
 }
