@@ -26,12 +26,12 @@ type drainingStdio struct {
 	line []byte // the rest of the line being handed to mcp-go
 
 	mu      sync.Mutex
-	pending map[string]bool // ids of tool calls read and not yet answered
-	changed chan struct{}   // closed and replaced whenever pending shrinks
+	pending map[string]int // ids of tool calls read and not yet answered (ids may repeat)
+	changed chan struct{}  // closed and replaced whenever pending shrinks
 }
 
 func newDrainingStdio(ctx context.Context, in io.Reader) *drainingStdio {
-	return &drainingStdio{ctx: ctx, in: bufio.NewReader(in), pending: map[string]bool{}, changed: make(chan struct{})}
+	return &drainingStdio{ctx: ctx, in: bufio.NewReader(in), pending: map[string]int{}, changed: make(chan struct{})}
 }
 
 // message is what drainingStdio reads of each JSON-RPC line.
@@ -50,10 +50,14 @@ func (d *drainingStdio) Read(p []byte) (int, error) {
 			}
 			return 0, err
 		}
+		if line[len(line)-1] != '\n' {
+			// mcp-go drops a last line that ends without a newline.
+			line = append(line, '\n')
+		}
 		var m message
 		if json.Unmarshal(line, &m) == nil && m.Method == "tools/call" && m.ID != nil {
 			d.mu.Lock()
-			d.pending[fmt.Sprint(m.ID)] = true
+			d.pending[fmt.Sprint(m.ID)]++
 			d.mu.Unlock()
 		}
 		d.line = line
@@ -71,8 +75,10 @@ func (d *drainingStdio) answered(b []byte) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if id := fmt.Sprint(m.ID); d.pending[id] {
-		delete(d.pending, id)
+	if id := fmt.Sprint(m.ID); d.pending[id] > 0 {
+		if d.pending[id]--; d.pending[id] == 0 {
+			delete(d.pending, id)
+		}
 		close(d.changed)
 		d.changed = make(chan struct{})
 	}

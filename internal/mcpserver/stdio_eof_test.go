@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"munin/internal/memory"
 	"munin/internal/service"
@@ -32,5 +33,38 @@ func TestServeStdioFinishesCallsAfterEOF(t *testing.T) {
 	}
 	if g, err := env.Svc.Get(context.Background(), key, "piped/note", 0); err != nil || g.Content != "written through a pipe" {
 		t.Fatalf("piped write not stored: %+v, %v", g, err)
+	}
+}
+
+// TestServeStdioLastLineWithoutNewline: `printf` without a final newline
+// still gets its last call answered, at once, and two calls sharing an id
+// are both answered before stdin's end is let through.
+func TestServeStdioLastLineWithoutNewline(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, key := env.Key(t, "ws", "proj", "cli", memory.RoleWrite)
+	srv := New(env.Svc, Options{Logger: testLogger(t)})
+	call := func(slug string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember","arguments":{"slug":"` + slug + `","content":"piped"}}}`
+	}
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		call("same/id-one"), call("same/id-two"), call("no/newline"),
+	}, "\n") // no newline after the last call
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	if err := srv.ServeStdio(ctx, key, strings.NewReader(in), &out); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("ServeStdio waited for an answer that never came")
+	}
+	for _, slug := range []string{"same/id-one", "same/id-two", "no/newline"} {
+		if _, err := env.Svc.Get(context.Background(), key, slug, 0); err != nil {
+			t.Errorf("%s not stored: %v\n%s", slug, err, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), `"id":7`); n != 3 {
+		t.Errorf("%d answers with id 7, want 3:\n%s", n, out.String())
 	}
 }
