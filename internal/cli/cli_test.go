@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -150,5 +151,27 @@ func TestFailedExportKeepsOutFile(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(d, ".*partial*")); len(left) != 0 {
 			t.Fatalf("partial files left behind: %v", left)
 		}
+	}
+}
+
+// TestExportToNonRegularFile: a FIFO (or /dev/stdout, or a shell's >(…))
+// is written to directly, not replaced by a renamed regular file.
+func TestExportToNonRegularFile(t *testing.T) {
+	dir := newDataDir(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // blocks until the export opens the FIFO
+		got <- string(b)
+	}()
+	if err, msg := run(t, "export", "w/p", "--data", dir, "--out", fifo); err != nil {
+		t.Fatalf("export to a FIFO: %v %s", err, msg)
+	}
+	<-got
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v %v", fi.Mode(), err)
 	}
 }

@@ -90,12 +90,24 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// createOut opens the export destination: stdout for "" or "-". A file is
-// written beside path and renamed onto it by finish(nil), so a failed export
-// never truncates what path held; finish(err) removes the partial file.
+// createOut opens the export destination: stdout for "" or "-". A regular
+// file (or a new one) is written beside its final name and renamed onto it
+// by finish(nil), so a failed export never truncates what was there;
+// finish(err) removes the partial file. Anything else — a FIFO, /dev/stdout,
+// a shell's >(…) — is written directly, as it cannot be replaced.
 func createOut(path string, stdout io.Writer) (io.Writer, func(error) error, error) {
 	if path == "" || path == "-" {
 		return stdout, func(err error) error { return err }, nil
+	}
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved // replace the file a link points to, not the link
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, func(err error) error { return errors.Join(err, f.Close()) }, nil
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
 	if err != nil {
@@ -127,5 +139,10 @@ func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) 
 	if err != nil {
 		return err
 	}
-	return errors.Join(fn(context.Background(), a), a.Close())
+	// SIGINT/SIGTERM cancel the command, so it ends through its own cleanup
+	// (an export removes its partial file); a second signal ends the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
+	return errors.Join(fn(ctx, a), a.Close())
 }
