@@ -1,6 +1,9 @@
 package search
 
 import (
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/lang/de"
@@ -8,17 +11,19 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	"github.com/blevesearch/bleve/v2/analysis/token/stop"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	unitok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/analysis/tokenmap"
 	"github.com/blevesearch/bleve/v2/mapping"
 )
 
 // Every text is indexed in English and in German (see mapping.go), so each
-// analyzer drops the function words of both languages. Otherwise "the"
+// analyzer also drops the other language's function words. Otherwise "the"
 // would match every English entry through the German fields, "der die das"
 // every German entry through the English ones, and a question ("what is the
-// retention of kafka") would hit every entry — a search log could then
-// never show what agents missed.
+// retention of kafka") would hit every entry — a search log could then never
+// show what agents missed. The other language's words are dropped only as
+// written in lower case or capitalized ("the", "The"), before lowercasing:
+// acronyms in capitals (MIT, IT, ES, DES, WAR) stay searchable.
 const (
 	// analyzerEN is bleve's "en" analyzer plus the German stop words.
 	analyzerEN = "munin_en"
@@ -26,8 +31,9 @@ const (
 	// light one, and snowball conflates more plural and case forms
 	// ("Entscheidungen" → "entscheid"), which is what a recall wants.
 	analyzerDE = "munin_de"
-	// stopDEForEN is the German stop list as the English fields use it.
+	// German stop words as the English fields drop them, and the reverse.
 	stopDEForEN = "munin_stop_de_for_en"
+	stopENForDE = "munin_stop_en_for_de"
 )
 
 // germanStopsKeptInEnglish are German stop words that are also technical
@@ -37,30 +43,41 @@ const (
 var germanStopsKeptInEnglish = map[string]bool{"bin": true, "dir": true, "du": true, "man": true}
 
 func addAnalyzers(im *mapping.IndexMappingImpl) error {
-	german := analysis.NewTokenMap()
-	if err := german.LoadBytes(de.GermanStopWords); err != nil {
+	if err := addCrossStop(im, stopDEForEN, de.GermanStopWords, germanStopsKeptInEnglish); err != nil {
 		return err
 	}
-	tokens := make([]any, 0, len(german))
-	for w := range german {
-		if !germanStopsKeptInEnglish[w] {
-			tokens = append(tokens, w)
-		}
-	}
-	if err := im.AddCustomTokenMap(stopDEForEN, map[string]any{"type": tokenmap.Name, "tokens": tokens}); err != nil {
-		return err
-	}
-	if err := im.AddCustomTokenFilter(stopDEForEN, map[string]any{"type": stop.Name, "stop_token_map": stopDEForEN}); err != nil {
+	if err := addCrossStop(im, stopENForDE, en.EnglishStopWords, nil); err != nil {
 		return err
 	}
 	if err := im.AddCustomAnalyzer(analyzerEN, map[string]any{
-		"type": custom.Name, "tokenizer": unicode.Name,
-		"token_filters": []any{en.PossessiveName, lowercase.Name, en.StopName, stopDEForEN, porter.Name},
+		"type": custom.Name, "tokenizer": unitok.Name,
+		"token_filters": []any{en.PossessiveName, stopDEForEN, lowercase.Name, en.StopName, porter.Name},
 	}); err != nil {
 		return err
 	}
 	return im.AddCustomAnalyzer(analyzerDE, map[string]any{
-		"type": custom.Name, "tokenizer": unicode.Name,
-		"token_filters": []any{lowercase.Name, de.StopName, en.StopName, de.NormalizeName, de.SnowballStemmerName},
+		"type": custom.Name, "tokenizer": unitok.Name,
+		"token_filters": []any{stopENForDE, lowercase.Name, de.StopName, de.NormalizeName, de.SnowballStemmerName},
 	})
+}
+
+// addCrossStop registers a stop filter named name for the words of list
+// (bleve's stop-word file format) but keep, in lower case and capitalized.
+func addCrossStop(im *mapping.IndexMappingImpl, name string, list []byte, keep map[string]bool) error {
+	words := analysis.NewTokenMap()
+	if err := words.LoadBytes(list); err != nil {
+		return err
+	}
+	tokens := make([]any, 0, 2*len(words))
+	for w := range words {
+		if keep[w] {
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(w)
+		tokens = append(tokens, w, string(unicode.ToUpper(r))+w[size:])
+	}
+	if err := im.AddCustomTokenMap(name, map[string]any{"type": tokenmap.Name, "tokens": tokens}); err != nil {
+		return err
+	}
+	return im.AddCustomTokenFilter(name, map[string]any{"type": stop.Name, "stop_token_map": name})
 }

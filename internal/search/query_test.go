@@ -62,6 +62,22 @@ func TestFunctionWordsOfBothLanguagesFindNothing(t *testing.T) {
 	}
 }
 
+// TestAcronymsAreNoStopWords: words in capitals that spell a stop word of
+// either language (MIT, IT, ES, DES, WAR) stay searchable.
+func TestAcronymsAreNoStopWords(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "lic", "Licensing", "The library is MIT licensed.")
+	src.put(projA, "region", "Region", "Everything runs in two regions; IT owns the accounts.")
+	src.put(projA, "crypto", "Cipher", "Legacy systems still use DES and ES modules; deploy the WAR file.")
+	src.put(projA, "plain", "Plain", "Das ist der Plan, und es geht mit dem Zug.")
+	r := newTestRegistry(t, src, Options{})
+	for q, want := range map[string]string{"MIT": "lic", "IT": "region", "DES": "crypto", "ES": "crypto", "WAR": "crypto"} {
+		if got := slugs(find(t, r, projA, q)); len(got) != 1 || got[0] != want {
+			t.Errorf("%q found %v, want [%s]", q, got, want)
+		}
+	}
+}
+
 func TestTitleAndTagsOutweighContent(t *testing.T) {
 	src := newFakeSource()
 	filler := strings.Repeat("some other words about systems ", 5)
