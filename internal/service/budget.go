@@ -30,11 +30,12 @@ func newBudget(store Store, fallback int, now func() time.Time) *budget {
 	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{}}
 }
 
-// reserve takes one write from the project's budget or fails with budget_exhausted.
-func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef) error {
+// reserve takes one write from the project's budget or fails with
+// budget_exhausted. It returns the window it took the write from, for release.
+func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef) (*window, error) {
 	w, err := b.lockWindow(ctx, ref, b.now().UTC().Truncate(time.Hour))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer b.mu.Unlock()
 	if w.used >= w.limit {
@@ -44,10 +45,10 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef) error {
 			"project %s used its %d writes this hour; the budget resets at %s (in %s)",
 			ref, w.limit, reset.Format(time.RFC3339), wait)
 		err.RetryAfter = wait
-		return err
+		return nil, err
 	}
 	w.used++
-	return nil
+	return w, nil
 }
 
 // lockWindow returns the project's window for hour with b.mu held, loading
@@ -66,11 +67,13 @@ func (b *budget) lockWindow(ctx context.Context, ref memory.ProjectRef, hour tim
 	}
 }
 
-// release gives back a reserved write that did not happen.
-func (b *budget) release(ref memory.ProjectRef) {
+// release gives back a reserved write that did not happen. Only to the
+// window it came from: a new hour, or a window reloaded from the audit log
+// after a budget change, never counted it.
+func (b *budget) release(ref memory.ProjectRef, from *window) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w := b.projects[ref]; w != nil && w.used > 0 {
+	if w := b.projects[ref]; w == from && w.used > 0 {
 		w.used--
 	}
 }

@@ -47,7 +47,7 @@ func TestBudgetReserveRacingForget(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 5000 {
-				if err := b.reserve(ctx, ref); err != nil {
+				if _, err := b.reserve(ctx, ref); err != nil {
 					t.Error(err)
 					return
 				}
@@ -74,7 +74,7 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			for range 20 {
-				err := b.reserve(context.Background(), ref)
+				_, err := b.reserve(context.Background(), ref)
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -92,5 +92,26 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 	}
 	if used, lim, err := b.usage(context.Background(), ref); err != nil || used != limit || lim != limit {
 		t.Fatalf("usage = %d of %d (%v), want %d of %d", used, lim, err, limit, limit)
+	}
+}
+
+// TestReleaseOnlyToItsWindow: a write reserved in one window and given back
+// after the window was replaced (a budget change, a new hour) must not lower
+// the new window's count, which never included it.
+func TestReleaseOnlyToItsWindow(t *testing.T) {
+	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
+	b := newBudget(budgetStore{limit: 10}, 0, time.Now)
+	ctx := context.Background()
+	old, err := b.reserve(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.forget(ref) // a budget change: the next reserve reloads the window
+	if _, err := b.reserve(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	b.release(ref, old)
+	if used, _, _ := b.usage(ctx, ref); used != 1 {
+		t.Fatalf("used = %d after giving back a write of the replaced window, want 1", used)
 	}
 }

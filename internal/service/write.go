@@ -55,8 +55,10 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	if !key.Role.CanWrite() {
 		return memory.WriteResult{}, memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, op)
 	}
+	var reserved *window
 	if !s.opts.BudgetOff {
-		if err := s.budget.reserve(ctx, key.Project); err != nil {
+		var err error
+		if reserved, err = s.budget.reserve(ctx, key.Project); err != nil {
 			if res, ok := s.replayOverBudget(ctx, key, w, err); ok {
 				return res, nil
 			}
@@ -70,7 +72,7 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	if err != nil || res.Replayed {
 		// Nothing was written: the reserved write goes back to the budget.
 		if !s.opts.BudgetOff {
-			s.budget.release(key.Project)
+			s.budget.release(key.Project, reserved)
 		}
 	}
 	if err != nil {
