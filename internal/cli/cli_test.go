@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // run runs a command line and returns its error and output.
@@ -16,6 +17,24 @@ func run(t *testing.T, args ...string) (error, string) {
 	var out bytes.Buffer
 	err := Run(args, &out, &out)
 	return err, out.String()
+}
+
+// refused runs a serve command line that must fail before it serves. If it
+// serves instead, the test fails after a while rather than hanging.
+func refused(t *testing.T, args ...string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		err, _ := run(t, args...)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%v started serving instead of refusing", args)
+		return nil
+	}
 }
 
 // newDataDir makes a data directory holding project w/p with one entry.
@@ -37,7 +56,7 @@ func TestEnvValuesAreParsedOrRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
-			err, _ := run(t, "serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", "127.0.0.1:0")
+			err := refused(t, "serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", "127.0.0.1:0")
 			if err == nil || !strings.Contains(err.Error(), name) {
 				t.Fatalf("serve with %s=%q: %v, want an error naming the variable", name, value, err)
 			}
@@ -68,7 +87,7 @@ func TestSettingsThatCannotWorkAreRefused(t *testing.T) {
 		{"--max-content", "4000000"}, // larger than the 1 MiB request body cap
 		{"--allowed-origins", "ftp://x.example"},
 	} {
-		err, _ := run(t, append([]string{"serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", "127.0.0.1:0"}, args...)...)
+		err := refused(t, append([]string{"serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", "127.0.0.1:0"}, args...)...)
 		if err == nil {
 			t.Errorf("serve %v started", args)
 		}
