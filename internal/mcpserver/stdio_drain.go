@@ -36,8 +36,17 @@ func newDrainingStdio(ctx context.Context, in io.Reader) *drainingStdio {
 
 // message is what drainingStdio reads of each JSON-RPC line.
 type message struct {
-	ID     any    `json:"id"`
-	Method string `json:"method"`
+	ID     any             `json:"id"`
+	Method string          `json:"method"`
+	// A line with a result or an error is a response to mcp-go, which it
+	// never answers, whatever its method says.
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// isToolCall: a request mcp-go will answer with a tool result.
+func (m message) isToolCall() bool {
+	return m.Method == "tools/call" && m.ID != nil && m.Result == nil && m.Error == nil
 }
 
 // Read hands stdin to mcp-go line by line, noting the tool calls.
@@ -55,7 +64,7 @@ func (d *drainingStdio) Read(p []byte) (int, error) {
 			line = append(line, '\n')
 		}
 		var m message
-		if json.Unmarshal(line, &m) == nil && m.Method == "tools/call" && m.ID != nil {
+		if json.Unmarshal(line, &m) == nil && m.isToolCall() {
 			d.mu.Lock()
 			d.pending[fmt.Sprint(m.ID)]++
 			d.mu.Unlock()

@@ -48,6 +48,8 @@ func TestServeStdioLastLineWithoutNewline(t *testing.T) {
 	}
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		// mcp-go takes a line with a result for a response and never answers it.
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","result":{},"params":{"name":"remember","arguments":{"slug":"x","content":"y"}}}`,
 		call("same/id-one"), call("same/id-two"), call("no/newline"),
 	}, "\n") // no newline after the last call
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
