@@ -36,8 +36,8 @@ func newDrainingStdio(ctx context.Context, in io.Reader) *drainingStdio {
 
 // message is what drainingStdio reads of each JSON-RPC line.
 type message struct {
-	ID     any             `json:"id"`
-	Method string          `json:"method"`
+	ID     any    `json:"id"`
+	Method string `json:"method"`
 	// A line with a result or an error is a response to mcp-go, which it
 	// never answers, whatever its method says.
 	Result json.RawMessage `json:"result"`
