@@ -3,12 +3,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"munin/internal/app"
 )
@@ -115,4 +118,13 @@ func applyEnv(fs *flag.FlagSet) error {
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// untilSignal returns a context that ends with the first SIGINT or SIGTERM;
+// after it, the signals get their default effect again, so a second one
+// ends the process at once.
+func untilSignal() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+	return ctx, stop
 }

@@ -141,8 +141,7 @@ func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) 
 	}
 	// SIGINT/SIGTERM cancel the command, so it ends through its own cleanup
 	// (an export removes its partial file); a second signal ends the process.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilSignal()
 	defer stop()
-	go func() { <-ctx.Done(); stop() }()
 	return errors.Join(fn(ctx, a), a.Close())
 }

@@ -38,11 +38,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	app.TuneGC()
 	cfg.Exclusive = true
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	// The first signal starts a graceful shutdown; a second one ends the
 	// process at once, as an operator pressing Ctrl-C twice expects.
-	go func() { <-ctx.Done(); stop() }()
+	ctx, stop := untilSignal()
+	defer stop()
 	a, err := app.Open(cfg)
 	if err != nil {
 		return err
