@@ -153,7 +153,8 @@ func serveStatic(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveFavicon answers /favicon.ico, which browsers and other clients ask
-// for without reading a page's <link rel="icon">.
+// for without reading a page's <link rel="icon">. static/favicon.ico is
+// static/favicon.svg drawn at 32×32, a PNG in an ICO container.
 func serveFavicon(w http.ResponseWriter, r *http.Request) { serveFile(w, r, "favicon.ico") }
 
 // iconCache is how long an icon may be cached: icons do not change between
