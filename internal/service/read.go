@@ -26,6 +26,11 @@ type GetResult struct {
 
 // Recall searches the caller's project and logs the search.
 func (s *Service) Recall(ctx context.Context, key memory.Key, q memory.SearchQuery) ([]memory.Hit, error) {
+	return s.recall(ctx, key, q, true)
+}
+
+// recall is Recall; logged says whether the search log gets a row.
+func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
 	q.Text = strings.TrimSpace(q.Text)
 	if q.Text == "" {
 		return nil, memory.Errorf(memory.CodeInvalid, "query must not be empty")
@@ -46,7 +51,7 @@ func (s *Service) Recall(ctx context.Context, key memory.Key, q memory.SearchQue
 	if err != nil {
 		return nil, s.internalErr("recall", key, err)
 	}
-	if !s.opts.SearchLogOff {
+	if logged && !s.opts.SearchLogOff {
 		s.slog.add(memory.SearchLogRow{
 			Project:    key.Project,
 			Agent:      key.Agent,

@@ -68,7 +68,8 @@ type projectPage struct {
 
 // project shows a project's entries (sorted, filtered by tag, paged) or,
 // with ?q=, the recall results for the query — the same recall agents use,
-// logged in the search log under the person's key.
+// but not logged: a GET that any page can make a browser send must not
+// write a row as the person's act (the search log holds agents' recalls).
 func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) error {
 	key, err := h.scoped(r, rq)
 	if err != nil {
@@ -91,7 +92,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	}
 	if d.Query != "" {
 		d.Searched = true
-		if d.Hits, err = h.svc.Recall(r.Context(), key, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags}); err != nil {
+		if d.Hits, err = h.br.Search(r.Context(), key, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags}); err != nil {
 			return err
 		}
 		h.render(w, r, rq, http.StatusOK, "project", projectView(key, "Search: "+d.Query, d))

@@ -13,11 +13,14 @@ import (
 
 // editPage is the data of the create/edit form.
 type editPage struct {
-	IsNew   bool
-	Slug    string
-	Title   string
-	Tags    string
-	Content string
+	IsNew bool
+	Slug  string
+	Title string
+	// DerivedTitle is the title the content's first line gives; shown as
+	// the title field's placeholder.
+	DerivedTitle string
+	Tags         string
+	Content      string
 	// Expected is the version the form was opened on (0: the slug must be
 	// new); saving is conditional on it, so a concurrent write is a conflict,
 	// not a silent overwrite.
@@ -46,6 +49,13 @@ func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, rq *request) 
 		return err
 	}
 	d := editPage{Slug: got.Slug, Title: got.Title, Tags: strings.Join(got.Tags, ", "), Content: got.Content, Expected: got.LatestVersion}
+	// A title equal to the one the first line gives was derived (or set to
+	// the same words): the form leaves it empty, so saving derives it again
+	// from the new first line. A title a person set is kept as it is.
+	d.DerivedTitle = service.DerivedTitle(got.Content)
+	if d.Title == d.DerivedTitle {
+		d.Title = ""
+	}
 	h.render(w, r, rq, http.StatusOK, "edit", projectView(key, "Edit "+got.Slug, d))
 	return nil
 }

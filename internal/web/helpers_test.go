@@ -44,6 +44,9 @@ type ui struct {
 	h     *Handler
 	srv   *httptest.Server
 	clock *clock
+	// seen lists the requests the server got, for tests of what a page
+	// makes a browser fetch.
+	seen *requestLog
 	// admin is an admin key of ws/proj; writer a write key, reader a read key.
 	admin, writer, reader        string
 	adminKey, writerKey, readKey memory.Key
@@ -58,7 +61,7 @@ var (
 func newUI(t testing.TB) *ui {
 	t.Helper()
 	env := servicetest.New(t, service.Options{})
-	u := &ui{env: env, clock: &clock{t: time.Now()}}
+	u := &ui{env: env, clock: &clock{t: time.Now()}, seen: &requestLog{}}
 	u.admin, u.adminKey = env.Key(t, ws, proj, "root", memory.RoleAdmin)
 	u.writer, u.writerKey = env.Key(t, ws, proj, "alice", memory.RoleWrite)
 	u.reader, u.readKey = env.Key(t, ws, proj, "bob", memory.RoleRead)
@@ -70,7 +73,7 @@ func newUI(t testing.TB) *ui {
 		t.Fatal(err)
 	}
 	u.h = h
-	u.srv = httptest.NewServer(h)
+	u.srv = httptest.NewServer(u.seen.wrap(h))
 	t.Cleanup(u.srv.Close)
 	return u
 }
@@ -182,3 +185,27 @@ const projPath = "/w/ws/p/proj"
 var regexpToken = regexp.MustCompile(`<code id="token">(munin_[A-Za-z0-9_-]+)</code>`)
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// requestLog records the method and URI of every request a handler serves.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *requestLog) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.reqs = append(l.reqs, r.Method+" "+r.URL.RequestURI())
+		l.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// take returns the requests recorded so far and forgets them.
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.reqs
+	l.reqs = nil
+	return out
+}

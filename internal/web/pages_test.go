@@ -176,10 +176,12 @@ func TestEditRestoreForgetFlow(t *testing.T) {
 func TestSearchLogShowsMisses(t *testing.T) {
 	u := newUI(t)
 	u.remember(t, u.writerKey, "a", "sqlite wal")
+	for _, q := range []string{"sqlite", "kubernetes", "kubernetes"} { // agents' recalls; web searches are not logged
+		if _, err := u.env.Svc.Recall(context.Background(), u.readKey, memory.SearchQuery{Text: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b := u.signIn(t, u.reader)
-	b.get(projPath + "?q=sqlite")
-	b.get(projPath + "?q=kubernetes")
-	b.get(projPath + "?q=kubernetes")
 	_, body := b.get(projPath + "/searches")
 	if strings.Count(body, `class="search-row miss"`) != 2 || strings.Count(body, `class="search-row"`) != 1 {
 		t.Errorf("search log rows wrong:\n%s", body)

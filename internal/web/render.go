@@ -147,21 +147,41 @@ func message(err error) string {
 	return me.Message
 }
 
-// serveStatic serves the embedded stylesheet and script.
+// serveStatic serves the embedded stylesheet, script and icons.
 func serveStatic(w http.ResponseWriter, r *http.Request) {
-	name := path.Base(r.URL.Path)
+	serveFile(w, r, path.Base(r.URL.Path))
+}
+
+// serveFavicon answers /favicon.ico, which browsers and other clients ask
+// for without reading a page's <link rel="icon">. static/favicon.ico is
+// static/favicon.svg drawn at 32×32, a PNG in an ICO container.
+func serveFavicon(w http.ResponseWriter, r *http.Request) { serveFile(w, r, "favicon.ico") }
+
+// iconCache is how long an icon may be cached: icons do not change between
+// releases the way the stylesheet and script may, and a browser asks for
+// /favicon.ico on every page it has none for.
+const iconCache = "public, max-age=604800"
+
+func serveFile(w http.ResponseWriter, r *http.Request, name string) {
 	b, err := staticFS.ReadFile("static/" + name)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
+	cache := "public, max-age=3600"
 	switch path.Ext(name) {
 	case ".css":
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	case ".js":
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	case ".svg":
+		w.Header().Set("Content-Type", "image/svg+xml")
+		cache = iconCache
+	case ".ico":
+		w.Header().Set("Content-Type", "image/x-icon")
+		cache = iconCache
 	}
-	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("Cache-Control", cache)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b)
 	}

@@ -112,6 +112,7 @@ func (h *Handler) routes() http.Handler {
 	})
 	get := []string{http.MethodGet, http.MethodHead}
 	r.Handle("/static/{file}", http.HandlerFunc(serveStatic)).Methods(get...)
+	r.Handle("/favicon.ico", http.HandlerFunc(serveFavicon)).Methods(get...)
 	r.HandleFunc("/", h.home).Methods(get...)
 	r.HandleFunc("/login", h.login).Methods(http.MethodPost)
 	r.Handle("/logout", h.post(h.logout)).Methods(http.MethodPost)
