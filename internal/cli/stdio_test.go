@@ -54,7 +54,7 @@ func TestStdioBesideServer(t *testing.T) {
 // warns and recommends MUNIN_KEY; MUNIN_KEY alone does not warn.
 func TestStdioKeyFlagWarns(t *testing.T) {
 	missing := t.TempDir() + "/nothing-here" // fails after the warning, before serving
-	t.Setenv("MUNIN_KEY", "") // restored after the test
+	t.Setenv("MUNIN_KEY", "")                // restored after the test
 	os.Unsetenv("MUNIN_KEY")
 	_, out := run(t, "stdio", "--data", missing, "--key", "munin_x")
 	if !strings.Contains(out, "warning: --key is visible") || !strings.Contains(out, "MUNIN_KEY") {
