@@ -33,8 +33,8 @@ func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
 		return context.WithValue(context.WithValue(service.WithKey(ctx, key), stdioAuthKey{}, auth), finishOnEOFKey{}, true)
 	})
-	drain := newDrainingStdio(ctx, in)
-	err = stdio.Listen(ctx, drain, answerWriter{out: out, d: drain})
+	drain := newDrainingStdio(ctx, in, out)
+	err = stdio.Listen(ctx, drain, answerWriter{d: drain})
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil // cancelled by the caller (SIGINT, shutdown): not a failure
 	}

@@ -88,3 +88,32 @@ func TestServeStdioRechecksKey(t *testing.T) {
 		t.Fatalf("the remember before the revocation: %v", err)
 	}
 }
+
+// TestServeStdioRefusesDuplicateKeys: over stdio, a line with a member name
+// given twice (envelope or arguments, any depth) gets a JSON-RPC Invalid
+// Request error naming it, with the request's id; nothing runs.
+func TestServeStdioRefusesDuplicateKeys(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	token, key := env.Key(t, "ws", "proj", "cli-agent", memory.RoleWrite)
+	s := startStdio(t, New(env.Svc, Options{Logger: testLogger(t)}), token)
+	for _, tc := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","name":"remember","arguments":{"slug":"a","content":"x"}}}`,
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid: duplicate key \"name\" in the object at \"/params\""}}`},
+		{`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"remember","arguments":{"slug":"b","content":"x","tags":["t"],"content":"y"}}}`,
+			`{"jsonrpc":"2.0","id":"two","error":{"code":-32600,"message":"invalid: duplicate key \"content\" in the object at \"/params/arguments\""}}`},
+	} {
+		s.send(t, tc.line)
+		if got := s.answer(t); got != tc.want {
+			t.Errorf("answer\n%s\nwant\n%s", got, tc.want)
+		}
+	}
+	s.send(t, rememberLine("3", "c")) // the session goes on
+	if a := s.answer(t); !strings.Contains(a, `"id":3`) || strings.Contains(a, `"isError":true`) {
+		t.Fatalf("remember after the refused lines: %s", a)
+	}
+	for _, slug := range []string{"a", "b"} {
+		if _, err := env.Svc.Get(context.Background(), key, slug, 0); memory.ErrorCode(err) != memory.CodeNotFound {
+			t.Errorf("%s: a refused line stored something: %v", slug, err)
+		}
+	}
+}
