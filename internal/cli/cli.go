@@ -18,7 +18,7 @@ import (
 
 const usage = `usage:
   munin [serve] [flags]           serve MCP (/mcp), REST (/api/v1) and the web UI
-  munin stdio --key KEY           serve the MCP tools over stdin/stdout
+  MUNIN_KEY=KEY munin stdio       serve the MCP tools over stdin/stdout (--key KEY shows it in ps)
   munin key create --workspace W --project P --agent NAME [--role read|write|admin]
   munin key list
   munin key revoke ID
