@@ -85,8 +85,11 @@ func stdio(args []string, stderr io.Writer) error {
 	// directory: a relative --data that holds no Munin data is a mistake,
 	// not a new data directory to create.
 	if err := store.CheckDataDir(cfg.DataDir); err != nil {
-		abs, _ := filepath.Abs(cfg.DataDir)
-		return fmt.Errorf("munin stdio: %s holds no Munin data (resolved to %s); start stdio with --data and the absolute path of the server's data directory: %w", cfg.DataDir, abs, err)
+		where := cfg.DataDir
+		if abs, aerr := filepath.Abs(cfg.DataDir); aerr == nil && abs != filepath.Clean(cfg.DataDir) {
+			where += " (that is " + abs + ")"
+		}
+		return fmt.Errorf("stdio: %s holds no Munin data; start stdio with --data set to the absolute path of the server's data directory", where)
 	}
 	// stdout belongs to the protocol: logs go to stderr only.
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
