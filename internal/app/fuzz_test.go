@@ -65,6 +65,7 @@ func FuzzMCPHandler(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 		`{"jsonrpc":"1.0","id":1e308,"method":"tools/call"}`,
 		`{"jsonrpc":"2.0","id":{"x":1},"method":"tools/call","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","name":"remember","arguments":{"slug":"a","content":"b"}}}`,
 		`{`, `null`, ``, "\xff\xfe",
 	} {
 		f.Add(seed)
@@ -102,8 +103,8 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		name := fuzzTools[int(tool)%len(fuzzTools)]
 		rec := fs.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`)
-		if rec.Code == 400 && strings.Contains(rec.Body.String(), `"code":"invalid"`) {
-			return // refused before MCP, e.g. a lone UTF-16 surrogate escape
+		if rec.Code == 400 && strings.Contains(rec.Body.String(), `"code":-32600,"message":"invalid: `) {
+			return // refused before MCP, e.g. a lone UTF-16 surrogate escape or a duplicate name
 		}
 		if rec.Code != 200 {
 			t.Fatalf("%s(%s): status %d %s", name, args, rec.Code, rec.Body)

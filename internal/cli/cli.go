@@ -18,7 +18,7 @@ import (
 
 const usage = `usage:
   munin [serve] [flags]           serve MCP (/mcp), REST (/api/v1) and the web UI
-  munin stdio --key KEY           serve the MCP tools over stdin/stdout
+  MUNIN_KEY=KEY munin stdio       serve the MCP tools over stdin/stdout (--key KEY shows it in ps)
   munin key create --workspace W --project P --agent NAME [--role read|write|admin]
   munin key list
   munin key revoke ID
@@ -55,11 +55,14 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
+// defaultDataDir is --data when neither the flag nor MUNIN_DATA is given.
+const defaultDataDir = "./data"
+
 // newFlags declares the flags every command shares and binds them to cfg.
 func newFlags(name string, cfg *app.Config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.DataDir, "data", "./data", "data directory (env MUNIN_DATA)")
+	fs.StringVar(&cfg.DataDir, "data", defaultDataDir, "data directory (env MUNIN_DATA)")
 	fs.StringVar(&cfg.Synchronous, "synchronous", "FULL", "SQLite synchronous mode, NORMAL or FULL (env MUNIN_SYNCHRONOUS)")
 	return fs
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -79,7 +80,10 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 			}
 			res, err := portable.Import(ctx, a.Store, refs[0], r, portable.ImportOptions{MaxContent: cfg.MaxContent})
 			fmt.Fprintf(stdout, "%s: %d versions read, %d imported, %d already present\n", refs[0], res.Lines, res.Imported, res.Skipped)
-			return err
+			if err != nil {
+				return err
+			}
+			return hintKey(ctx, a, refs[0], cfg.DataDir, stderr)
 		}
 		results, err := portable.Reindex(ctx, a.Store, refs, stderr)
 		for _, r := range results {
@@ -144,4 +148,34 @@ func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) 
 	ctx, stop := untilSignal()
 	defer stop()
 	return errors.Join(fn(ctx, a), a.Close())
+}
+
+// hintKey tells, after an import, how to reach a project that no live key
+// opens (a new one, typically): without a key its data cannot be read. It
+// prints the command rather than creating a secret nobody asked for.
+func hintKey(ctx context.Context, a *app.App, ref memory.ProjectRef, dataDir string, stderr io.Writer) error {
+	keys, err := a.Svc.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.Project == ref && !k.Revoked {
+			return nil
+		}
+	}
+	data := ""
+	if dataDir != defaultDataDir {
+		data = " --data " + shellQuote(dataDir)
+	}
+	fmt.Fprintf(stderr, "%s has no key yet, so nothing can read it; create one with:\n  munin key create%s --workspace %s --project %s --agent NAME --role write\n",
+		ref, data, ref.Workspace, ref.Project)
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell unless it is plainly safe.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -8,12 +8,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"munin/internal/app"
 	"munin/internal/memory"
+	"munin/internal/store"
 )
 
 func serve(args []string, stdout, stderr io.Writer) error {
@@ -76,19 +78,31 @@ func stdio(args []string, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if v, ok := os.LookupEnv("MUNIN_KEY"); *token != "" && (!ok || v != *token) {
+		fmt.Fprintln(stderr, "warning: --key is visible to every user of this machine (ps, /proc/*/cmdline); pass the key in MUNIN_KEY instead")
+	}
+	// stdio is started by an MCP client, often from another working
+	// directory: a relative --data that holds no Munin data is a mistake,
+	// not a new data directory to create.
+	if err := store.CheckDataDir(cfg.DataDir); err != nil {
+		where := cfg.DataDir
+		if abs, aerr := filepath.Abs(cfg.DataDir); aerr == nil && abs != filepath.Clean(cfg.DataDir) {
+			where += " (that is " + abs + ")"
+		}
+		return fmt.Errorf("stdio: %s holds no Munin data; start stdio with --data set to the absolute path of the server's data directory", where)
+	}
 	// stdout belongs to the protocol: logs go to stderr only.
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Exclusive = true
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.Open(cfg)
+	if memory.ErrorCode(err) == memory.CodeConflict {
+		return fmt.Errorf("%w; munin stdio cannot share a data directory with a running server: connect the MCP client to the server's /mcp URL instead, or stop the server", err)
+	}
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	key, err := a.KeyFor(ctx, *token)
-	if err != nil {
-		return err
-	}
-	return a.MCP.ServeStdio(ctx, key, os.Stdin, os.Stdout)
+	return a.MCP.ServeStdio(ctx, *token, os.Stdin, os.Stdout)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"munin/internal/api"
+	"munin/internal/mcpserver"
 	"munin/internal/memory"
 )
 
@@ -28,12 +29,29 @@ func limitBody(max int64, next http.Handler) http.Handler {
 	})
 }
 
+// refuseFunc answers a body that memory.CheckJSONText refused, in the
+// route's protocol.
+type refuseFunc func(w http.ResponseWriter, body []byte, err error)
+
+// refuseREST answers 400 with the REST error body.
+func refuseREST(w http.ResponseWriter, _ []byte, err error) { api.WriteError(w, err) }
+
+// refuseRPC answers 400 with a JSON-RPC error (mcpserver.RefusedMessage),
+// which MCP clients understand; mcp-go never sees the message.
+func refuseRPC(w http.ResponseWriter, body []byte, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(mcpserver.RefusedMessage(body, err))
+}
+
 // bufferBody reads the whole (capped) body before the handler runs. Handlers
 // like mcp-go's read the body themselves and would report a cap hit as a
 // parse error (400) or worse; reading it here makes "too large" always 413.
 // It runs after authentication, so only key holders can make the server
-// hold a body in memory, and at most the cap.
-func bufferBody(next http.Handler) http.Handler {
+// hold a body in memory, and at most the cap. A body that CheckJSONText
+// refuses (invalid UTF-8, a duplicate member name at any depth) is answered
+// by refuse and never reaches the handler.
+func bufferBody(refuse refuseFunc, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
@@ -57,7 +75,7 @@ func bufferBody(next http.Handler) http.Handler {
 		}
 		_ = r.Body.Close()
 		if err := memory.CheckJSONText(buf.Bytes()); err != nil {
-			api.WriteError(w, err)
+			refuse(w, buf.Bytes(), err)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))

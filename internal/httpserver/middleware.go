@@ -77,7 +77,7 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 				panic(p)
 			}
 			log.Error("panic serving request",
-				"method", r.Method, "path", r.URL.Path,
+				"method", r.Method, "path", memory.RedactKeys(r.URL.Path),
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			if rec.wrote {
 				// Too late for a status; cut the response so the client
@@ -92,7 +92,8 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 
 // logRequests writes one line per request: method, path, status, duration,
 // bytes and the caller's agent name. It never logs headers, the query string
-// (tokens could be pasted there) or bodies (they are the users' memory).
+// (tokens could be pasted there) or bodies (they are the users' memory), and
+// a key pasted into the path is logged as munin_[redacted] (memory.RedactKeys).
 // The same place counts the request for the metrics.
 func logRequests(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +114,7 @@ func logRequests(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.H
 			}
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("path", memory.RedactKeys(r.URL.Path)),
 				slog.Int("status", status),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 				slog.Int64("bytes", rec.bytes),

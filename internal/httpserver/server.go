@@ -113,8 +113,8 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	r.SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 
-	authed := func(h http.Handler) http.Handler {
-		return requireKey(svc, bufferBody(h))
+	authed := func(refuse refuseFunc, h http.Handler) http.Handler {
+		return requireKey(svc, bufferBody(refuse, h))
 	}
 	// CORS sits outside the method and key checks: a preflight is an
 	// OPTIONS request without a key, answered before either.
@@ -124,8 +124,8 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	if cfg.Metrics != nil {
 		r.Handle("/metrics", requireKey(svc, requireAdmin(cfg.Metrics.Handler()))).Methods(http.MethodGet)
 	}
-	r.Handle("/mcp", cors(allowMethods(authed(streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
-	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(apiHandler)))
+	r.Handle("/mcp", cors(allowMethods(authed(refuseRPC, streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
+	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(refuseREST, apiHandler)))
 	if cfg.Web != nil {
 		r.PathPrefix("/").Handler(cfg.Web)
 	} else {

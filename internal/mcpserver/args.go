@@ -49,11 +49,10 @@ func (b binder[A]) bind(req mcp.CallToolRequest) (A, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = []byte("{}")
 	}
-	// HTTP checks the whole body; stdio hands lines straight to mcp-go, so
-	// the arguments are checked here for both.
-	if err := memory.CheckJSONText(raw); err != nil {
-		return args, err
-	}
+	// memory.CheckJSONText (invalid UTF-8, duplicate names) has already
+	// run on the whole message: httpserver's body buffer for /mcp, the stdio
+	// reader for each line. It is not repeated here, as it costs a walk of
+	// up to a megabyte.
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&args); err != nil {

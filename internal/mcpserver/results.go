@@ -12,7 +12,6 @@ import (
 
 	"munin/internal/memory"
 	"munin/internal/metrics"
-	"munin/internal/service"
 )
 
 // toolFunc is one tool's logic: typed arguments in, the structured result and
@@ -36,7 +35,7 @@ func typed[A, R any](log *slog.Logger, m *metrics.Metrics, tool string, fn toolF
 		defer func() { m.ToolCall(tool, outcome(res), time.Since(start)) }()
 		// The HTTP auth middleware (or ServeStdio) puts the key in the
 		// context; a missing one means the handler was mounted without it.
-		key, err := service.KeyFrom(ctx)
+		key, err := callerKey(ctx)
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"munin/internal/memory"
 )
 
 // When stdin ends, mcp-go's stdio server cancels its context and closes its
@@ -25,13 +27,16 @@ type drainingStdio struct {
 	in   *bufio.Reader
 	line []byte // the rest of the line being handed to mcp-go
 
+	outMu sync.Mutex // one message at a time on out: mcp-go's and refusals
+	out   io.Writer
+
 	mu      sync.Mutex
 	pending map[string]int // ids of tool calls read and not yet answered (ids may repeat)
 	changed chan struct{}  // closed and replaced whenever pending shrinks
 }
 
-func newDrainingStdio(ctx context.Context, in io.Reader) *drainingStdio {
-	return &drainingStdio{ctx: ctx, in: bufio.NewReader(in), pending: map[string]int{}, changed: make(chan struct{})}
+func newDrainingStdio(ctx context.Context, in io.Reader, out io.Writer) *drainingStdio {
+	return &drainingStdio{ctx: ctx, in: bufio.NewReader(in), out: out, pending: map[string]int{}, changed: make(chan struct{})}
 }
 
 // message is what drainingStdio reads of each JSON-RPC line.
@@ -49,9 +54,12 @@ func (m message) isToolCall() bool {
 	return m.Method == "tools/call" && m.ID != nil && m.Result == nil && m.Error == nil
 }
 
-// Read hands stdin to mcp-go line by line, noting the tool calls.
+// Read hands stdin to mcp-go line by line, noting the tool calls. A line
+// that memory.CheckJSONText refuses (a duplicate member name, text Go's
+// decoder would alter) never reaches mcp-go: it is answered here with a
+// JSON-RPC error, as /mcp answers such a body.
 func (d *drainingStdio) Read(p []byte) (int, error) {
-	if len(d.line) == 0 {
+	for len(d.line) == 0 {
 		line, err := d.in.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
 			if err == io.EOF {
@@ -62,6 +70,15 @@ func (d *drainingStdio) Read(p []byte) (int, error) {
 		if line[len(line)-1] != '\n' {
 			// mcp-go drops a last line that ends without a newline.
 			line = append(line, '\n')
+		}
+		if err := memory.CheckJSONText(line); err != nil {
+			d.outMu.Lock()
+			_, werr := d.out.Write(append(RefusedMessage(line, err), '\n'))
+			d.outMu.Unlock()
+			if werr != nil {
+				return 0, werr
+			}
+			continue
 		}
 		var m message
 		if json.Unmarshal(line, &m) == nil && m.isToolCall() {
@@ -115,14 +132,15 @@ func (d *drainingStdio) waitAnswered() {
 	}
 }
 
-// answerWriter tells d about every message written to out.
+// answerWriter writes mcp-go's messages to d.out and tells d about each.
 type answerWriter struct {
-	out io.Writer
-	d   *drainingStdio
+	d *drainingStdio
 }
 
 func (w answerWriter) Write(b []byte) (int, error) {
-	n, err := w.out.Write(b)
+	w.d.outMu.Lock()
+	n, err := w.d.out.Write(b)
+	w.d.outMu.Unlock()
 	w.d.answered(b)
 	return n, err
 }

@@ -17,7 +17,7 @@ import (
 // with its real result, not "context canceled", and the write must persist.
 func TestServeStdioFinishesCallsAfterEOF(t *testing.T) {
 	env := servicetest.New(t, service.Options{})
-	_, key := env.Key(t, "ws", "proj", "cli", memory.RoleWrite)
+	token, key := env.Key(t, "ws", "proj", "cli", memory.RoleWrite)
 	srv := New(env.Svc, Options{Logger: testLogger(t)})
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
@@ -25,7 +25,7 @@ func TestServeStdioFinishesCallsAfterEOF(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"slug":"piped/note","content":"written through a pipe"}}}`,
 	}, "\n") + "\n"
 	var out bytes.Buffer
-	if err := srv.ServeStdio(context.Background(), key, strings.NewReader(in), &out); err != nil {
+	if err := srv.ServeStdio(context.Background(), token, strings.NewReader(in), &out); err != nil {
 		t.Fatalf("ServeStdio: %v", err)
 	}
 	if !strings.Contains(out.String(), `"id":2`) || strings.Contains(out.String(), "isError") {
@@ -41,7 +41,7 @@ func TestServeStdioFinishesCallsAfterEOF(t *testing.T) {
 // are both answered before stdin's end is let through.
 func TestServeStdioLastLineWithoutNewline(t *testing.T) {
 	env := servicetest.New(t, service.Options{})
-	_, key := env.Key(t, "ws", "proj", "cli", memory.RoleWrite)
+	token, key := env.Key(t, "ws", "proj", "cli", memory.RoleWrite)
 	srv := New(env.Svc, Options{Logger: testLogger(t)})
 	call := func(slug string) string {
 		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember","arguments":{"slug":"` + slug + `","content":"piped"}}}`
@@ -55,7 +55,7 @@ func TestServeStdioLastLineWithoutNewline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	if err := srv.ServeStdio(ctx, key, strings.NewReader(in), &out); err != nil {
+	if err := srv.ServeStdio(ctx, token, strings.NewReader(in), &out); err != nil {
 		t.Fatalf("ServeStdio: %v", err)
 	}
 	if ctx.Err() != nil {

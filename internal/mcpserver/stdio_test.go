@@ -22,7 +22,7 @@ import (
 // TestServeStdio runs the tools over a pipe with mcp-go's stdio client.
 func TestServeStdio(t *testing.T) {
 	env := servicetest.New(t, service.Options{})
-	_, key := env.Key(t, "ws", "proj", "cli-agent", memory.RoleWrite)
+	token, _ := env.Key(t, "ws", "proj", "cli-agent", memory.RoleWrite)
 	srv := New(env.Svc, Options{ValidateOutput: true, Logger: testLogger(t)})
 
 	inR, inW := io.Pipe()   // client → server
@@ -30,7 +30,7 @@ func TestServeStdio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ServeStdio(ctx, key, inR, outW)
+		done <- srv.ServeStdio(ctx, token, inR, outW)
 		outW.Close()
 	}()
 
@@ -82,13 +82,13 @@ func TestServeStdio(t *testing.T) {
 // stdio`) ends ServeStdio without an error even while the input stays open.
 func TestServeStdioStopsOnCancel(t *testing.T) {
 	env := servicetest.New(t, service.Options{})
-	_, key := env.Key(t, "ws", "proj", "cli-agent", memory.RoleRead)
+	token, _ := env.Key(t, "ws", "proj", "cli-agent", memory.RoleRead)
 	srv := New(env.Svc, Options{Logger: testLogger(t)})
 	inR, inW := io.Pipe()
 	t.Cleanup(func() { inW.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, key, inR, io.Discard) }()
+	go func() { done <- srv.ServeStdio(ctx, token, inR, io.Discard) }()
 	time.Sleep(50 * time.Millisecond) // let it start reading
 	cancel()
 	select {
@@ -106,7 +106,7 @@ func TestServeStdioStopsOnCancel(t *testing.T) {
 // escape as U+FFFD. Both are refused with invalid, and nothing is written.
 func TestServeStdioRefusesAlteredText(t *testing.T) {
 	env := servicetest.New(t, service.Options{})
-	_, key := env.Key(t, "ws", "proj", "cli-agent", memory.RoleWrite)
+	token, key := env.Key(t, "ws", "proj", "cli-agent", memory.RoleWrite)
 	srv := New(env.Svc, Options{Logger: testLogger(t)})
 	call := func(id int, slug, content string) string {
 		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"remember","arguments":{"slug":"` + slug + `","content":"` + content + `"}}}` + "\n"
@@ -119,7 +119,7 @@ func TestServeStdioRefusesAlteredText(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.ServeStdio(context.Background(), key, inR, outW)
+		done <- srv.ServeStdio(context.Background(), token, inR, outW)
 		outW.Close()
 	}()
 	go func() { _, _ = io.WriteString(inW, in) }()

@@ -257,6 +257,14 @@ func TestImportRefusesBadLines(t *testing.T) {
 		{"tombstone first", okLine + "\n" + strings.Replace(at(1, `,"deleted":true`), `"content":"x"`, `"content":""`, 1), memory.CodeInvalid, []string{"line 2", "first version"}},
 		{"content too large", strings.Replace(okLine, `"new"`, `"`+strings.Repeat("x", 100)+`"`, 1), memory.CodeTooLarge, []string{"line 1", "content"}},
 		{"no agent", strings.Replace(okLine, `"agent":"a"`, `"agent":""`, 1), memory.CodeInvalid, []string{"line 1", "agent"}},
+		// Titles and agent names that remember and key creation refuse.
+		{"newline in title", okLine + "\n" + strings.Replace(okLine, `"title":"t"`, `"title":"a\nb"`, 1), memory.CodeInvalid, []string{"line 2", "title", "U+000A"}},
+		{"ESC in title", okLine + "\n" + strings.Replace(okLine, `"title":"t"`, `"title":"\u001b[2J"`, 1), memory.CodeInvalid, []string{"line 2", "title", "U+001B"}},
+		{"bidi in title", okLine + "\n" + strings.Replace(okLine, `"title":"t"`, `"title":"a\u202eb"`, 1), memory.CodeInvalid, []string{"line 2", "title", "U+202E"}},
+		{"newline in agent", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"a\nb"`, 1), memory.CodeInvalid, []string{"line 2", "agent"}},
+		{"ESC in agent", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"\u001b[31mroot"`, 1), memory.CodeInvalid, []string{"line 2", "agent"}},
+		{"bidi in agent", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"a\u202eb"`, 1), memory.CodeInvalid, []string{"line 2", "agent"}},
+		{"duplicate name", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"a","agent":"b"`, 1), memory.CodeInvalid, []string{"line 2", `duplicate key "agent"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -116,7 +116,7 @@ func (s *Service) checkRemember(in *RememberInput) error {
 	if err := memory.ValidateText("content", in.Content, s.opts.MaxContent); err != nil {
 		return err
 	}
-	if err := memory.ValidateText("title", in.Title, memory.MaxTitle); err != nil {
+	if err := memory.ValidateTitle(in.Title); err != nil {
 		return err
 	}
 	if err := memory.ValidateTags(in.Tags); err != nil {
@@ -143,7 +143,9 @@ func checkExpected(v *int) error {
 // marks, cut to 80 characters: an entry always has something to show in lists.
 func titleFromContent(content string) string {
 	for _, line := range strings.Split(content, "\n") {
-		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#"))
+		// A derived title must pass ValidateTitle, or an export of the
+		// entry could not be imported.
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(memory.OneLine(line)), "#"))
 		if line == "" {
 			continue
 		}

@@ -49,18 +49,20 @@ func ValidateVersion(v memory.Version, maxContent int) error {
 	if err := memory.ValidateTags(v.Tags); err != nil {
 		return err
 	}
-	checks := []struct {
-		field, s string
-		max      int
-	}{{"title", v.Title, memory.MaxTitle}, {"content", v.Content, maxContent}, {"agent", v.Agent, memory.MaxAgent}}
-	for _, c := range checks {
-		if err := memory.ValidateText(c.field, c.s, c.max); err != nil {
-			return err
-		}
+	// The same checks as remember (title) and key creation (agent).
+	if err := memory.ValidateText("content", v.Content, maxContent); err != nil {
+		return err
+	}
+	if err := memory.ValidateTitle(v.Title); err != nil {
+		return fmt.Errorf("%s v%d: %w", v.Slug, v.Version, err)
+	}
+	if v.Agent == "" {
+		return memory.Errorf(memory.CodeInvalid, "%s v%d: agent must not be empty", v.Slug, v.Version)
+	}
+	if err := memory.ValidateAgent(v.Agent); err != nil {
+		return fmt.Errorf("%s v%d: %w", v.Slug, v.Version, err)
 	}
 	switch {
-	case v.Agent == "":
-		return memory.Errorf(memory.CodeInvalid, "%s v%d: agent must not be empty", v.Slug, v.Version)
 	case v.CreatedAt.IsZero():
 		return memory.Errorf(memory.CodeInvalid, "%s v%d: created_at is missing", v.Slug, v.Version)
 	case !time.Unix(0, v.CreatedAt.UnixNano()).Equal(v.CreatedAt):

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"munin/internal/memory"
 )
@@ -58,29 +56,13 @@ func newToken() (string, error) {
 	return memory.KeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
-// validateAgent checks an agent name: 1..MaxAgent bytes of printable UTF-8.
-func validateAgent(agent string) error {
-	if agent == "" || len(agent) > memory.MaxAgent {
-		return memory.Errorf(memory.CodeInvalid, "agent name must be 1-%d bytes, got %d", memory.MaxAgent, len(agent))
-	}
-	if !utf8.ValidString(agent) {
-		return memory.Errorf(memory.CodeInvalid, "agent name is not valid UTF-8")
-	}
-	for _, r := range agent {
-		if unicode.IsControl(r) || !unicode.IsPrint(r) {
-			return memory.Errorf(memory.CodeInvalid, "agent name %q contains a control or non-printable character", agent)
-		}
-	}
-	return nil
-}
-
 // CreateKey makes a new key for an agent in an existing project. It returns
 // the token, which is shown once: only its SHA-256 is stored.
 func (s *Store) CreateKey(ctx context.Context, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
 	if err := ref.Validate(); err != nil {
 		return "", memory.Key{}, err
 	}
-	if err := validateAgent(agent); err != nil {
+	if err := memory.ValidateAgent(agent); err != nil {
 		return "", memory.Key{}, err
 	}
 	if _, err := memory.ParseRole(string(role)); err != nil {

@@ -120,7 +120,7 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, rq *reques
 	code := memory.ErrorCode(err)
 	var me *memory.Error
 	if !errors.As(err, &me) {
-		h.log.Error("web: unexpected error", "path", r.URL.Path, "err", err)
+		h.log.Error("web: unexpected error", "path", memory.RedactKeys(r.URL.Path), "err", err)
 	}
 	h.renderErrorStatus(w, r, rq, api.StatusOf(code), message(err))
 }

@@ -1,0 +1,21 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+)
+
+// keyLike matches what looks like a key: KeyPrefix, in any case, and the
+// token characters after it (base64url). Names and slugs never contain "_",
+// so nothing legitimate in a path matches.
+var keyLike = regexp.MustCompile(`(?i)munin_[A-Za-z0-9_-]+`)
+
+// RedactKeys replaces anything in s that looks like a key with
+// "munin_[redacted]". Every log line that prints a request path uses it: a
+// key pasted into a URL (/w/…/munin_…) must not end up in the logs.
+func RedactKeys(s string) string {
+	if !strings.Contains(strings.ToLower(s), KeyPrefix) {
+		return s
+	}
+	return keyLike.ReplaceAllString(s, KeyPrefix+"[redacted]")
+}
