@@ -26,6 +26,9 @@ type GetResult struct {
 
 // Recall searches the caller's project and logs the search.
 func (s *Service) Recall(ctx context.Context, key memory.Key, q memory.SearchQuery) ([]memory.Hit, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, err
+	}
 	q.Text = strings.TrimSpace(q.Text)
 	if q.Text == "" {
 		return nil, memory.Errorf(memory.CodeInvalid, "query must not be empty")
@@ -61,6 +64,9 @@ func (s *Service) Recall(ctx context.Context, key memory.Key, q memory.SearchQue
 
 // Get returns the latest live version of a slug, or the given version.
 func (s *Service) Get(ctx context.Context, key memory.Key, slug string, version int) (GetResult, error) {
+	if err := readsMemory(key); err != nil {
+		return GetResult{}, err
+	}
 	if err := memory.ValidateSlug(slug); err != nil {
 		return GetResult{}, err
 	}
@@ -82,6 +88,9 @@ func (s *Service) Get(ctx context.Context, key memory.Key, slug string, version 
 
 // List pages through the live entries of the caller's project.
 func (s *Service) List(ctx context.Context, key memory.Key, q memory.ListQuery) ([]memory.EntrySummary, string, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, "", err
+	}
 	limit, err := bounded("limit", q.Limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, "", err
@@ -107,6 +116,9 @@ func (s *Service) List(ctx context.Context, key memory.Key, q memory.ListQuery) 
 
 // History lists a slug's versions, newest first, tombstones included.
 func (s *Service) History(ctx context.Context, key memory.Key, slug string, limit int) ([]memory.VersionInfo, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, err
+	}
 	if err := memory.ValidateSlug(slug); err != nil {
 		return nil, err
 	}
