@@ -38,23 +38,29 @@ func PrintClientConfig(w io.Writer, base string, keys service.FirstKeys) {
 		},
 	}
 	block, _ := json.MarshalIndent(cfg, "", "  ")
+	// The project key comes first, alone on its line: scripts (the crash
+	// test among them) take the first key line as the key for the memory tools.
 	fmt.Fprintf(w, `
 Munin created the project %[1]s and two keys. Each is shown only this once;
 store them like passwords.
 
-Server-admin key: administers every project (the web UI at %[2]s/ —
-projects, keys, budgets — and %[2]s/metrics) and reads no memory:
+Admin key of %[1]s, for your agents' memory tools and for that project's
+keys, budget and logs:
 
-  %[3]s
+  %[5]s
 
-Admin key of %[1]s: for your agents' memory tools, and for that
-project's keys, budget and logs. Connect Claude Code:
+Connect Claude Code:
 
   claude mcp add --transport http munin %[4]s --header "Authorization: Bearer %[5]s"
 
 Other MCP clients take this JSON:
 
 %[6]s
+
+Server-admin key: administers every project (the web UI at %[2]s/ —
+projects, keys, budgets — and %[2]s/metrics) and reads no memory:
+
+  %[3]s
 
 `, service.DefaultProject, base, keys.ServerAdmin, url, keys.Project, block)
 }
