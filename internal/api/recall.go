@@ -61,7 +61,7 @@ func (h *handler) recall(w http.ResponseWriter, r *http.Request, key memory.Key,
 	writeJSON(w, http.StatusOK, recallResponse{Hits: hits})
 }
 
-// setBudget: PUT /project/budget {writes_per_hour} → 204; admin keys only.
+// setBudget: PUT /project/budget {writes_per_hour} → 204; admin keys of the project only.
 func (h *handler) setBudget(w http.ResponseWriter, r *http.Request, key memory.Key) {
 	var in budgetRequest
 	if !decodeJSON(w, r, &in) {

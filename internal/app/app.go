@@ -77,7 +77,7 @@ type App struct {
 	Index *search.Registry
 	Svc   *service.Service
 	MCP   *mcpserver.Server
-	// Metrics are served at /metrics to admin keys.
+	// Metrics are served at /metrics to server-admin keys.
 	Metrics *metrics.Metrics
 	Web     *web.Handler
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // startServer runs the real server on a free loopback port over a temp data
@@ -237,12 +238,15 @@ func mustKey(t *testing.T, a *App, token string) memory.Key {
 
 func TestPrintClientConfig(t *testing.T) {
 	var buf bytes.Buffer
-	PrintClientConfig(&buf, "http://127.0.0.1:8080/mcp", "munin_TOKEN")
+	PrintClientConfig(&buf, "http://127.0.0.1:8080", service.FirstKeys{ServerAdmin: "munin_SERVER", Project: "munin_TOKEN"})
 	out := buf.String()
 	for _, want := range []string{
 		`claude mcp add --transport http munin http://127.0.0.1:8080/mcp --header "Authorization: Bearer munin_TOKEN"`,
 		`"Authorization": "Bearer munin_TOKEN"`,
 		`"url": "http://127.0.0.1:8080/mcp"`,
+		"Server-admin key",
+		"  munin_SERVER\n",
+		"http://127.0.0.1:8080/metrics",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("client config lacks %s\n%s", want, out)

@@ -52,8 +52,8 @@ func grepMunin(body string) string {
 
 // TestMetrics drives the real server and checks that /metrics counts what
 // happened: tool calls by outcome, latency, writer batches, refresh lag,
-// sessions, budget rejections and HTTP requests — and that only admin keys
-// may read it.
+// sessions, budget rejections and HTTP requests — and that only server-admin
+// keys may read it.
 func TestMetrics(t *testing.T) {
 	a, base, admin := startServer(t)
 	ctx := context.Background()
@@ -84,9 +84,18 @@ func TestMetrics(t *testing.T) {
 	if status, _ := scrape(t, base, writer); status != http.StatusForbidden {
 		t.Fatalf("metrics with a write key: %d", status)
 	}
-	status, body := scrape(t, base, admin)
+	// The metrics show every project's load: a project admin gets 403, only
+	// a server-admin key reads them.
+	if status, body := scrape(t, base, admin); status != http.StatusForbidden || !strings.Contains(body, "server-admin") {
+		t.Fatalf("metrics with a project admin key: %d %s, want 403 naming the server-admin key", status, body)
+	}
+	server, _, err := a.Svc.CreateServerAdminKey(ctx, "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body := scrape(t, base, server)
 	if status != 200 {
-		t.Fatalf("metrics with the admin key: %d %s", status, body)
+		t.Fatalf("metrics with the server-admin key: %d %s", status, body)
 	}
 	for series, want := range map[string]float64{
 		`munin_tool_calls_total{outcome="ok",tool="remember"}`:               3,
@@ -115,7 +124,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s = %v, want at least %v", series, got, atLeast)
 		}
 	}
-	if strings.Contains(body, admin) || strings.Contains(body, writer) {
+	if strings.Contains(body, admin) || strings.Contains(body, writer) || strings.Contains(body, server) {
 		t.Fatal("a key appears in the metrics")
 	}
 }

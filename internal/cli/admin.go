@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"munin/internal/app"
@@ -23,9 +25,15 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&ref.Project, "project", "default", "project of the key")
 	agent := fs.String("agent", "", "the agent's name (create)")
 	role := fs.String("role", "write", "read, write or admin (create)")
+	serverAdmin := fs.Bool("server-admin", false, "create a server-admin key: administers every project, reads no memory (create)")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	if *serverAdmin {
+		if err := serverAdminFlags(fs, args[0]); err != nil {
+			return err
+		}
 	}
 	want := 0 // arguments: revoke takes the key id
 	if args[0] == "revoke" {
@@ -38,6 +46,14 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 	return withApp(cfg, args[0] != "create", func(ctx context.Context, a *app.App) error {
 		switch args[0] {
 		case "create":
+			if *serverAdmin {
+				token, key, err := a.Svc.CreateServerAdminKey(ctx, *agent)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "server-admin key %d for %s (administers every project, reads no memory) — shown only once:\n%s\n", key.ID, key.Agent, token)
+				return nil
+			}
 			r, err := memory.ParseRole(*role)
 			if err != nil {
 				return err
@@ -63,7 +79,7 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 				if k.Revoked {
 					status = "revoked"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Project, k.Agent, k.Role, k.CreatedAt.Format("2006-01-02 15:04"), last, status)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.ProjectLabel(), k.Agent, k.Role, k.CreatedAt.Format("2006-01-02 15:04"), last, status)
 			}
 			return tw.Flush()
 		case "revoke":
@@ -79,6 +95,24 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("unknown key subcommand %q", args[0])
 	})
+}
+
+// serverAdminFlags refuses what does not go with --server-admin: a
+// server-admin key has no project and no project role.
+func serverAdminFlags(fs *flag.FlagSet, sub string) error {
+	if sub != "create" {
+		return fmt.Errorf("--server-admin goes with key create only")
+	}
+	var clash []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "workspace" || f.Name == "project" || f.Name == "role" {
+			clash = append(clash, "--"+f.Name)
+		}
+	})
+	if len(clash) > 0 {
+		return fmt.Errorf("a server-admin key belongs to no project and has no project role: drop %s", strings.Join(clash, ", "))
+	}
+	return nil
 }
 
 func projectCmd(args []string, stdout, stderr io.Writer) error {

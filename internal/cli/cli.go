@@ -20,6 +20,7 @@ const usage = `usage:
   munin [serve] [flags]           serve MCP (/mcp), REST (/api/v1) and the web UI
   MUNIN_KEY=KEY munin stdio       serve the MCP tools over stdin/stdout (--key KEY shows it in ps)
   munin key create --workspace W --project P --agent NAME [--role read|write|admin]
+  munin key create --server-admin --agent NAME   a key that administers every project and reads no memory
   munin key list
   munin key revoke ID
   munin project list

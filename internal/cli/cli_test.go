@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,5 +193,33 @@ func TestExportToNonRegularFile(t *testing.T) {
 	<-got
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestServerAdminKeyFromTheCommandLine: only `key create --server-admin`
+// makes a server-admin key; `key list` shows it without a project.
+func TestServerAdminKeyFromTheCommandLine(t *testing.T) {
+	dir := newDataDir(t)
+	err, out := run(t, "key", "create", "--server-admin", "--agent", "ops", "--data", dir)
+	if err != nil || !strings.Contains(out, "server-admin key") || !regexp.MustCompile(`munin_[A-Za-z0-9_-]{43}`).MatchString(out) {
+		t.Fatalf("key create --server-admin: %v\n%s", err, out)
+	}
+	err, out = run(t, "key", "list", "--data", dir)
+	if err != nil || !regexp.MustCompile(`(?m)^2\s+server\s+ops\s+server-admin\s`).MatchString(out) {
+		t.Fatalf("key list does not show the server-admin key clearly: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"key", "create", "--role", "server-admin", "--agent", "x"},
+		{"key", "create", "--server-admin", "--agent", "x", "--workspace", "w"},
+		{"key", "create", "--server-admin", "--agent", "x", "--role", "admin"},
+		{"key", "create", "--server-admin"},
+		{"key", "list", "--server-admin"},
+	} {
+		if err, out := run(t, append(args, "--data", dir)...); err == nil {
+			t.Errorf("%v succeeded:\n%s", args, out)
+		}
+	}
+	if _, out := run(t, "key", "list", "--data", dir); strings.Count(out, "server-admin") != 1 {
+		t.Errorf("refused commands made server-admin keys:\n%s", out)
 	}
 }

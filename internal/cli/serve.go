@@ -57,15 +57,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	token, err := a.Svc.Bootstrap(ctx)
-	if err != nil {
+	base := "http://" + ln.Addr().String()
+	if err := a.Welcome(ctx, stdout, base); err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/mcp"
-	if token != "" {
-		app.PrintClientConfig(stdout, url, token)
-	}
-	cfg.Logger.Info("munin serving", "mcp", url, "api", "http://"+ln.Addr().String()+"/api/v1", "data", cfg.DataDir)
+	cfg.Logger.Info("munin serving", "mcp", base+"/mcp", "api", base+"/api/v1", "data", cfg.DataDir)
 	err = a.Serve(ctx, ln)
 	cfg.Logger.Info("munin stopped")
 	return err

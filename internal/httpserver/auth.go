@@ -26,7 +26,7 @@ func requireKey(svc *service.Service, next http.Handler) http.Handler {
 			api.WriteError(w, err)
 			return
 		}
-		reqlog.NoteCaller(r.Context(), key.Agent, key.Project.String())
+		reqlog.NoteCaller(r.Context(), key.Agent, key.ProjectLabel())
 		next.ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
 	})
 }

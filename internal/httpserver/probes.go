@@ -35,13 +35,13 @@ func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-// requireAdmin lets only admin keys through (the metrics name tools and
-// show load; on a shared host that is not for every agent to read).
-func requireAdmin(next http.Handler) http.Handler {
+// requireServerAdmin lets only server-admin keys through: the metrics show
+// the load of every project, which is no project admin's business.
+func requireServerAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := service.KeyFrom(r.Context())
-		if err == nil && key.Role != memory.RoleAdmin {
-			err = memory.Errorf(memory.CodeForbidden, "metrics need an admin key")
+		if err == nil && !key.ServerAdmin() {
+			err = memory.Errorf(memory.CodeForbidden, "metrics need a server-admin key (munin key create --server-admin)")
 		}
 		if err != nil {
 			api.WriteError(w, err)

@@ -56,7 +56,7 @@ type Config struct {
 	// MaxInFlight limits requests served at once (default
 	// DefaultMaxInFlight; negative: no limit); the excess gets 429.
 	MaxInFlight int
-	// Metrics, when set, is served at /metrics (admin key) and fed with
+	// Metrics, when set, is served at /metrics (server-admin key) and fed with
 	// request counts, in-flight requests and overload rejections.
 	Metrics *metrics.Metrics
 	// Web, when set, answers every path the routes above do not (the web
@@ -122,7 +122,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	r.Handle("/healthz", http.HandlerFunc(healthz)).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/readyz", ready).Methods(http.MethodGet, http.MethodHead)
 	if cfg.Metrics != nil {
-		r.Handle("/metrics", requireKey(svc, requireAdmin(cfg.Metrics.Handler()))).Methods(http.MethodGet)
+		r.Handle("/metrics", requireKey(svc, requireServerAdmin(cfg.Metrics.Handler()))).Methods(http.MethodGet)
 	}
 	r.Handle("/mcp", cors(allowMethods(authed(refuseRPC, streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
 	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(refuseREST, apiHandler)))

@@ -6,8 +6,43 @@ import (
 	"munin/internal/memory"
 )
 
-// The operator calls below are trusted: they are reached from the command line
-// (whoever runs it owns the data directory) or, later, by an admin key.
+// Roles, decided here and nowhere else:
+//   - read and write keys use the memory of their own project;
+//   - an admin key also administers its own project: its keys (an admin key
+//     of it included), its write budget, its audit and search logs;
+//   - a server-admin key administers every project (keys, budgets, new
+//     workspaces and projects, metrics) but reads no memory: no entry, log
+//     or snippet of any project. Only the command line creates one.
+// A key never learns anything of a project it does not reach: such a project
+// answers exactly as one that does not exist.
+
+// errMemoryTools refuses a server-admin key every memory tool.
+var errMemoryTools = memory.Errorf(memory.CodeForbidden, "a server-admin key administers the server; use a project key for memory tools")
+
+// readsMemory refuses a server-admin key: it reads no entry, log or snippet.
+func readsMemory(key memory.Key) error {
+	if key.ServerAdmin() {
+		return errMemoryTools
+	}
+	return nil
+}
+
+// administers refuses read and write keys.
+func administers(key memory.Key, what string) error {
+	if !key.Role.Administers() {
+		return memory.Errorf(memory.CodeForbidden, "%s needs an admin key; the key of %s has role %s", what, key.Agent, key.Role)
+	}
+	return nil
+}
+
+// notFound is the answer for a project the caller does not reach: the same
+// words the store uses for one that does not exist (invariant 7).
+func notFound(ref memory.ProjectRef) error {
+	return memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
+}
+
+// The operator calls below are trusted: they are reached from the command
+// line, whose user owns the data directory.
 
 // CreateKey creates the workspace and project if new and a key for agent in it.
 // It returns the token, shown once.
@@ -24,6 +59,13 @@ func (s *Service) CreateKey(ctx context.Context, ref memory.ProjectRef, agent st
 	return s.store.CreateKey(ctx, ref, agent, role)
 }
 
+// CreateServerAdminKey creates a server-admin key and returns its token,
+// shown once. Only the command line and the first start call it: no web,
+// REST or MCP route reaches it.
+func (s *Service) CreateServerAdminKey(ctx context.Context, agent string) (string, memory.Key, error) {
+	return s.store.CreateServerAdminKey(ctx, agent)
+}
+
 // ListKeys returns every key (never a token).
 func (s *Service) ListKeys(ctx context.Context) ([]memory.Key, error) {
 	return s.store.ListKeys(ctx)
@@ -37,15 +79,6 @@ func (s *Service) RevokeKey(ctx context.Context, id int64) error {
 // ListProjects returns all projects of all workspaces.
 func (s *Service) ListProjects(ctx context.Context) ([]memory.ProjectInfo, error) {
 	return s.store.ListProjects(ctx)
-}
-
-// SetWriteBudget sets a project's writes per hour; the caller must hold an
-// admin key of that project.
-func (s *Service) SetWriteBudget(ctx context.Context, key memory.Key, perHour int) error {
-	if key.Role != memory.RoleAdmin {
-		return memory.Errorf(memory.CodeForbidden, "setting the write budget needs an admin key")
-	}
-	return s.SetProjectWriteBudget(ctx, key.Project, perHour)
 }
 
 // SetProjectWriteBudget is the operator form of SetWriteBudget.
@@ -68,22 +101,127 @@ func (s *Service) WriteUsage(ctx context.Context, ref memory.ProjectRef) (used, 
 // FlushSearchLog writes buffered search-log rows now.
 func (s *Service) FlushSearchLog() { s.slog.Flush() }
 
+// The calls below act for a caller's key and check its role.
+
+// SetWriteBudget sets the write budget of key's project (scoped with Scope
+// for a server-admin key); admin and server-admin keys only.
+func (s *Service) SetWriteBudget(ctx context.Context, key memory.Key, perHour int) error {
+	if err := administers(key, "setting the write budget"); err != nil {
+		return err
+	}
+	if key.Project == (memory.ProjectRef{}) {
+		return memory.Errorf(memory.CodeForbidden, "a server-admin key belongs to no project; set a project's budget on its settings page in the web UI, or with an admin key of the project")
+	}
+	return s.SetProjectWriteBudget(ctx, key.Project, perHour)
+}
+
+// Settings summarizes key's project for its settings page (the write budget
+// and this hour's writes); admin and server-admin keys only.
+func (b *Browser) Settings(ctx context.Context, key memory.Key) (ProjectSummary, error) {
+	if err := administers(key, "the settings page"); err != nil {
+		return ProjectSummary{}, err
+	}
+	return b.Project(ctx, key)
+}
+
+// Keys lists the keys key administers (never a token): every key for a
+// server-admin key, its own project's keys for an admin key.
+func (b *Browser) Keys(ctx context.Context, key memory.Key) ([]memory.Key, error) {
+	if err := administers(key, "listing keys"); err != nil {
+		return nil, err
+	}
+	var keys []memory.Key
+	var err error
+	if key.ServerAdmin() {
+		keys, err = b.svc.ListKeys(ctx)
+	} else {
+		keys, err = b.svc.store.ListProjectKeys(ctx, key.Project)
+	}
+	if err != nil {
+		return nil, b.svc.internalErr("list keys", key, err)
+	}
+	return keys, nil
+}
+
+// CreateKey creates a key of a project role and returns the token, shown
+// once. An admin key creates keys of its own project only; a server-admin key
+// creates keys of any project, and the workspace and project with the first.
+func (b *Browser) CreateKey(ctx context.Context, key memory.Key, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
+	if err := administers(key, "creating keys"); err != nil {
+		return "", memory.Key{}, err
+	}
+	if err := ref.Validate(); err != nil {
+		return "", memory.Key{}, err
+	}
+	if _, err := memory.ParseRole(string(role)); err != nil {
+		return "", memory.Key{}, err
+	}
+	if !key.ServerAdmin() && ref != key.Project {
+		return "", memory.Key{}, notFound(ref)
+	}
+	token, k, err := b.svc.CreateKey(ctx, ref, agent, role)
+	if err != nil {
+		return "", memory.Key{}, b.svc.internalErr("create key", key, err)
+	}
+	return token, k, nil
+}
+
+// RevokeKey revokes a key by id; its sessions end at once. An admin key
+// revokes keys of its own project only: any other id is not_found, as an
+// unknown one. A server-admin key revokes any key.
+func (b *Browser) RevokeKey(ctx context.Context, key memory.Key, id int64) error {
+	if err := administers(key, "revoking keys"); err != nil {
+		return err
+	}
+	var err error
+	if key.ServerAdmin() {
+		err = b.svc.RevokeKey(ctx, id)
+	} else {
+		err = b.svc.store.RevokeProjectKey(ctx, key.Project, id)
+	}
+	if err != nil {
+		return b.svc.internalErr("revoke key", key, err)
+	}
+	return nil
+}
+
 // DefaultProject is created with an admin key on the first start of an empty data directory.
 var DefaultProject = memory.ProjectRef{Workspace: "default", Project: "default"}
 
-// Bootstrap creates default/default and an admin key when no project exists
-// yet, so that the first `munin serve` is all a new user needs. It returns the
-// token, or "" when the data directory was not empty.
-func (s *Service) Bootstrap(ctx context.Context) (string, error) {
+// FirstKeys are the keys the first start of an empty data directory creates.
+type FirstKeys struct {
+	// ServerAdmin administers the server: the web UI's overview and keys, /metrics.
+	ServerAdmin string
+	// Project is an admin key of DefaultProject, for an agent's client configuration.
+	Project string
+}
+
+// BootstrapKeys creates default/default with an admin key, and a
+// server-admin key, when no project exists yet, so that the first
+// `munin serve` is all a new user needs. It returns zero keys when the data
+// directory was not empty.
+func (s *Service) BootstrapKeys(ctx context.Context) (FirstKeys, error) {
 	projects, err := s.store.ListProjects(ctx)
-	if err != nil {
-		return "", err
+	if err != nil || len(projects) > 0 {
+		return FirstKeys{}, err
 	}
-	if len(projects) > 0 {
-		return "", nil
+	var k FirstKeys
+	// The server-admin key first: should the project key fail, the next
+	// start (still without a project) makes both again.
+	if k.ServerAdmin, _, err = s.CreateServerAdminKey(ctx, "operator"); err != nil {
+		return FirstKeys{}, err
 	}
-	token, _, err := s.CreateKey(ctx, DefaultProject, "admin", memory.RoleAdmin)
-	return token, err
+	if k.Project, _, err = s.CreateKey(ctx, DefaultProject, "admin", memory.RoleAdmin); err != nil {
+		return FirstKeys{}, err
+	}
+	return k, nil
+}
+
+// Bootstrap is BootstrapKeys for callers that need only the project key
+// (tests and tools that talk to the memory).
+func (s *Service) Bootstrap(ctx context.Context) (string, error) {
+	k, err := s.BootstrapKeys(ctx)
+	return k.Project, err
 }
 
 // Ready reports whether storage answers; the readiness probe calls it.

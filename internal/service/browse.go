@@ -66,11 +66,11 @@ type ProjectSummary struct {
 	Writes, Budget int
 }
 
-// Projects returns the projects key may see: every project for an admin
-// key, its own project for any other.
+// Projects returns the projects key may see: every project for a
+// server-admin key (counts and budgets only), its own project for any other.
 func (b *Browser) Projects(ctx context.Context, key memory.Key) ([]ProjectSummary, error) {
 	refs := []memory.ProjectRef{key.Project}
-	if key.Role == memory.RoleAdmin {
+	if key.ServerAdmin() {
 		all, err := b.svc.ListProjects(ctx)
 		if err != nil {
 			return nil, b.svc.internalErr("list projects", key, err)
@@ -116,6 +116,9 @@ type EntryQuery struct {
 // Entries returns one page of the live entries of key's project and how many
 // match in all.
 func (b *Browser) Entries(ctx context.Context, key memory.Key, q EntryQuery) ([]memory.EntrySummary, int, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, 0, err
+	}
 	limit, err := bounded("limit", q.Limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, 0, err
@@ -150,6 +153,9 @@ func checkFilter(f memory.LogFilter) error {
 
 // AuditLog returns the audit rows of key's project matching f, newest first.
 func (b *Browser) AuditLog(ctx context.Context, key memory.Key, f memory.LogFilter) ([]memory.AuditRow, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, err
+	}
 	if err := checkFilter(f); err != nil {
 		return nil, err
 	}
@@ -164,6 +170,9 @@ func (b *Browser) AuditLog(ctx context.Context, key memory.Key, f memory.LogFilt
 // first. Rows still buffered in memory are written first, so a search shows
 // up at once.
 func (b *Browser) SearchLog(ctx context.Context, key memory.Key, f memory.LogFilter) ([]memory.SearchRow, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, err
+	}
 	if err := checkFilter(f); err != nil {
 		return nil, err
 	}
@@ -178,6 +187,9 @@ func (b *Browser) SearchLog(ctx context.Context, key memory.Key, f memory.LogFil
 // MissedQueries returns the queries of key's project that found nothing
 // since the given time, most asked first.
 func (b *Browser) MissedQueries(ctx context.Context, key memory.Key, since time.Time, limit int) ([]memory.MissedQuery, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, err
+	}
 	rows, err := b.store.MissedQueries(ctx, key.Project, since, limit)
 	if err != nil {
 		return nil, b.svc.internalErr("missed queries", key, err)
@@ -189,6 +201,9 @@ func (b *Browser) MissedQueries(ctx context.Context, key memory.Key, since time.
 // is conditional on the latest version it read, so a write that lands in
 // between makes it fail with conflict instead of being overwritten.
 func (b *Browser) Restore(ctx context.Context, key memory.Key, slug string, version int) (memory.WriteResult, error) {
+	if err := readsMemory(key); err != nil {
+		return memory.WriteResult{}, err
+	}
 	if version < 1 {
 		return memory.WriteResult{}, memory.Errorf(memory.CodeInvalid, "version to restore must be 1 or more, got %d", version)
 	}
@@ -210,48 +225,4 @@ func (b *Browser) Restore(ctx context.Context, key memory.Key, slug string, vers
 		Tags:            old.Tags,
 		ExpectedVersion: &latest,
 	})
-}
-
-// requireAdmin refuses every key but an admin key.
-func requireAdmin(key memory.Key, what string) error {
-	if key.Role != memory.RoleAdmin {
-		return memory.Errorf(memory.CodeForbidden, "%s needs an admin key; the key of %s has role %s", what, key.Agent, key.Role)
-	}
-	return nil
-}
-
-// Keys lists every key (never a token); admin keys only.
-func (b *Browser) Keys(ctx context.Context, key memory.Key) ([]memory.Key, error) {
-	if err := requireAdmin(key, "listing keys"); err != nil {
-		return nil, err
-	}
-	keys, err := b.svc.ListKeys(ctx)
-	if err != nil {
-		return nil, b.svc.internalErr("list keys", key, err)
-	}
-	return keys, nil
-}
-
-// CreateKey creates a key (and its project, if new) and returns the token,
-// shown once; admin keys only.
-func (b *Browser) CreateKey(ctx context.Context, key memory.Key, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
-	if err := requireAdmin(key, "creating keys"); err != nil {
-		return "", memory.Key{}, err
-	}
-	token, k, err := b.svc.CreateKey(ctx, ref, agent, role)
-	if err != nil {
-		return "", memory.Key{}, b.svc.internalErr("create key", key, err)
-	}
-	return token, k, nil
-}
-
-// RevokeKey revokes a key by id; admin keys only. Its sessions end at once.
-func (b *Browser) RevokeKey(ctx context.Context, key memory.Key, id int64) error {
-	if err := requireAdmin(key, "revoking keys"); err != nil {
-		return err
-	}
-	if err := b.svc.RevokeKey(ctx, id); err != nil {
-		return b.svc.internalErr("revoke key", key, err)
-	}
-	return nil
 }

@@ -23,12 +23,18 @@ type Store interface {
 	// CreateKey makes a new key for an agent in an existing project and returns
 	// the token (shown once; only its SHA-256 is stored).
 	CreateKey(ctx context.Context, ref memory.ProjectRef, agent string, role memory.Role) (token string, key memory.Key, err error)
+	// CreateServerAdminKey makes a server-admin key (no project) and returns the token.
+	CreateServerAdminKey(ctx context.Context, agent string) (token string, key memory.Key, err error)
 	// KeyByToken finds the live key of a token, or CodeUnauthorized.
 	KeyByToken(ctx context.Context, token string) (memory.Key, error)
 	// ListKeys returns all keys, revoked ones included, ordered by id.
 	ListKeys(ctx context.Context) ([]memory.Key, error)
+	// ListProjectKeys returns the keys of one project, revoked ones included, ordered by id.
+	ListProjectKeys(ctx context.Context, ref memory.ProjectRef) ([]memory.Key, error)
 	// RevokeKey revokes a key by id (CodeNotFound if there is none).
 	RevokeKey(ctx context.Context, id int64) error
+	// RevokeProjectKey revokes a key by id if it belongs to ref (CodeNotFound otherwise).
+	RevokeProjectKey(ctx context.Context, ref memory.ProjectRef, id int64) error
 
 	// Append writes the next version of w.Slug and its audit row in one
 	// transaction (group-committed with other waiting writes of the workspace).

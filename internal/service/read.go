@@ -31,6 +31,9 @@ func (s *Service) Recall(ctx context.Context, key memory.Key, q memory.SearchQue
 
 // recall is Recall; logged says whether the search log gets a row.
 func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, err
+	}
 	q.Text = strings.TrimSpace(q.Text)
 	if q.Text == "" {
 		return nil, memory.Errorf(memory.CodeInvalid, "query must not be empty")
@@ -66,6 +69,9 @@ func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQue
 
 // Get returns the latest live version of a slug, or the given version.
 func (s *Service) Get(ctx context.Context, key memory.Key, slug string, version int) (GetResult, error) {
+	if err := readsMemory(key); err != nil {
+		return GetResult{}, err
+	}
 	if err := memory.ValidateSlug(slug); err != nil {
 		return GetResult{}, err
 	}
@@ -87,6 +93,9 @@ func (s *Service) Get(ctx context.Context, key memory.Key, slug string, version 
 
 // List pages through the live entries of the caller's project.
 func (s *Service) List(ctx context.Context, key memory.Key, q memory.ListQuery) ([]memory.EntrySummary, string, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, "", err
+	}
 	limit, err := bounded("limit", q.Limit, DefaultListLimit, MaxListLimit)
 	if err != nil {
 		return nil, "", err
@@ -112,6 +121,9 @@ func (s *Service) List(ctx context.Context, key memory.Key, q memory.ListQuery) 
 
 // History lists a slug's versions, newest first, tombstones included.
 func (s *Service) History(ctx context.Context, key memory.Key, slug string, limit int) ([]memory.VersionInfo, error) {
+	if err := readsMemory(key); err != nil {
+		return nil, err
+	}
 	if err := memory.ValidateSlug(slug); err != nil {
 		return nil, err
 	}

@@ -7,15 +7,17 @@ import (
 )
 
 // Scope returns key acting in project ref, for callers that address projects
-// explicitly (the web UI). A key acts in its own project; an admin key acts in
-// every project, with its own agent name and role. The project must exist.
-// Every use case then runs with the returned key exactly as for MCP.
+// explicitly (the web UI). A project key acts in its own project only: any
+// other project is not_found, the same answer as for one that does not exist.
+// A server-admin key acts in every existing project, still as a server-admin
+// key, so the use cases below refuse it every entry and log. Every use case
+// then runs with the returned key exactly as for MCP.
 func (s *Service) Scope(ctx context.Context, key memory.Key, ref memory.ProjectRef) (memory.Key, error) {
 	if err := ref.Validate(); err != nil {
 		return memory.Key{}, err
 	}
-	if ref != key.Project && key.Role != memory.RoleAdmin {
-		return memory.Key{}, memory.Errorf(memory.CodeForbidden, "key of %s is bound to project %s", key.Agent, key.Project)
+	if ref != key.Project && !key.ServerAdmin() {
+		return memory.Key{}, notFound(ref)
 	}
 	if _, err := s.store.Project(ctx, ref); err != nil {
 		return memory.Key{}, s.internalErr("scope", key, err)

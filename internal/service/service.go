@@ -89,6 +89,6 @@ func (s *Service) internalErr(op string, key memory.Key, err error) error {
 		// The client hung up (or the server is shutting down): nothing broke.
 		return memory.Errorf(memory.CodeUnavailable, "%s cancelled before it finished", op)
 	}
-	s.log.Error("internal error", "op", op, "project", key.Project.String(), "agent", key.Agent, "err", err)
+	s.log.Error("internal error", "op", op, "project", key.ProjectLabel(), "agent", key.Agent, "err", err)
 	return memory.Internal(err)
 }

@@ -148,25 +148,42 @@ func TestScope(t *testing.T) {
 	_, admin := env.Key(t, "w", "a", "boss", memory.RoleAdmin)
 	_, writer := env.Key(t, "w", "b", "bot", memory.RoleWrite)
 	other := memory.ProjectRef{Workspace: "w", Project: "b"}
+	missing := memory.ProjectRef{Workspace: "w", Project: "nope"}
 
-	scoped, err := env.Svc.Scope(ctx, admin, other)
-	if err != nil || scoped.Project != other || scoped.Agent != "boss" {
-		t.Fatalf("admin scope = %+v, %v", scoped, err)
+	if scoped, err := env.Svc.Scope(ctx, admin, admin.Project); err != nil || scoped != admin {
+		t.Fatalf("admin scope into its own project = %+v, %v", scoped, err)
 	}
-	if _, err := env.Svc.Remember(ctx, scoped, service.RememberInput{Slug: "x", Content: "from admin"}); err != nil {
-		t.Fatal(err)
-	}
-	if g, err := env.Svc.Get(ctx, writer, "x", 0); err != nil || g.Agent != "boss" {
-		t.Fatalf("write through scope landed elsewhere: %+v, %v", g, err)
-	}
-	if _, err := env.Svc.Scope(ctx, writer, admin.Project); memory.ErrorCode(err) != memory.CodeForbidden {
-		t.Fatalf("writer scoping into another project: %v, want forbidden", err)
-	}
-	if _, err := env.Svc.Scope(ctx, admin, memory.ProjectRef{Workspace: "w", Project: "nope"}); memory.ErrorCode(err) != memory.CodeNotFound {
-		t.Fatalf("scope into a missing project: %v, want not_found", err)
+	// Another project answers exactly as a missing one, for every project role.
+	for _, key := range []memory.Key{admin, writer} {
+		ref := other
+		if key.Project == other {
+			ref = admin.Project
+		}
+		_, errOther := env.Svc.Scope(ctx, key, ref)
+		_, errMissing := env.Svc.Scope(ctx, key, missing)
+		if memory.ErrorCode(errOther) != memory.CodeNotFound || errOther.Error() != strings.ReplaceAll(errMissing.Error(), missing.String(), ref.String()) {
+			t.Fatalf("%s key scoping into another project: %v; into a missing one: %v; want the same not_found", key.Role, errOther, errMissing)
+		}
 	}
 	if _, err := env.Svc.Scope(ctx, admin, memory.ProjectRef{Workspace: "../x", Project: "a"}); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Fatalf("scope with a bad name: %v, want invalid", err)
+	}
+
+	// A server-admin key scopes into every existing project, and stays a
+	// server-admin key there: it reads and writes nothing.
+	_, srv, err := env.Svc.CreateServerAdminKey(ctx, "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoped, err := env.Svc.Scope(ctx, srv, other)
+	if err != nil || scoped.Project != other || !scoped.ServerAdmin() {
+		t.Fatalf("server-admin scope = %+v, %v", scoped, err)
+	}
+	if _, err := env.Svc.Remember(ctx, scoped, service.RememberInput{Slug: "x", Content: "from ops"}); memory.ErrorCode(err) != memory.CodeForbidden {
+		t.Fatalf("server-admin remember through scope: %v, want forbidden", err)
+	}
+	if _, err := env.Svc.Scope(ctx, srv, missing); memory.ErrorCode(err) != memory.CodeNotFound {
+		t.Fatalf("server-admin scope into a missing project: %v, want not_found", err)
 	}
 }
 

@@ -20,6 +20,9 @@ type RememberInput struct {
 
 // Remember stores a new version of an entry under the caller's key.
 func (s *Service) Remember(ctx context.Context, key memory.Key, in RememberInput) (memory.WriteResult, error) {
+	if err := readsMemory(key); err != nil {
+		return memory.WriteResult{}, err
+	}
 	if err := s.checkRemember(&in); err != nil {
 		return memory.WriteResult{}, err
 	}
@@ -36,6 +39,9 @@ func (s *Service) Remember(ctx context.Context, key memory.Key, in RememberInput
 
 // Forget writes a tombstone version; the history stays.
 func (s *Service) Forget(ctx context.Context, key memory.Key, slug string, expectedVersion *int) (memory.WriteResult, error) {
+	if err := readsMemory(key); err != nil {
+		return memory.WriteResult{}, err
+	}
 	if err := memory.ValidateSlug(slug); err != nil {
 		return memory.WriteResult{}, err
 	}

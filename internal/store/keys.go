@@ -71,21 +71,41 @@ func (s *Store) CreateKey(ctx context.Context, ref memory.ProjectRef, agent stri
 	if _, err := s.Project(ctx, ref); err != nil {
 		return "", memory.Key{}, err
 	}
+	return s.insertKey(ctx, memory.Key{Project: ref, Agent: agent, Role: role})
+}
+
+// CreateServerAdminKey makes a server-admin key, which belongs to no
+// project. It returns the token, shown once.
+func (s *Store) CreateServerAdminKey(ctx context.Context, agent string) (string, memory.Key, error) {
+	if err := memory.ValidateAgent(agent); err != nil {
+		return "", memory.Key{}, err
+	}
+	return s.insertKey(ctx, memory.Key{Agent: agent, Role: memory.RoleServerAdmin})
+}
+
+// insertKey stores k (its fields already checked) under a new token; a
+// zero project is stored as NULL.
+func (s *Store) insertKey(ctx context.Context, k memory.Key) (string, memory.Key, error) {
 	token, err := newToken()
 	if err != nil {
 		return "", memory.Key{}, err
 	}
+	var ws, proj sql.NullString
+	if k.Project != (memory.ProjectRef{}) {
+		ws = sql.NullString{String: k.Project.Workspace, Valid: true}
+		proj = sql.NullString{String: k.Project.Project, Valid: true}
+	}
 	now := time.Now().UTC()
 	res, err := s.control.writer.ExecContext(ctx, `INSERT INTO keys (workspace, project, agent, role, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		ref.Workspace, ref.Project, agent, string(role), hashToken(token), now.UnixNano())
+		ws, proj, k.Agent, string(k.Role), hashToken(token), now.UnixNano())
 	if err != nil {
-		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", agent, ref, err)
+		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", k.Agent, k.ProjectLabel(), err)
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", agent, ref, err)
+	if k.ID, err = res.LastInsertId(); err != nil {
+		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", k.Agent, k.ProjectLabel(), err)
 	}
-	return token, memory.Key{ID: id, Project: ref, Agent: agent, Role: role, CreatedAt: fromNanos(now.UnixNano())}, nil
+	k.CreatedAt = fromNanos(now.UnixNano())
+	return token, k, nil
 }
 
 // keyCols are the columns scanKey reads, in order.
@@ -94,12 +114,14 @@ const keyCols = `id, workspace, project, agent, role, created_at, last_used_at, 
 // scanKey reads keyCols.
 func scanKey(sc interface{ Scan(...any) error }) (memory.Key, error) {
 	var k memory.Key
+	var ws, proj sql.NullString // NULL for a server-admin key
 	var role string
 	var created int64
 	var used, revoked sql.NullInt64
-	if err := sc.Scan(&k.ID, &k.Project.Workspace, &k.Project.Project, &k.Agent, &role, &created, &used, &revoked); err != nil {
+	if err := sc.Scan(&k.ID, &ws, &proj, &k.Agent, &role, &created, &used, &revoked); err != nil {
 		return k, err
 	}
+	k.Project = memory.ProjectRef{Workspace: ws.String, Project: proj.String}
 	k.Role = memory.Role(role)
 	k.CreatedAt = fromNanos(created)
 	if used.Valid {
@@ -153,7 +175,17 @@ func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error
 
 // ListKeys returns all keys, revoked ones included, ordered by id.
 func (s *Store) ListKeys(ctx context.Context) ([]memory.Key, error) {
-	rows, err := s.control.reader.QueryContext(ctx, `SELECT `+keyCols+` FROM keys ORDER BY id`)
+	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys ORDER BY id`)
+}
+
+// ListProjectKeys returns the keys of one project, revoked ones included,
+// ordered by id.
+func (s *Store) ListProjectKeys(ctx context.Context, ref memory.ProjectRef) ([]memory.Key, error) {
+	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys WHERE workspace = ? AND project = ? ORDER BY id`, ref.Workspace, ref.Project)
+}
+
+func (s *Store) listKeys(ctx context.Context, query string, args ...any) ([]memory.Key, error) {
+	rows, err := s.control.reader.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
@@ -175,8 +207,20 @@ func (s *Store) ListKeys(ctx context.Context) ([]memory.Key, error) {
 // RevokeKey revokes a key by id; revoking a revoked key again is a no-op,
 // an unknown id is not_found.
 func (s *Store) RevokeKey(ctx context.Context, id int64) error {
-	res, err := s.control.writer.ExecContext(ctx, `UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`,
-		time.Now().UnixNano(), id)
+	return s.revokeKey(ctx, id, `UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, id)
+}
+
+// RevokeProjectKey revokes key id only if it belongs to project ref; a key
+// of any other project (or of none) is not_found, exactly as an unknown id,
+// so a project admin learns nothing about other projects' keys.
+func (s *Store) RevokeProjectKey(ctx context.Context, ref memory.ProjectRef, id int64) error {
+	return s.revokeKey(ctx, id, `UPDATE keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND workspace = ? AND project = ?`,
+		id, ref.Workspace, ref.Project)
+}
+
+// revokeKey runs one revoking UPDATE (its first parameter is the time).
+func (s *Store) revokeKey(ctx context.Context, id int64, update string, args ...any) error {
+	res, err := s.control.writer.ExecContext(ctx, update, append([]any{time.Now().UnixNano()}, args...)...)
 	s.keyCache.empty() // after the UPDATE: a lookup racing it must not keep the key
 	if err != nil {
 		return fmt.Errorf("revoke key %d: %w", id, err)

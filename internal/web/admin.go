@@ -123,13 +123,14 @@ type settingsPage struct {
 	Writes, Budget int
 }
 
-// settings shows the project's write budget; admins may change it.
+// settings shows the project's write budget to its admin (or a server
+// admin), who may change it; the service refuses every other key.
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) error {
 	key, err := h.scoped(r, rq)
 	if err != nil {
 		return err
 	}
-	p, err := h.br.Project(r.Context(), key)
+	p, err := h.br.Settings(r.Context(), key)
 	if err != nil {
 		return err
 	}
@@ -137,8 +138,7 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) 
 	return nil
 }
 
-// saveSettings sets the project's write budget (admin keys only; the
-// service checks the role).
+// saveSettings sets the project's write budget (the service checks the role).
 func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, rq *request) error {
 	key, err := h.scoped(r, rq)
 	if err != nil {
@@ -171,7 +171,9 @@ type keysPage struct {
 	Workspace, Project, Agent, Role string
 }
 
-// keys lists every key with its last use; admin keys only.
+// keys lists the keys the signed-in key administers, with their last use:
+// its project's for an admin key, every key for a server-admin key (the
+// service decides which).
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request, rq *request) error {
 	return h.renderKeys(w, r, rq, http.StatusOK, keysPage{
 		Workspace: rq.key.Project.Workspace, Project: rq.key.Project.Project, Role: string(memory.RoleWrite),
@@ -184,7 +186,13 @@ func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	d.Keys = keys
-	h.render(w, r, rq, status, "keys", view{Title: "Keys", Error: errMsg, Data: d})
+	v := view{Title: "Keys", Error: errMsg, Data: d}
+	if !rq.key.ServerAdmin() {
+		// A project admin's keys page belongs to its project's navigation.
+		ref := rq.key.Project
+		v.Project, v.CanWrite = &ref, rq.key.Role.CanWrite()
+	}
+	h.render(w, r, rq, status, "keys", v)
 	return nil
 }
 
@@ -209,7 +217,8 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request)
 	return h.renderKeys(w, r, rq, http.StatusOK, d, "")
 }
 
-// revokeKey revokes a key; its sessions end with their next request.
+// revokeKey revokes a key the signed-in key administers; its sessions end
+// with their next request.
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, rq *request) error {
 	id, err := strconv.ParseInt(mux.Vars(r)["id"], 10, 64)
 	if err != nil {

@@ -34,7 +34,8 @@ type workspaceGroup struct {
 	Projects []service.ProjectSummary
 }
 
-// overview lists the workspaces and projects the key may see.
+// overview lists the workspaces and projects the key may see (the service
+// decides: its own project, or every project for a server-admin key).
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, rq *request) error {
 	projects, err := h.br.Projects(r.Context(), rq.key)
 	if err != nil {
@@ -69,14 +70,18 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, nil, err)
 		return
 	}
-	reqlog.NoteCaller(r.Context(), key.Agent, key.Project.String())
+	reqlog.NoteCaller(r.Context(), key.Agent, key.ProjectLabel())
 	// A new sign-in replaces any session this browser had.
 	if c, cerr := r.Cookie(cookieName); cerr == nil {
 		h.sessions.delete(c.Value)
 	}
 	sess := h.sessions.create(key.ID)
 	setCookie(w, r, sess.id, 0)
-	h.sessions.setFlash(sess.id, "Signed in as "+key.Agent+" ("+string(key.Role)+" key of "+key.Project.String()+").")
+	what := string(key.Role) + " key of " + key.Project.String()
+	if key.ServerAdmin() {
+		what = "server-admin key: administers every project, reads no memory"
+	}
+	h.sessions.setFlash(sess.id, "Signed in as "+key.Agent+" ("+what+").")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

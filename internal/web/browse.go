@@ -17,8 +17,9 @@ import (
 // search hits shown.
 const pageSize = 50
 
-// scoped returns the signed-in key acting in the project named by the URL:
-// an admin key in any project, any other key only in its own (forbidden).
+// scoped returns the signed-in key acting in the project named by the URL
+// (service.Scope decides: a project key only in its own project, any other
+// answering as a missing one; a server-admin key in any).
 func (h *Handler) scoped(r *http.Request, rq *request) (memory.Key, error) {
 	vars := mux.Vars(r)
 	return h.svc.Scope(r.Context(), rq.key, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})

@@ -71,18 +71,18 @@ func TestReadKeyCannotEdit(t *testing.T) {
 	u.remember(t, u.writerKey, "a", "first")
 	u.remember(t, u.writerKey, "a", "second")
 	b := u.signIn(t, u.reader)
-	for _, path := range []string{projPath, projPath + "/e/a", projPath + "/e/a?version=1", projPath + "/settings"} {
+	for _, path := range []string{projPath, projPath + "/e/a", projPath + "/e/a?version=1"} {
 		code, body := b.get(path)
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d", path, code)
 		}
-		for _, form := range []string{"/save", "/forget/", "/restore/", "/edit/", "/new", `name="writes_per_hour"`} {
+		for _, form := range []string{"/save", "/forget/", "/restore/", "/edit/", "/new", `name="writes_per_hour"`, "/settings", `href="/keys"`} {
 			if strings.Contains(body, form) {
 				t.Errorf("read key sees %q on %s", form, path)
 			}
 		}
 	}
-	for _, path := range []string{projPath + "/new", projPath + "/edit/a"} {
+	for _, path := range []string{projPath + "/new", projPath + "/edit/a", projPath + "/settings", "/keys"} {
 		if code, _ := b.get(path); code != http.StatusForbidden {
 			t.Errorf("read key GET %s: %d, want 403", path, code)
 		}
@@ -212,7 +212,7 @@ func TestKeysAndBudgetNeedAdmin(t *testing.T) {
 	}
 
 	a := u.signIn(t, u.admin)
-	code, body := a.post("/keys", url.Values{"workspace": {ws}, "project": {"new-proj"}, "agent": {"ci"}, "role": {"read"}})
+	code, body := a.post("/keys", url.Values{"workspace": {ws}, "project": {proj}, "agent": {"ci"}, "role": {"read"}})
 	m := regexpToken.FindStringSubmatch(body)
 	if code != http.StatusOK || m == nil {
 		t.Fatalf("create key: %d, token shown: %v", code, m != nil)

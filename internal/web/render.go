@@ -71,13 +71,16 @@ type view struct {
 	Key     *memory.Key        // the signed-in key; nil on the sign-in page
 	CSRF    string             // the session's form token
 	Project *memory.ProjectRef // the project in view, for the navigation
-	// CanWrite and IsAdmin decide which forms are shown at all; the handlers
-	// and the service check again, since hiding a form protects nothing.
-	CanWrite bool
-	IsAdmin  bool
-	Flash    string
-	Error    string
-	Data     any
+	// CanWrite, IsAdmin and ServerAdmin decide which forms and tabs are
+	// shown at all; the service checks again, since hiding a form protects
+	// nothing. IsAdmin: the key administers (its project, or the server);
+	// ServerAdmin: it administers the server and reads no memory.
+	CanWrite    bool
+	IsAdmin     bool
+	ServerAdmin bool
+	Flash       string
+	Error       string
+	Data        any
 }
 
 // render executes a page into a buffer first, so a template failure is a
@@ -86,7 +89,8 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, rq *request, st
 	if rq != nil {
 		v.Key = &rq.key
 		v.CSRF = rq.sess.csrf
-		v.IsAdmin = rq.key.Role == memory.RoleAdmin
+		v.IsAdmin = rq.key.Role.Administers()
+		v.ServerAdmin = rq.key.ServerAdmin()
 		if v.Flash == "" {
 			v.Flash = h.sessions.popFlash(rq.sess.id)
 		}

@@ -179,7 +179,7 @@ func (h *Handler) signedIn(r *http.Request) (*request, error) {
 		}
 		return nil, err
 	}
-	reqlog.NoteCaller(r.Context(), key.Agent, key.Project.String())
+	reqlog.NoteCaller(r.Context(), key.Agent, key.ProjectLabel())
 	return &request{sess: sess, key: key}, nil
 }
 
