@@ -33,7 +33,7 @@ type searchLog struct {
 	kick     chan struct{}
 	done     chan struct{}
 	stopped  chan struct{}
-	// prune holds the retention's bookkeeping (see retention.go); run only.
+	// prune is the retention's bookkeeping (see retention.go).
 	prune pruneState
 }
 
