@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -36,6 +37,15 @@ type Config struct {
 	MaxContent int
 	// SearchLogOff stops writing the search log.
 	SearchLogOff bool
+	// SearchLogDays and SearchLogRows are the search log's retention: days
+	// kept and newest rows kept per project (0: the default, -1: no limit).
+	SearchLogDays, SearchLogRows int
+	// RecallRate and RecallBurst bound each key's recalls per second (0: the
+	// default, rate -1: no limit); RecallConcurrency its recalls at once
+	// (0: the default, -1: no limit).
+	RecallRate        float64
+	RecallBurst       int
+	RecallConcurrency int
 	// Synchronous is SQLite's synchronous mode: "NORMAL" or "FULL".
 	Synchronous string
 	// MaxInFlight limits requests served at once; the excess gets 429
@@ -64,6 +74,23 @@ func (c Config) check() error {
 		return fmt.Errorf("max content %d bytes does not fit the %d-byte request body limit; at most %d", c.MaxContent, httpserver.DefaultMaxBodyBytes, maxContentLimit)
 	case c.SessionIdleTTL < 0:
 		return fmt.Errorf("session idle TTL must not be negative, got %s", c.SessionIdleTTL)
+	}
+	return c.checkRecallLimits()
+}
+
+// checkRecallLimits refuses recall and search-log limits that mean nothing.
+func (c Config) checkRecallLimits() error {
+	switch {
+	case c.SearchLogDays < -1:
+		return fmt.Errorf("search log days must be -1 (keep forever), 0 (the default) or more, got %d", c.SearchLogDays)
+	case c.SearchLogRows < -1:
+		return fmt.Errorf("search log rows must be -1 (no limit), 0 (the default) or more, got %d", c.SearchLogRows)
+	case math.IsNaN(c.RecallRate) || math.IsInf(c.RecallRate, 0) || (c.RecallRate < 0 && c.RecallRate != -1):
+		return fmt.Errorf("recall rate must be -1 (no limit), 0 (the default) or more recalls per second, got %g", c.RecallRate)
+	case c.RecallBurst < 0:
+		return fmt.Errorf("recall burst must be 0 (the default) or more, got %d", c.RecallBurst)
+	case c.RecallConcurrency < -1:
+		return fmt.Errorf("recall concurrency must be -1 (no limit), 0 (the default) or more, got %d", c.RecallConcurrency)
 	}
 	return nil
 }
@@ -114,6 +141,11 @@ func Open(cfg Config) (*App, error) {
 		BudgetOff:          cfg.BudgetOff,
 		MaxContent:         cfg.MaxContent,
 		SearchLogOff:       cfg.SearchLogOff,
+		SearchLogDays:      cfg.SearchLogDays,
+		SearchLogRows:      cfg.SearchLogRows,
+		RecallRate:         cfg.RecallRate,
+		RecallBurst:        cfg.RecallBurst,
+		RecallConcurrency:  cfg.RecallConcurrency,
 		Logger:             cfg.Logger,
 		OnBudgetRejected:   m.BudgetRejected,
 	})

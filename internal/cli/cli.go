@@ -101,6 +101,9 @@ var envOf = map[string]string{
 	"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
 	"max-inflight": "MUNIN_MAX_INFLIGHT", "session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
 	"search-log-off": "MUNIN_SEARCH_LOG_OFF", "key": "MUNIN_KEY",
+	"search-log-days": "MUNIN_SEARCH_LOG_DAYS", "search-log-rows": "MUNIN_SEARCH_LOG_ROWS",
+	"recall-rate": "MUNIN_RECALL_RATE", "recall-burst": "MUNIN_RECALL_BURST",
+	"recall-concurrency": "MUNIN_RECALL_CONCURRENCY",
 }
 
 // applyEnv gives every flag not set on the command line the value of its

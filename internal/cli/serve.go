@@ -15,6 +15,7 @@ import (
 
 	"munin/internal/app"
 	"munin/internal/memory"
+	"munin/internal/service"
 	"munin/internal/store"
 )
 
@@ -29,6 +30,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.MaxInFlight, "max-inflight", 64, "requests served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT; -1: no limit)")
 	fs.DurationVar(&cfg.SessionIdleTTL, "session-idle-ttl", 30*time.Minute, "end MCP sessions unused for this long (env MUNIN_SESSION_IDLE_TTL)")
 	fs.BoolVar(&cfg.SearchLogOff, "search-log-off", false, "do not write the search log (env MUNIN_SEARCH_LOG_OFF)")
+	fs.IntVar(&cfg.SearchLogDays, "search-log-days", service.DefaultSearchLogDays, "keep search-log rows this many days (env MUNIN_SEARCH_LOG_DAYS; -1: forever)")
+	fs.IntVar(&cfg.SearchLogRows, "search-log-rows", service.DefaultSearchLogRows, "keep this many newest search-log rows per project (env MUNIN_SEARCH_LOG_ROWS; -1: no limit)")
+	fs.Float64Var(&cfg.RecallRate, "recall-rate", service.DefaultRecallRate, "recalls per second one key may make (env MUNIN_RECALL_RATE; -1: no limit)")
+	fs.IntVar(&cfg.RecallBurst, "recall-burst", service.DefaultRecallBurst, "recalls one key may make at once above its rate (env MUNIN_RECALL_BURST)")
+	fs.IntVar(&cfg.RecallConcurrency, "recall-concurrency", service.DefaultRecallConcurrency, "recalls of one key running at once; more are refused (env MUNIN_RECALL_CONCURRENCY; -1: no limit)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -41,7 +41,10 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		BudgetOff: true,
 		// Admission control is off unless -last.zulassung sets it: then the
 		// agents beyond the limit get 429 and retry after Retry-After.
-		MaxInFlight:  *lastZulassung,
+		MaxInFlight: *lastZulassung,
+		// Each agent recalls in a closed loop, ~33/s with 32 agents and
+		// hundreds/s in a sweep's first steps: far beyond one key's rate.
+		RecallRate:   -1,
 		SearchLogOff: searchLogOff,
 		Synchronous:  *lastSynchronous,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -24,7 +24,7 @@ type rememberResult struct {
 }
 
 type recallArgs struct {
-	Query string   `json:"query" jsonschema:"words to search for"`
+	Query string   `json:"query" jsonschema:"words to search for: at most 1 KB and 32 distinct words, function words not counted"`
 	Limit int      `json:"limit,omitempty" jsonschema:"1-50, default 10"`
 	Tags  []string `json:"tags,omitempty" jsonschema:"only entries with all these tags"`
 }

@@ -22,6 +22,10 @@ const (
 	MaxIdempotencyKey = 128
 	// MaxQuery is the limit of a recall query in bytes.
 	MaxQuery = 1024
+	// MaxQueryTerms is the most distinct terms a recall searches for, counted
+	// after analysis (function words dropped, words of one stem counted once).
+	// Each term is a search over every text field, so this bounds a recall's CPU.
+	MaxQueryTerms = 32
 )
 
 var (

@@ -83,7 +83,7 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	}
 	defer release()
 
-	req := bleve.NewSearchRequestOptions(buildQuery(text, q.Tags), limit, 0, false)
+	req := bleve.NewSearchRequestOptions(buildQuery(r.analyzeQuery(text), q.Tags), limit, 0, false)
 	req.Fields = storedFields
 	// Term locations (byte offsets in the content) feed the snippet.
 	req.IncludeLocations = true
@@ -101,15 +101,27 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	return hits, nil
 }
 
-// buildQuery ORs a match query per weighted field; tags become a filter.
-func buildQuery(text string, tags []string) query.Query {
+// buildQuery ORs the query's terms per weighted field; tags become a
+// filter. Each field's part is what bleve's match query builds (a disjunction
+// of term queries, both boosted), but over distinct terms only.
+func buildQuery(terms queryTerms, tags []string) query.Query {
 	dq := bleve.NewDisjunctionQuery()
 	for _, fb := range fieldBoosts {
-		mq := bleve.NewMatchQuery(text)
-		mq.SetField(fb.field)
-		mq.Analyzer = fb.analyzer
-		mq.SetBoost(fb.boost)
-		dq.AddQuery(mq)
+		words := terms[fb.analyzer]
+		if len(words) == 0 {
+			dq.AddQuery(bleve.NewMatchNoneQuery())
+			continue
+		}
+		field := bleve.NewDisjunctionQuery()
+		for _, w := range words {
+			tq := bleve.NewTermQuery(w)
+			tq.SetField(fb.field)
+			tq.SetBoost(fb.boost)
+			field.AddQuery(tq)
+		}
+		field.SetMin(1)
+		field.SetBoost(fb.boost)
+		dq.AddQuery(field)
 	}
 	if len(tags) == 0 {
 		return dq

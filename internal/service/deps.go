@@ -52,6 +52,10 @@ type Store interface {
 	CountWritesSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (int, error)
 	// AppendSearchLog writes search-log rows in as few transactions as possible.
 	AppendSearchLog(ctx context.Context, rows []memory.SearchLogRow) error
+	// PruneSearchLog deletes a project's search-log rows older than before
+	// (zero: none by age) and beyond its keep newest (≤ 0: none by count), in
+	// bounded deletes through the writer, and returns how many it deleted.
+	PruneSearchLog(ctx context.Context, ref memory.ProjectRef, before time.Time, keep int) (int, error)
 }
 
 // Index is what the service needs of search; *search.Registry implements it.
@@ -62,4 +66,7 @@ type Index interface {
 	Queue(ref memory.ProjectRef, slug string) error
 	// Search runs a recall over a project's live entries.
 	Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
+	// QueryTerms counts the distinct terms a recall of text searches for,
+	// after analysis (see memory.MaxQueryTerms).
+	QueryTerms(text string) int
 }

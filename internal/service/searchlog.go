@@ -22,6 +22,7 @@ const (
 type searchLog struct {
 	store Store
 	log   *slog.Logger
+	keep  retention
 
 	// flushing is held from taking the pending rows until they are written,
 	// so Flush also waits for a write the background flusher has begun.
@@ -32,12 +33,15 @@ type searchLog struct {
 	kick     chan struct{}
 	done     chan struct{}
 	stopped  chan struct{}
+	// prune is the retention's bookkeeping (see retention.go).
+	prune pruneState
 }
 
-func newSearchLog(store Store, log *slog.Logger) *searchLog {
+func newSearchLog(store Store, log *slog.Logger, keep retention) *searchLog {
 	l := &searchLog{
 		store:   store,
 		log:     log,
+		keep:    keep,
 		kick:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -77,6 +81,7 @@ func (l *searchLog) run() {
 			return
 		}
 		l.flush()
+		l.maybePrune(time.Now())
 	}
 }
 
@@ -101,7 +106,9 @@ func (l *searchLog) flush() {
 	defer cancel()
 	if err := l.store.AppendSearchLog(ctx, rows); err != nil {
 		l.log.Error("search log write failed", "rows", len(rows), "err", err)
+		return
 	}
+	l.written(rows)
 }
 
 // Flush writes pending rows now; tests and shutdown use it.

@@ -31,7 +31,7 @@ func (s *gatedLogStore) AppendSearchLog(_ context.Context, rows []memory.SearchL
 // nothing pending and returned at once.
 func TestFlushWaitsForInFlightWrite(t *testing.T) {
 	st := &gatedLogStore{started: make(chan struct{}, 1), release: make(chan struct{})}
-	l := newSearchLog(st, slog.New(slog.DiscardHandler))
+	l := newSearchLog(st, slog.New(slog.DiscardHandler), retention{})
 	var once sync.Once
 	releaseWrites := func() { once.Do(func() { close(st.release) }) }
 	defer func() { releaseWrites(); l.Close() }()

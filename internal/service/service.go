@@ -24,6 +24,17 @@ type Options struct {
 	MaxContent int
 	// SearchLogOff stops writing the search log (to measure what it costs).
 	SearchLogOff bool
+	// SearchLogDays keeps search-log rows this many days (0: DefaultSearchLogDays,
+	// negative: no age limit); SearchLogRows keeps this many newest rows per
+	// project (0: DefaultSearchLogRows, negative: no row limit).
+	SearchLogDays, SearchLogRows int
+	// RecallRate is the recalls per second one key may make, with bursts of
+	// RecallBurst (0: DefaultRecallRate and DefaultRecallBurst, negative rate:
+	// no limit); RecallConcurrency is how many of a key's recalls may run at
+	// once (0: DefaultRecallConcurrency, negative: no limit).
+	RecallRate        float64
+	RecallBurst       int
+	RecallConcurrency int
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tests move it.
@@ -35,12 +46,13 @@ type Options struct {
 
 // Service is the one place where Munin's rules live.
 type Service struct {
-	store  Store
-	index  Index
-	opts   Options
-	log    *slog.Logger
-	budget *budget
-	slog   *searchLog
+	store       Store
+	index       Index
+	opts        Options
+	log         *slog.Logger
+	budget      *budget
+	slog        *searchLog
+	recallLimit *recallLimiter
 }
 
 // New builds a Service over a store and an index and starts the search-log flusher.
@@ -59,7 +71,8 @@ func New(store Store, index Index, opts Options) *Service {
 	}
 	s := &Service{store: store, index: index, opts: opts, log: opts.Logger}
 	s.budget = newBudget(store, opts.DefaultWriteBudget, opts.Now)
-	s.slog = newSearchLog(store, opts.Logger)
+	s.slog = newSearchLog(store, opts.Logger, opts.retention())
+	s.recallLimit = opts.recallLimiter()
 	return s
 }
 

@@ -1,0 +1,40 @@
+package search
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// TestQueryTermsCountsWhatIsSearched: repeats (in any case) count once,
+// function words of either language not at all, and the count is what the
+// built query searches: one term query per distinct term and field (bleve's
+// match query would make one per word, repeats included).
+func TestQueryTermsCountsWhatIsSearched(t *testing.T) {
+	r := newTestRegistry(t, newFakeSource(), Options{})
+	for text, want := range map[string]int{
+		"the and of der die das und":        0,
+		"Kafka kafka KAFKA":                 1,
+		"what is the retention of kafka":    2,
+		"kafka retention kafka retention":   2,
+		strings.Repeat("postgres ", 100):    1,
+		"Datenbank Datenbanken replication": 3, // one stem in German, two words in English: the most any analyzer keeps
+	} {
+		terms := r.analyzeQuery(text)
+		if got := terms.count(); got != want {
+			t.Errorf("%q counts %d terms (%v), want %d", text, got, terms, want)
+		}
+		dq := buildQuery(terms, nil).(*query.DisjunctionQuery)
+		for i, part := range dq.Disjuncts {
+			fb := fieldBoosts[i]
+			n := 0
+			if d, ok := part.(*query.DisjunctionQuery); ok {
+				n = len(d.Disjuncts)
+			}
+			if n != len(terms[fb.analyzer]) || n > want {
+				t.Errorf("%q: field %s searches %d terms, want %d", text, fb.field, n, len(terms[fb.analyzer]))
+			}
+		}
+	}
+}
