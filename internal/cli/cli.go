@@ -97,6 +97,8 @@ var envOf = map[string]string{
 	"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
 	"max-inflight": "MUNIN_MAX_INFLIGHT", "session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
 	"search-log-off": "MUNIN_SEARCH_LOG_OFF", "key": "MUNIN_KEY",
+	"max-sessions": "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
+	"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
 }
 
 // applyEnv gives every flag not set on the command line the value of its
