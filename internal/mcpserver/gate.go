@@ -72,6 +72,8 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pass.ticket = t
 		if evicted != "" {
 			g.srv.dropState(evicted)
+			g.srv.log.Debug("mcp session ended: its key opened one more than its limit",
+				"session", shortID(evicted), "agent", key.Agent, "limit", ids.maxPerOwner)
 		}
 	case id == "":
 		writeRPCError(w, http.StatusBadRequest, 0, fmt.Sprintf(
@@ -97,6 +99,17 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(ctx)
 	}
 	g.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), gatePassKey{}, pass)))
+	// A session that ended while mcp-go served a request on it (evicted,
+	// swept, deleted) may have been touched or registered again by mcp-go
+	// after it was cleared — an initialize registers its session only after
+	// the answer went out. Clear it once more so nothing of it outlives the
+	// request.
+	if pass.ticket != nil {
+		id = pass.ticket.id
+	}
+	if id != "" && r.Method != http.MethodDelete && !ids.isLive(id) {
+		g.srv.dropState(id)
+	}
 }
 
 func (g gate) refuseSession(w http.ResponseWriter, err error) {

@@ -113,6 +113,7 @@ var _ server.SessionIdManager = (*sessionIDs)(nil)
 type ticket struct {
 	owner owner
 	used  bool
+	id    string // the session Generate opened on it
 }
 
 // admit reserves a session for who. If who already holds its limit, its
@@ -143,6 +144,7 @@ func (s *sessionIDs) admit(who owner) (t *ticket, evicted string, err error) {
 		s.dropIfEmptyLocked(who, o)
 		return nil, "", errSessionsFull
 	}
+	s.owners[who] = o // the eviction may have dropped an emptied state
 	o.pending++
 	s.pending++
 	return &ticket{owner: who}, evicted, nil
@@ -176,7 +178,7 @@ func (s *sessionIDs) generate(t *ticket) string {
 	if t.used { // one ticket, one session
 		return id
 	}
-	t.used = true
+	t.used, t.id = true, id
 	o := s.owners[t.owner]
 	o.pending--
 	s.pending--
@@ -202,6 +204,14 @@ func (s *sessionIDs) use(id string, who owner) bool {
 	}
 	s.owners[who].lru.MoveToFront(sess.lru)
 	return true
+}
+
+// isLive reports whether id is a live session.
+func (s *sessionIDs) isLive(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.live[id]
+	return ok
 }
 
 // openStream records a GET stream of who on session id; cancel ends it when

@@ -26,6 +26,7 @@ const (
 // sessHarness serves HTTPHandler with chosen Options to raw HTTP requests
 // from two read keys of the same project, A and B.
 type sessHarness struct {
+	env        *servicetest.Env
 	srv        *Server
 	url        string
 	tokA, tokB string
@@ -48,7 +49,7 @@ func newSessHarness(t *testing.T, opts Options) *sessHarness {
 		defer cancel()
 		_ = srv.Close(ctx)
 	})
-	return &sessHarness{srv: srv, url: url + Endpoint, tokA: tokA, tokB: tokB}
+	return &sessHarness{env: env, srv: srv, url: url + Endpoint, tokA: tokA, tokB: tokB}
 }
 
 var rawClient = &http.Client{Timeout: 30 * time.Second}

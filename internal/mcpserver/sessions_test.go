@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"munin/internal/memory"
 )
 
 // refusedAs checks that a is a JSON-RPC error with the status and a message
@@ -232,4 +234,93 @@ func TestStreamsPerKeyLimit(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestSessionLimitsUnderConcurrency: callers of four keys open, use, stream
+// on and delete sessions at once against small limits. The limits hold
+// throughout, no ticket is left over, and mcp-go holds exactly the live
+// sessions (three entries each), nothing of the ended or evicted ones.
+func TestSessionLimitsUnderConcurrency(t *testing.T) {
+	const perKey, total, keys, workers, rounds = 3, 8, 4, 16, 25
+	h := newSessHarness(t, Options{MaxSessions: total, MaxSessionsPerKey: perKey, MaxStreamsPerKey: 1})
+	tokens := []string{h.tokA, h.tokB}
+	for i := len(tokens); i < keys; i++ {
+		tok, _ := h.env.Key(t, "ws", "p", fmt.Sprintf("agent-%d", i), memory.RoleRead)
+		tokens = append(tokens, tok)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var unexpected []string
+	note := func(s string) { mu.Lock(); unexpected = append(unexpected, s); mu.Unlock() }
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok := tokens[w%keys]
+			for r := 0; r < rounds; r++ {
+				a := h.send(t, http.MethodPost, tok, "", initBody)
+				id := a.header.Get("Mcp-Session-Id")
+				switch {
+				case a.code == http.StatusTooManyRequests:
+					continue
+				case a.code != http.StatusOK || id == "":
+					note(fmt.Sprintf("initialize: %d %.100s", a.code, a.body))
+					continue
+				}
+				// Each may find its session evicted by a sibling: 404 is fine.
+				for _, m := range []struct{ method, body string }{{http.MethodPost, listBody}, {http.MethodGet, ""}} {
+					if c := h.send(t, m.method, tok, id, m.body).code; c != http.StatusOK && c != http.StatusNotFound && c != http.StatusTooManyRequests {
+						note(fmt.Sprintf("%s: %d", m.method, c))
+					}
+				}
+				if r%2 == 0 {
+					if c := h.send(t, http.MethodDelete, tok, id, "").code; c != http.StatusOK && c != http.StatusNotFound {
+						note(fmt.Sprintf("DELETE: %d", c))
+					}
+				}
+				live, _, _ := h.srv.ids.size()
+				if live > total {
+					note(fmt.Sprintf("%d live sessions over the limit of %d", live, total))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(unexpected) > 0 {
+		t.Fatalf("%d unexpected answers, e.g. %v", len(unexpected), unexpected[:min(5, len(unexpected))])
+	}
+	// Streams end asynchronously after their client hung up (bounded wait).
+	for i := 0; ; i++ {
+		h.srv.ids.mu.Lock()
+		streams := 0
+		for _, o := range h.srv.ids.owners {
+			streams += o.streams
+			if o.lru.Len() > perKey {
+				t.Errorf("a key holds %d sessions, over its limit of %d", o.lru.Len(), perKey)
+			}
+		}
+		h.srv.ids.mu.Unlock()
+		if streams == 0 {
+			break
+		} else if i == 200 {
+			t.Fatalf("%d streams still counted after every client hung up", streams)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	live, _, pending := h.srv.ids.size()
+	if live > total || pending != 0 || int64(live) != h.srv.OpenSessions() {
+		t.Fatalf("live %d (limit %d), tickets %d, gauge %d", live, total, pending, h.srv.OpenSessions())
+	}
+	// A handler may still be finishing after its client read the answer
+	// (mcp-go registers a session after answering initialize): bounded wait.
+	for i := 0; ; i++ {
+		n := mcpgoSessions(t, h.srv)
+		if n == 3*live {
+			break
+		} else if i == 200 {
+			t.Fatalf("mcp-go holds %d per-session entries for %d live sessions, want %d", n, live, 3*live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("%d live sessions at the end; %+v", live, h.srv.SessionStats())
 }
