@@ -324,3 +324,37 @@ func TestSessionLimitsUnderConcurrency(t *testing.T) {
 	}
 	t.Logf("%d live sessions at the end; %+v", live, h.srv.SessionStats())
 }
+
+// TestModernRequestsIgnoreSessionHeader: protocol 2026-07-28 has no
+// sessions; mcp-go ignores Mcp-Session-Id there and keeps nothing per id, so
+// the gate lets such requests through whatever id they carry.
+func TestModernRequestsIgnoreSessionHeader(t *testing.T) {
+	h := newSessHarness(t, Options{})
+	a := h.open(t, h.tokA)
+	held := mcpgoSessions(t, h.srv)
+	const modern = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}}}`
+	for name, id := range map[string]string{"none": "", "invented": sessionPrefix + randomHex(60<<10), "another key's": a} {
+		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(modern))
+		req.Header.Set("Authorization", "Bearer "+h.tokB)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/list")
+		if id != "" {
+			req.Header.Set("Mcp-Session-Id", id)
+		}
+		resp, err := rawClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"remember"`) || resp.Header.Get("Mcp-Session-Id") != "" {
+			t.Errorf("modern tools/list with %s session id: %d %.200s", name, resp.StatusCode, body)
+		}
+	}
+	if n, m := h.srv.OpenSessions(), mcpgoSessions(t, h.srv); n != 1 || m != held {
+		t.Errorf("after modern requests: %d sessions, %d mcp-go entries; want 1, %d", n, m, held)
+	}
+}
