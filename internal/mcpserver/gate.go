@@ -29,6 +29,9 @@ const (
 type gatePass struct {
 	owner  owner
 	ticket *ticket // set for an initialize only
+	// evicted is the caller's session ended to make room for this one;
+	// orphan an id mcp-go was given with no place left for it.
+	evicted, orphan string
 }
 
 type gatePassKey struct{}
@@ -68,12 +71,9 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.refuseSession(w, err)
 			return
 		}
-		defer ids.release(t)
 		pass.ticket = t
-		if evicted != "" {
-			g.srv.dropState(evicted)
-			g.srv.log.Debug("mcp session ended: its key opened one more than its limit",
-				"session", shortID(evicted), "agent", key.Agent, "limit", ids.maxPerOwner)
+		if evicted != "" { // before the answer, so the client sees it gone
+			g.dropEvicted(evicted, key.Agent)
 		}
 	case id == "":
 		writeRPCError(w, http.StatusBadRequest, 0, fmt.Sprintf(
@@ -98,18 +98,40 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer ids.closeStream(id, pass.owner, n)
 		r = r.WithContext(ctx)
 	}
+	defer g.finish(pass, id, r.Method, key.Agent)
 	g.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), gatePassKey{}, pass)))
-	// A session that ended while mcp-go served a request on it (evicted,
-	// swept, deleted) may have been touched or registered again by mcp-go
-	// after it was cleared — an initialize registers its session only after
-	// the answer went out. Clear it once more so nothing of it outlives the
-	// request.
+}
+
+// finish settles a request mcp-go has served: an unused ticket is given
+// back, and mcp-go forgets every session that is no longer live — the one
+// evicted for this request, an id minted without a place (orphan), and a
+// session that ended while mcp-go served a request on it (evicted, swept,
+// deleted), which mcp-go may have touched or registered again after it was
+// cleared: an initialize registers its session only after the answer went
+// out.
+func (g gate) finish(pass *gatePass, id, method, agent string) {
+	ids := g.srv.ids
 	if pass.ticket != nil {
-		id = pass.ticket.id
+		ids.release(pass.ticket)
 	}
-	if id != "" && r.Method != http.MethodDelete && !ids.isLive(id) {
+	if pass.evicted != "" {
+		g.dropEvicted(pass.evicted, agent)
+	}
+	if pass.orphan != "" {
+		g.srv.dropState(pass.orphan)
+	}
+	if pass.ticket != nil && pass.ticket.id != "" && !ids.isLive(pass.ticket.id) {
+		g.srv.dropState(pass.ticket.id)
+	}
+	if id != "" && method != http.MethodDelete && !ids.isLive(id) {
 		g.srv.dropState(id)
 	}
+}
+
+func (g gate) dropEvicted(id, agent string) {
+	g.srv.dropState(id)
+	g.srv.log.Debug("mcp session ended: its key opened one more than its limit",
+		"session", shortID(id), "agent", agent, "limit", g.srv.ids.maxPerOwner)
 }
 
 func (g gate) refuseSession(w http.ResponseWriter, err error) {

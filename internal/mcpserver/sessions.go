@@ -321,8 +321,21 @@ type boundIDs struct {
 	pass *gatePass
 }
 
-// Generate opens the session the gate admitted.
-func (b boundIDs) Generate() string { return b.ids.generate(b.pass.ticket) }
+// Generate opens the session the gate admitted. An initialize that carries
+// a live Mcp-Session-Id of its caller also opens a new session (mcp-go
+// ignores the header there); its place is taken here, and if there is none
+// the id is not recorded and the gate makes mcp-go forget it.
+func (b boundIDs) Generate() string {
+	if b.pass.ticket == nil {
+		t, evicted, err := b.ids.admit(b.pass.owner)
+		if err != nil {
+			b.pass.orphan = b.ids.generate(nil)
+			return b.pass.orphan
+		}
+		b.pass.ticket, b.pass.evicted = t, evicted
+	}
+	return b.ids.generate(b.pass.ticket)
+}
 
 // Validate is sessionIDs.Validate, with another caller's id as unknown.
 func (b boundIDs) Validate(id string) (isTerminated bool, err error) {

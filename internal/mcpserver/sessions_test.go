@@ -358,3 +358,41 @@ func TestModernRequestsIgnoreSessionHeader(t *testing.T) {
 		t.Errorf("after modern requests: %d sessions, %d mcp-go entries; want 1, %d", n, m, held)
 	}
 }
+
+// TestInitializeWithSessionHeader: an initialize carrying its caller's live
+// session id opens a new session under the same limits (mcp-go ignores the
+// header there); at the server's limit the id it is given is not kept, and
+// mcp-go forgets it. Another key's id is 404, as everywhere.
+func TestInitializeWithSessionHeader(t *testing.T) {
+	h := newSessHarness(t, Options{MaxSessions: 2})
+	s1 := h.open(t, h.tokA)
+	refusedAs(t, "B's initialize with A's id", h.send(t, http.MethodPost, h.tokB, s1, initBody), http.StatusNotFound, "not_found")
+
+	a := h.send(t, http.MethodPost, h.tokA, s1, initBody)
+	s2 := a.header.Get("Mcp-Session-Id")
+	if a.code != http.StatusOK || s2 == "" || s2 == s1 {
+		t.Fatalf("initialize with A's own id: %d %q", a.code, s2)
+	}
+	for _, id := range []string{s1, s2} {
+		if a := h.send(t, http.MethodPost, h.tokA, id, listBody); a.code != http.StatusOK {
+			t.Fatalf("session after re-initialize: %d %s", a.code, a.body)
+		}
+	}
+	// The server is full now: the id minted for a third is not kept.
+	// (mcp-go has already decided to answer 200 when it asks for the id.)
+	a = h.send(t, http.MethodPost, h.tokA, s1, initBody)
+	orphan := a.header.Get("Mcp-Session-Id")
+	if a.code != http.StatusOK || orphan == "" {
+		t.Fatalf("initialize with a header at the limit: %d %q %s", a.code, orphan, a.body)
+	}
+	refusedAs(t, "an id minted past the limit", h.send(t, http.MethodPost, h.tokA, orphan, listBody), http.StatusNotFound, "not_found")
+	if n := h.srv.OpenSessions(); n != 2 {
+		t.Fatalf("open sessions %d, want 2", n)
+	}
+	for i := 0; mcpgoSessions(t, h.srv) != 3*2; i++ { // finish runs after the answer: bounded wait
+		if i == 200 {
+			t.Fatalf("mcp-go holds %d per-session entries for 2 live sessions", mcpgoSessions(t, h.srv))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
