@@ -102,7 +102,8 @@ func New(svc *service.Service, opts Options) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger, checks))
 	// mcp-go ends a session's id through the manager on DELETE and on idle
-	// expiry (not when a GET stream closes: the session lives on).
+	// expiry (not when a GET stream closes: the session lives on); the gate
+	// ends one when its key opens one more than its limit.
 	s := &Server{svc: svc, log: opts.Logger, idleTTL: opts.SessionIdleTTL,
 		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey)}
 	serverOpts := []server.ServerOption{
