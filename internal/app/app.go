@@ -53,6 +53,10 @@ type Config struct {
 	MaxInFlight int
 	// SessionIdleTTL ends MCP sessions unused for this long (0: the default).
 	SessionIdleTTL time.Duration
+	// MaxSessions, MaxSessionsPerKey and MaxStreamsPerKey bound live MCP
+	// sessions in total and per key, and open GET streams per key (0: the
+	// defaults in mcpserver).
+	MaxSessions, MaxSessionsPerKey, MaxStreamsPerKey int
 	// Exclusive claims the data directory for this process (store.LockDir):
 	// serving and importing need it, read-only commands do not.
 	Exclusive bool
@@ -74,6 +78,12 @@ func (c Config) check() error {
 		return fmt.Errorf("max content %d bytes does not fit the %d-byte request body limit; at most %d", c.MaxContent, httpserver.DefaultMaxBodyBytes, maxContentLimit)
 	case c.SessionIdleTTL < 0:
 		return fmt.Errorf("session idle TTL must not be negative, got %s", c.SessionIdleTTL)
+	case c.MaxSessions < 0:
+		return fmt.Errorf("max sessions must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxSessions, c.MaxSessions)
+	case c.MaxSessionsPerKey < 0:
+		return fmt.Errorf("max sessions per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxSessionsPerKey, c.MaxSessionsPerKey)
+	case c.MaxStreamsPerKey < 0:
+		return fmt.Errorf("max streams per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxStreamsPerKey, c.MaxStreamsPerKey)
 	}
 	return c.checkRecallLimits()
 }
@@ -153,9 +163,11 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
 	}
-	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m})
+	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m,
+		MaxSessions: cfg.MaxSessions, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxStreamsPerKey: cfg.MaxStreamsPerKey})
 	m.GaugeFunc("munin_writer_queue_depth", "Writes waiting for their workspace's writer.", func() float64 { return float64(st.Stats().Queued) })
 	m.GaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(mcp.OpenSessions()) })
+	registerSessionCounters(m, mcp)
 	return &App{
 		cfg:     cfg,
 		log:     cfg.Logger,

@@ -54,6 +54,7 @@ func TestEnvValuesAreParsedOrRefused(t *testing.T) {
 		"MUNIN_WRITE_BUDGET":     "2k",
 		"MUNIN_SESSION_IDLE_TTL": "45",
 		"MUNIN_MAX_INFLIGHT":     "abc",
+		"MUNIN_MAX_SESSIONS":     "many",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -87,6 +88,9 @@ func TestSettingsThatCannotWorkAreRefused(t *testing.T) {
 		{"--max-content", "-1"},
 		{"--max-content", "4000000"}, // larger than the 1 MiB request body cap
 		{"--allowed-origins", "ftp://x.example"},
+		{"--max-sessions", "-1"},
+		{"--max-sessions-per-key", "-64"},
+		{"--max-streams-per-key", "-8"},
 	} {
 		err := refused(t, append([]string{"serve", "--data", filepath.Join(t.TempDir(), "d"), "--addr", "127.0.0.1:0"}, args...)...)
 		if err == nil {

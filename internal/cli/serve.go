@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"munin/internal/app"
+	"munin/internal/mcpserver"
 	"munin/internal/memory"
 	"munin/internal/service"
 	"munin/internal/store"
@@ -29,6 +30,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "largest entry content in bytes (env MUNIN_MAX_CONTENT)")
 	fs.IntVar(&cfg.MaxInFlight, "max-inflight", 64, "requests served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT; -1: no limit)")
 	fs.DurationVar(&cfg.SessionIdleTTL, "session-idle-ttl", 30*time.Minute, "end MCP sessions unused for this long (env MUNIN_SESSION_IDLE_TTL)")
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "live MCP sessions in total; past it initialize gets 429 (env MUNIN_MAX_SESSIONS)")
+	fs.IntVar(&cfg.MaxSessionsPerKey, "max-sessions-per-key", mcpserver.DefaultMaxSessionsPerKey, "live MCP sessions per key; one more ends the key's least recently used (env MUNIN_MAX_SESSIONS_PER_KEY)")
+	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", mcpserver.DefaultMaxStreamsPerKey, "open GET /mcp streams per key; the excess gets 429 (env MUNIN_MAX_STREAMS_PER_KEY)")
 	fs.BoolVar(&cfg.SearchLogOff, "search-log-off", false, "do not write the search log (env MUNIN_SEARCH_LOG_OFF)")
 	fs.IntVar(&cfg.SearchLogDays, "search-log-days", service.DefaultSearchLogDays, "keep search-log rows this many days (env MUNIN_SEARCH_LOG_DAYS; -1: forever)")
 	fs.IntVar(&cfg.SearchLogRows, "search-log-rows", service.DefaultSearchLogRows, "keep this many newest search-log rows per project (env MUNIN_SEARCH_LOG_ROWS; -1: no limit)")

@@ -40,6 +40,15 @@ type Options struct {
 	// SessionIdleTTL ends sessions unused for this long (default
 	// DefaultSessionIdleTTL); abandoned sessions must not keep their memory.
 	SessionIdleTTL time.Duration
+	// MaxSessions bounds the live sessions of the server (default
+	// DefaultMaxSessions); past it initialize is refused with 429.
+	MaxSessions int
+	// MaxSessionsPerKey bounds the live sessions of one key (default
+	// DefaultMaxSessionsPerKey); one more ends the key's least recently used.
+	MaxSessionsPerKey int
+	// MaxStreamsPerKey bounds the open GET streams of one key (default
+	// DefaultMaxStreamsPerKey); the excess is refused with 429.
+	MaxStreamsPerKey int
 	// Metrics, when set, counts tool calls by outcome and their latency.
 	Metrics *metrics.Metrics
 }
@@ -52,6 +61,8 @@ type Server struct {
 	http *server.StreamableHTTPServer
 	ids  *sessionIDs
 	log  *slog.Logger
+	// idleTTL is named in the answer to a refused session.
+	idleTTL time.Duration
 }
 
 // New builds the MCP server named "munin" with the six tools, panic recovery
@@ -65,6 +76,15 @@ func New(svc *service.Service, opts Options) *Server {
 	}
 	if opts.SessionIdleTTL <= 0 {
 		opts.SessionIdleTTL = DefaultSessionIdleTTL
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxSessionsPerKey <= 0 {
+		opts.MaxSessionsPerKey = DefaultMaxSessionsPerKey
+	}
+	if opts.MaxStreamsPerKey <= 0 {
+		opts.MaxStreamsPerKey = DefaultMaxStreamsPerKey
 	}
 	h := handlers{svc: svc}
 	impls := map[string]toolImpl{
@@ -82,8 +102,10 @@ func New(svc *service.Service, opts Options) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger, checks))
 	// mcp-go ends a session's id through the manager on DELETE and on idle
-	// expiry (not when a GET stream closes: the session lives on).
-	s := &Server{svc: svc, ids: &sessionIDs{}, log: opts.Logger}
+	// expiry (not when a GET stream closes: the session lives on); the gate
+	// ends one when its key opens one more than its limit.
+	s := &Server{svc: svc, log: opts.Logger, idleTTL: opts.SessionIdleTTL,
+		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey)}
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
@@ -113,8 +135,10 @@ func New(svc *service.Service, opts Options) *Server {
 		// a reverse proxy on the same host that keeps the public Host header.
 		// Browser Origins are checked by the HTTP server's middleware.
 		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(s.log),
-		server.WithSessionIdManager(s.ids),
+		server.WithStreamableHTTPLogger(slog.New(redactSessionIDs(s.log.Handler()))),
+		// A resolver rather than WithSessionIdManager: mcp-go asks it per
+		// request, so the manager knows whose request opens or uses an id.
+		server.WithSessionIdManagerResolver(sessionResolver{s.ids}),
 		server.WithSessionIdleTTL(opts.SessionIdleTTL),
 	)
 	return s
@@ -122,8 +146,9 @@ func New(svc *service.Service, opts Options) *Server {
 
 // HTTPHandler is the Streamable HTTP handler for /mcp. It must sit behind the
 // auth middleware, which authenticates the bearer token and stores the key in
-// the request context with service.WithKey.
-func (s *Server) HTTPHandler() http.Handler { return s.http }
+// the request context with service.WithKey. A session id works only with
+// the key that opened the session (see gate).
+func (s *Server) HTTPHandler() http.Handler { return gate{srv: s, next: s.http} }
 
 // carryKey copies the authenticated key from the HTTP request into the
 // context the tool handlers run in. mcp-go already derives that context from

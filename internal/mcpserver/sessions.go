@@ -1,58 +1,310 @@
 package mcpserver
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"munin/internal/memory"
 )
 
-// DefaultSessionIdleTTL is how long an MCP session may stay unused before the
-// server forgets it; the client then gets 404 and opens a new session, as
-// the MCP specification describes.
-const DefaultSessionIdleTTL = 30 * time.Minute
+// Session limits, used when the Options field of the same name is zero.
+const (
+	// DefaultSessionIdleTTL is how long an MCP session may stay unused before
+	// the server forgets it; the client then gets 404 and opens a new
+	// session, as the MCP specification describes.
+	DefaultSessionIdleTTL = 30 * time.Minute
+	// DefaultMaxSessions bounds the live sessions of the whole server
+	// (about 10 KB each). Past it a new session is refused with 429.
+	DefaultMaxSessions = 10_000
+	// DefaultMaxSessionsPerKey bounds the live sessions of one key. A key
+	// opening one more ends its own least recently used session, so a
+	// client that restarts without DELETE keeps working and a runaway one
+	// only harms itself.
+	DefaultMaxSessionsPerKey = 64
+	// DefaultMaxStreamsPerKey bounds the open GET (SSE) streams of one key;
+	// the excess is refused with 429.
+	DefaultMaxStreamsPerKey = 8
+)
 
-const sessionPrefix = "mcp-session-"
+const (
+	sessionPrefix = "mcp-session-"
+	// sessionIDLen is the length of every id Generate issues; any other
+	// length cannot be one of ours.
+	sessionIDLen = len(sessionPrefix) + 32
+)
 
-// sessionIDs issues and checks session ids. Unlike mcp-go's default manager,
-// it keeps no record of ended sessions: a well-formed id it does not know is
-// reported as terminated (404, "start a new session"), so 10,000 sessions
-// opened and abandoned leave nothing behind once they expire.
+// owner is the caller a session belongs to. Today a caller is one key, so
+// it is that key's id; a caller holding several keys would be the sorted
+// set of their ids, still one comparable value.
+type owner string
+
+func ownerOf(key memory.Key) owner { return owner(strconv.FormatInt(key.ID, 10)) }
+
+// session is one live MCP session.
+type session struct {
+	id      string
+	owner   owner
+	lru     *list.Element // in its owner's list; the front is the most recently used
+	streams map[uint64]context.CancelFunc
+}
+
+// ownerState is what one caller holds.
+type ownerState struct {
+	lru     list.List // of *session
+	pending int       // initializes admitted but not yet given an id
+	streams int       // open GET streams
+}
+
+func (o *ownerState) empty() bool { return o.lru.Len() == 0 && o.pending == 0 && o.streams == 0 }
+
+// Reasons a session or stream is refused.
+var (
+	errUnknownSession = errors.New("unknown session")
+	errSessionsFull   = errors.New("server session limit reached")
+	errOpeningTooMany = errors.New("key opens too many sessions at once")
+	errStreamsFull    = errors.New("key stream limit reached")
+)
+
+// sessionIDs issues session ids and is the one record of which sessions are
+// live and whose they are. mcp-go calls it through sessionResolver; the
+// HTTP gate (gate.go) checks every id against it before mcp-go sees the
+// request, so mcp-go never keeps state for an id Munin did not issue.
+// Unlike mcp-go's default manager it keeps nothing of ended sessions: a
+// well-formed id it does not know is reported as terminated (404, "start a
+// new session").
 type sessionIDs struct {
-	live sync.Map // id → struct{}
-	open atomic.Int64
+	maxTotal, maxPerOwner, maxStreams int
+
+	mu         sync.Mutex
+	live       map[string]*session
+	owners     map[owner]*ownerState
+	pending    int
+	nextStream uint64
+
+	open atomic.Int64 // len(live), readable without the lock
+
+	// Counters for the metrics.
+	unknown, evicted, refusedFull, refusedStreams atomic.Int64
+}
+
+func newSessionIDs(maxTotal, maxPerOwner, maxStreams int) *sessionIDs {
+	return &sessionIDs{
+		maxTotal: maxTotal, maxPerOwner: maxPerOwner, maxStreams: maxStreams,
+		live: make(map[string]*session), owners: make(map[owner]*ownerState),
+	}
 }
 
 var _ server.SessionIdManager = (*sessionIDs)(nil)
 
-func (s *sessionIDs) Generate() string {
+// ticket is a place for one new session, taken by admit before mcp-go
+// handles an initialize and turned into a live session by Generate.
+type ticket struct {
+	owner owner
+	used  bool
+	id    string // the session Generate opened on it
+}
+
+// admit reserves a session for who. If who already holds its limit, its
+// least recently used session is ended and its id returned as evicted (the
+// caller must drop mcp-go's state for it). The ticket must be released
+// after the request, whether Generate used it or not.
+func (s *sessionIDs) admit(who owner) (t *ticket, evicted string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.owners[who]
+	if o == nil {
+		o = &ownerState{}
+		s.owners[who] = o
+	}
+	switch {
+	case o.lru.Len()+o.pending >= s.maxPerOwner:
+		if o.lru.Len() == 0 {
+			s.refusedFull.Add(1)
+			s.dropIfEmptyLocked(who, o)
+			return nil, "", errOpeningTooMany
+		}
+		old := o.lru.Back().Value.(*session)
+		s.endLocked(old)
+		s.evicted.Add(1)
+		evicted = old.id
+	case len(s.live)+s.pending >= s.maxTotal:
+		s.refusedFull.Add(1)
+		s.dropIfEmptyLocked(who, o)
+		return nil, "", errSessionsFull
+	}
+	s.owners[who] = o // the eviction may have dropped an emptied state
+	o.pending++
+	s.pending++
+	return &ticket{owner: who}, evicted, nil
+}
+
+// release gives back a ticket Generate did not use.
+func (s *sessionIDs) release(t *ticket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.used {
+		return
+	}
+	t.used = true
+	o := s.owners[t.owner]
+	o.pending--
+	s.pending--
+	s.dropIfEmptyLocked(t.owner, o)
+}
+
+// generate issues a new id on ticket t; without a ticket (a path the gate
+// does not know of) the id is not recorded, so every later use of it is 404.
+func (s *sessionIDs) generate(t *ticket) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	id := sessionPrefix + hex.EncodeToString(b[:])
-	s.live.Store(id, struct{}{})
+	if t == nil {
+		return id
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.used { // one ticket, one session
+		return id
+	}
+	t.used, t.id = true, id
+	o := s.owners[t.owner]
+	o.pending--
+	s.pending--
+	sess := &session{id: id, owner: t.owner}
+	sess.lru = o.lru.PushFront(sess)
+	s.live[id] = sess
 	s.open.Add(1)
 	return id
 }
 
+// use reports whether id is live and belongs to who, and marks it used.
+func (s *sessionIDs) use(id string, who owner) bool {
+	if len(id) != sessionIDLen {
+		s.unknown.Add(1)
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.live[id]
+	if !ok || sess.owner != who {
+		s.unknown.Add(1)
+		return false
+	}
+	s.owners[who].lru.MoveToFront(sess.lru)
+	return true
+}
+
+// isLive reports whether id is a live session.
+func (s *sessionIDs) isLive(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.live[id]
+	return ok
+}
+
+// openStream records a GET stream of who on session id; cancel ends it when
+// the session ends. closeStream must follow with the returned number.
+func (s *sessionIDs) openStream(id string, who owner, cancel context.CancelFunc) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.live[id]
+	if !ok || sess.owner != who {
+		s.unknown.Add(1)
+		return 0, errUnknownSession
+	}
+	o := s.owners[who]
+	if o.streams >= s.maxStreams {
+		s.refusedStreams.Add(1)
+		return 0, errStreamsFull
+	}
+	o.streams++
+	s.nextStream++
+	if sess.streams == nil {
+		sess.streams = make(map[uint64]context.CancelFunc)
+	}
+	sess.streams[s.nextStream] = cancel
+	return s.nextStream, nil
+}
+
+func (s *sessionIDs) closeStream(id string, who owner, n uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess, ok := s.live[id]; ok {
+		delete(sess.streams, n)
+	}
+	o := s.owners[who]
+	o.streams--
+	s.dropIfEmptyLocked(who, o)
+}
+
+// endLocked forgets a live session and ends its streams.
+func (s *sessionIDs) endLocked(sess *session) {
+	delete(s.live, sess.id)
+	s.open.Add(-1)
+	o := s.owners[sess.owner]
+	o.lru.Remove(sess.lru)
+	for _, cancel := range sess.streams {
+		cancel()
+	}
+	sess.streams = nil
+	s.dropIfEmptyLocked(sess.owner, o)
+}
+
+func (s *sessionIDs) dropIfEmptyLocked(who owner, o *ownerState) {
+	if o.empty() {
+		delete(s.owners, who)
+	}
+}
+
+// size reports what the manager holds: live sessions, callers with state,
+// and tickets not yet used (for tests: nothing may grow on refused ids).
+func (s *sessionIDs) size() (live, owners, pending int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live), len(s.owners), s.pending
+}
+
+// Generate, Validate and Terminate serve mcp-go where a request is not at
+// hand (the idle sweeper, shutdown); requests get a boundIDs.
+
+// Generate issues an id that is never live: sessions are opened only on a
+// ticket, through boundIDs.
+func (s *sessionIDs) Generate() string { return s.generate(nil) }
+
+// Validate reports a live id as valid, a well-formed unknown one as
+// terminated (ended, expired or from before a restart), anything else as
+// malformed.
 func (s *sessionIDs) Validate(id string) (isTerminated bool, err error) {
-	if _, ok := s.live.Load(id); ok {
+	s.mu.Lock()
+	_, ok := s.live[id]
+	s.mu.Unlock()
+	if ok {
 		return false, nil
 	}
 	if rest, ok := strings.CutPrefix(id, sessionPrefix); ok && len(rest) == 32 && isHex(rest) {
-		return true, nil // ended, expired or from before a restart
+		return true, nil
 	}
 	return false, fmt.Errorf("malformed session id")
 }
 
+// Terminate ends a session (DELETE, idle expiry, shutdown).
 func (s *sessionIDs) Terminate(id string) (isNotAllowed bool, err error) {
-	if _, loaded := s.live.LoadAndDelete(id); loaded {
-		s.open.Add(-1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess, ok := s.live[id]; ok {
+		s.endLocked(sess)
 	}
 	return false, nil
 }
@@ -60,6 +312,90 @@ func (s *sessionIDs) Terminate(id string) (isNotAllowed bool, err error) {
 func isHex(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil
+}
+
+// boundIDs is the manager as one request sees it: ids belong to its caller,
+// and a new session is opened only on the ticket the gate took for it.
+type boundIDs struct {
+	ids  *sessionIDs
+	pass *gatePass
+}
+
+// Generate opens the session the gate admitted. An initialize that carries
+// a live Mcp-Session-Id of its caller also opens a new session (mcp-go
+// ignores the header there); its place is taken here, and if there is none
+// the id is not recorded and the gate makes mcp-go forget it.
+func (b boundIDs) Generate() string {
+	if b.pass.ticket == nil {
+		t, evicted, err := b.ids.admit(b.pass.owner)
+		if err != nil {
+			b.pass.orphan = b.ids.generate(nil)
+			return b.pass.orphan
+		}
+		b.pass.ticket, b.pass.evicted = t, evicted
+	}
+	return b.ids.generate(b.pass.ticket)
+}
+
+// Validate is sessionIDs.Validate, with another caller's id as unknown.
+func (b boundIDs) Validate(id string) (isTerminated bool, err error) {
+	if !b.owns(id) {
+		return b.ids.Validate("") // malformed: 404
+	}
+	return b.ids.Validate(id)
+}
+
+// Terminate ends the caller's own session only.
+func (b boundIDs) Terminate(id string) (isNotAllowed bool, err error) {
+	if !b.owns(id) {
+		return true, nil
+	}
+	return b.ids.Terminate(id)
+}
+
+func (b boundIDs) owns(id string) bool {
+	b.ids.mu.Lock()
+	defer b.ids.mu.Unlock()
+	sess, ok := b.ids.live[id]
+	return !ok || sess.owner == b.pass.owner // an unknown id is nobody's: Validate says so
+}
+
+// sessionResolver hands mcp-go a boundIDs for a request that came through
+// the gate, and the bare manager otherwise (the sweeper passes nil).
+type sessionResolver struct{ ids *sessionIDs }
+
+// ResolveSessionIdManager implements server.SessionIdManagerResolver.
+func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
+	if req != nil {
+		if pass, ok := req.Context().Value(gatePassKey{}).(*gatePass); ok {
+			return boundIDs{ids: r.ids, pass: pass}
+		}
+	}
+	return r.ids
+}
+
+// SessionStats counts what the session limits did since the start.
+type SessionStats struct {
+	// Unknown counts requests refused with 404 for an id that is not a live
+	// session of the caller.
+	Unknown int64
+	// Evicted counts sessions ended because their key opened one more than
+	// its limit.
+	Evicted int64
+	// RefusedFull counts new sessions refused with 429 at the server's limit.
+	RefusedFull int64
+	// RefusedStreams counts GET streams refused with 429 at a key's limit.
+	RefusedStreams int64
+}
+
+// SessionStats reports the session counters for the metrics.
+func (s *Server) SessionStats() SessionStats {
+	return SessionStats{
+		Unknown:        s.ids.unknown.Load(),
+		Evicted:        s.ids.evicted.Load(),
+		RefusedFull:    s.ids.refusedFull.Load(),
+		RefusedStreams: s.ids.refusedStreams.Load(),
+	}
 }
 
 // OpenSessions is the number of MCP sessions the server currently keeps.
