@@ -104,7 +104,7 @@ var envOf = map[string]string{
 	"search-log-days": "MUNIN_SEARCH_LOG_DAYS", "search-log-rows": "MUNIN_SEARCH_LOG_ROWS",
 	"recall-rate": "MUNIN_RECALL_RATE", "recall-burst": "MUNIN_RECALL_BURST",
 	"recall-concurrency": "MUNIN_RECALL_CONCURRENCY",
-	"max-sessions": "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
+	"max-sessions":       "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
 	"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
 }
 
