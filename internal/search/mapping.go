@@ -1,8 +1,6 @@
 package search
 
 import (
-	"time"
-
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -14,18 +12,18 @@ import (
 // because entries mix English and German and a query has no language tag:
 // the English field (porter stemmer) makes "indexing" find "index", the German
 // field (normalization + snowball stemmer) makes "Datenbanken" find "Datenbank".
-// Only the English variant is stored, so the text is kept in memory once.
+// The index stores no text and keeps no term vectors: a hit is read from the
+// database, its snippet marks found by analyzing the content again (hits.go).
 const (
-	fieldTitle     = "title"      // en analyzed, stored (returned in hits)
+	fieldTitle     = "title"      // en analyzed
 	fieldTitleDE   = "title_de"   // de analyzed
-	fieldContent   = "content"    // en analyzed, stored (snippets), term vectors
-	fieldContentDE = "content_de" // de analyzed, term vectors (snippet offsets)
-	fieldTags      = "tags"       // keyword: exact, case-sensitive filter; stored
+	fieldContent   = "content"    // en analyzed
+	fieldContentDE = "content_de" // de analyzed
+	fieldTags      = "tags"       // keyword: exact, case-sensitive filter
 	fieldTagsText  = "tags_text"  // en analyzed, so a query word can score on a tag
 	fieldTagsDE    = "tags_de"    // de analyzed
 	fieldSlug      = "slug"       // en analyzed: "db-choice" is found by "choice"
-	fieldVersion   = "version"    // stored only
-	fieldUpdated   = "updated_at" // stored only, RFC 3339 with nanoseconds
+	fieldVersion   = "version"    // stored only: which version a hit reads
 )
 
 // newMapping returns the static mapping shared by all project indexes. It is
@@ -37,11 +35,8 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		return nil, err
 	}
 
-	text := func(name, analyzer string, store, vectors bool) *mapping.FieldMapping {
-		return &mapping.FieldMapping{
-			Name: name, Type: "text", Analyzer: analyzer,
-			Index: true, Store: store, IncludeTermVectors: vectors,
-		}
+	text := func(name, analyzer string) *mapping.FieldMapping {
+		return &mapping.FieldMapping{Name: name, Type: "text", Analyzer: analyzer, Index: true}
 	}
 	stored := func(name, typ string) *mapping.FieldMapping {
 		return &mapping.FieldMapping{Name: name, Type: typ, Store: true}
@@ -49,12 +44,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 
 	doc := bleve.NewDocumentStaticMapping()
 	prop := doc.AddFieldMappingsAt
-	prop("title", text(fieldTitle, analyzerEN, true, false), text(fieldTitleDE, analyzerDE, false, false))
-	prop("content", text(fieldContent, analyzerEN, true, true), text(fieldContentDE, analyzerDE, false, true))
-	prop("tags", text(fieldTags, keyword.Name, true, false), text(fieldTagsText, analyzerEN, false, false), text(fieldTagsDE, analyzerDE, false, false))
-	prop("slug", text(fieldSlug, analyzerEN, false, false))
+	prop("title", text(fieldTitle, analyzerEN), text(fieldTitleDE, analyzerDE))
+	prop("content", text(fieldContent, analyzerEN), text(fieldContentDE, analyzerDE))
+	prop("tags", text(fieldTags, keyword.Name), text(fieldTagsText, analyzerEN), text(fieldTagsDE, analyzerDE))
+	prop("slug", text(fieldSlug, analyzerEN))
 	prop("version", stored(fieldVersion, "number"))
-	prop("updated_at", stored(fieldUpdated, "text"))
 
 	im.DefaultMapping = doc
 	im.DefaultAnalyzer = analyzerEN
@@ -75,11 +69,10 @@ func docFor(v memory.Version) map[string]any {
 		tags[i] = t
 	}
 	return map[string]any{
-		"title":      v.Title,
-		"content":    v.Content,
-		"tags":       tags,
-		"slug":       v.Slug,
-		"version":    float64(v.Version),
-		"updated_at": v.CreatedAt.UTC().Format(time.RFC3339Nano),
+		"title":   v.Title,
+		"content": v.Content,
+		"tags":    tags,
+		"slug":    v.Slug,
+		"version": float64(v.Version),
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"munin/internal/memory"
@@ -38,8 +36,9 @@ var fieldBoosts = []struct {
 	{fieldContent, analyzerEN, 1}, {fieldContentDE, analyzerDE, 1},
 }
 
-// storedFields are loaded for every hit, so a search never reads the database.
-var storedFields = []string{fieldTitle, fieldContent, fieldTags, fieldVersion, fieldUpdated}
+// storedFields are loaded for every hit; the rest of a hit is read from the
+// database (see hits.go).
+var storedFields = []string{fieldVersion}
 
 // Search runs a recall over a project's live entries, best first.
 //
@@ -73,11 +72,9 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	if err != nil {
 		return nil, err
 	}
-	// Read-your-writes: writes queued before this search are applied first.
-	if err := p.settle(ctx); err != nil {
-		return nil, err
-	}
-	idx, release, err := p.searchIndex(ctx)
+	// Read-your-writes: writes queued before this search are applied first,
+	// or the search answers unavailable (Options.IndexWait).
+	idx, release, err := p.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +82,6 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 
 	req := bleve.NewSearchRequestOptions(buildQuery(text, q.Tags), limit, 0, false)
 	req.Fields = storedFields
-	// Term locations (byte offsets in the content) feed the snippet.
-	req.IncludeLocations = true
 	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
@@ -94,11 +89,7 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 		}
 		return nil, memory.Internal(fmt.Errorf("search %s: %w", ref, err))
 	}
-	hits := make([]memory.Hit, 0, len(res.Hits))
-	for _, dm := range res.Hits {
-		hits = append(hits, hitFrom(dm))
-	}
-	return hits, nil
+	return r.hitsFrom(ctx, ref, text, res.Hits)
 }
 
 // buildQuery ORs a match query per weighted field; tags become a filter.
@@ -124,38 +115,4 @@ func buildQuery(text string, tags []string) query.Query {
 	bq.AddMust(dq)
 	bq.AddFilter(filter)
 	return bq
-}
-
-// hitFrom reads a hit from the stored fields.
-func hitFrom(dm *search.DocumentMatch) memory.Hit {
-	h := memory.Hit{Slug: dm.ID, Score: dm.Score, Tags: []string{}}
-	h.Title, _ = dm.Fields[fieldTitle].(string)
-	if v, ok := dm.Fields[fieldVersion].(float64); ok {
-		h.Version = int(v)
-	}
-	if s, ok := dm.Fields[fieldUpdated].(string); ok {
-		h.UpdatedAt, _ = time.Parse(time.RFC3339Nano, s)
-	}
-	// A single value comes back as a string, several as a slice.
-	switch t := dm.Fields[fieldTags].(type) {
-	case string:
-		h.Tags = append(h.Tags, t)
-	case []any:
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				h.Tags = append(h.Tags, s)
-			}
-		}
-	}
-	content, _ := dm.Fields[fieldContent].(string)
-	var spans []span
-	for _, field := range []string{fieldContent, fieldContentDE} {
-		for _, locs := range dm.Locations[field] {
-			for _, l := range locs {
-				spans = append(spans, span{int(l.Start), int(l.End)})
-			}
-		}
-	}
-	h.Snippet = snippet(content, spans)
-	return h
 }

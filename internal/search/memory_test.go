@@ -1,0 +1,206 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+
+	"munin/internal/memory"
+)
+
+// Memory of the in-memory index per byte of text. The README states these
+// numbers; rerun with
+//
+//	go test ./internal/search/ -run '^$' -bench IndexMemory -benchtime 1x -count 3
+//
+// heap-B/text-B is the live heap after GC that the built index adds, per
+// byte of indexed content; build-ms/MB the build time per MB of content.
+
+// memCorpus is a corpus of entries for the memory benchmark.
+type memCorpus struct {
+	name    string
+	entries int
+	gen     func(rng *rand.Rand) string
+}
+
+var memCorpora = []memCorpus{
+	// The attack: 64 KB of random words, nearly every word unique.
+	{"random64k", 32, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }},
+	// Team notes: ~2 KB of prose over a Zipf-distributed vocabulary.
+	{"prose2k", 1024, func(rng *rand.Rand) string { return prose(rng, 2<<10) }},
+}
+
+// randomWords returns n bytes of random lower-case words of 3 to 10 letters.
+func randomWords(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		for range 3 + rng.IntN(8) {
+			b.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()[:n]
+}
+
+// proseVocab is a vocabulary of 20,000 words: the bench words first (the most
+// frequent), then made-up words of syllables, so frequencies follow Zipf's
+// law as in real text, in English and German.
+var proseVocab = func() []string {
+	rng := rand.New(rand.NewPCG(7, 7))
+	syl := strings.Fields("ka te ri on da ber ung en sch ver ion al in pro ma lo ti ne re st ge an")
+	seen := map[string]bool{}
+	out := append([]string(nil), benchWords...)
+	for len(out) < 20_000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(4) {
+			b.WriteString(syl[rng.IntN(len(syl))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}()
+
+// prose returns about n bytes of sentences over proseVocab.
+func prose(rng *rand.Rand, n int) string {
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(proseVocab)-1))
+	var b strings.Builder
+	for b.Len() < n {
+		words := 6 + rng.IntN(14)
+		for i := range words {
+			w := proseVocab[zipf.Uint64()]
+			if i == 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			b.WriteString(w)
+			if i < words-1 {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(". ")
+		if rng.IntN(5) == 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
+}
+
+// liveHeap is the live heap after two GCs.
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// indexMemory builds a project index over c and returns the live heap it
+// adds and the bytes of content it indexed, and how long the build took.
+func indexMemory(tb testing.TB, c memCorpus, opts Options) (heap, text uint64, build time.Duration) {
+	src := newFakeSource()
+	rng := rand.New(rand.NewPCG(1, uint64(len(c.name))))
+	for i := range c.entries {
+		content := c.gen(rng)
+		text += uint64(len(content))
+		src.put(projA, fmt.Sprintf("notes/entry-%05d", i), fmt.Sprintf("Entry %d", i), content, "tag")
+	}
+	before := liveHeap()
+	r := NewRegistry(src, opts)
+	defer r.Close()
+	start := time.Now()
+	if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "entry"}); err != nil {
+		tb.Fatal(err)
+	}
+	build = time.Since(start)
+	after := liveHeap()
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(src)
+	if after < before {
+		return 0, text, build
+	}
+	return after - before, text, build
+}
+
+func BenchmarkIndexMemory(b *testing.B) {
+	for _, c := range memCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			var heap, text uint64
+			var build time.Duration
+			for b.Loop() {
+				h, t, d := indexMemory(b, c, Options{})
+				heap, text, build = heap+h, text+t, build+d
+			}
+			b.ReportMetric(float64(heap)/float64(text), "heap-B/text-B")
+			b.ReportMetric(float64(build.Milliseconds())/(float64(text)/(1<<20)), "build-ms/MB")
+		})
+	}
+}
+
+// BenchmarkIndexMemoryVariants measures what each mapping feature costs by
+// switching it off in the shipped mapping (recall quality aside).
+func BenchmarkIndexMemoryVariants(b *testing.B) {
+	variants := []struct {
+		name   string
+		change func(fm *mappingField)
+	}{
+		{"shipped", func(*mappingField) {}},
+		{"no-vectors", func(fm *mappingField) { fm.IncludeTermVectors = false }},
+		{"no-store", func(fm *mappingField) { fm.Store = false }},
+		{"no-german", func(fm *mappingField) {
+			if fm.Analyzer == analyzerDE {
+				fm.Index = false
+			}
+		}},
+		{"no-docvalues", func(fm *mappingField) { fm.DocValues = false }},
+		{"all-four-off", func(fm *mappingField) {
+			fm.IncludeTermVectors, fm.Store, fm.DocValues = false, false, false
+			if fm.Analyzer == analyzerDE {
+				fm.Index = false
+			}
+		}},
+	}
+	for _, c := range memCorpora {
+		c.entries /= 4
+		for _, v := range variants {
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				var heap, text uint64
+				var build time.Duration
+				for b.Loop() {
+					h, t, d := indexMemoryMapped(b, c, v.change)
+					heap, text, build = heap+h, text+t, build+d
+				}
+				b.ReportMetric(float64(heap)/float64(text), "heap-B/text-B")
+				b.ReportMetric(float64(build.Milliseconds())/(float64(text)/(1<<20)), "build-ms/MB")
+			})
+		}
+	}
+}
+
+type mappingField = mapping.FieldMapping
+
+// indexMemoryMapped is indexMemory with every field of the mapping changed.
+func indexMemoryMapped(tb testing.TB, c memCorpus, change func(*mappingField)) (heap, text uint64, build time.Duration) {
+	orig := newMappingFunc
+	tb.Cleanup(func() { newMappingFunc = orig })
+	newMappingFunc = func() (*mapping.IndexMappingImpl, error) {
+		im, err := orig()
+		if err != nil {
+			return nil, err
+		}
+		for _, dm := range im.DefaultMapping.Properties {
+			for _, fm := range dm.Fields {
+				change(fm)
+			}
+		}
+		return im, nil
+	}
+	return indexMemory(tb, c, Options{})
+}
