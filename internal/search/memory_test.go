@@ -135,7 +135,7 @@ func BenchmarkIndexMemory(b *testing.B) {
 			var heap, text uint64
 			var build time.Duration
 			for b.Loop() {
-				h, t, d := indexMemory(b, c, Options{})
+				h, t, d := indexMemory(b, c, Options{IndexWait: time.Hour})
 				heap, text, build = heap+h, text+t, build+d
 			}
 			b.ReportMetric(float64(heap)/float64(text), "heap-B/text-B")
@@ -202,5 +202,5 @@ func indexMemoryMapped(tb testing.TB, c memCorpus, change func(*mappingField)) (
 		}
 		return im, nil
 	}
-	return indexMemory(tb, c, Options{})
+	return indexMemory(tb, c, Options{IndexWait: time.Hour})
 }
