@@ -97,6 +97,7 @@ var envOf = map[string]string{
 	"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
 	"max-inflight": "MUNIN_MAX_INFLIGHT", "session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
 	"search-log-off": "MUNIN_SEARCH_LOG_OFF", "key": "MUNIN_KEY",
+	"write-budget-bytes": "MUNIN_WRITE_BUDGET_BYTES", "index-wait": "MUNIN_INDEX_WAIT",
 }
 
 // applyEnv gives every flag not set on the command line the value of its

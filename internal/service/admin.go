@@ -60,9 +60,63 @@ func (s *Service) SetProjectWriteBudget(ctx context.Context, ref memory.ProjectR
 	return nil
 }
 
+// SetWriteBudgets sets a project's writes and content bytes per hour, each
+// only if given; the caller must hold an admin key of that project. Both are
+// checked before either is set.
+func (s *Service) SetWriteBudgets(ctx context.Context, key memory.Key, writesPerHour, bytesPerHour *int) error {
+	switch {
+	case key.Role != memory.RoleAdmin:
+		return memory.Errorf(memory.CodeForbidden, "setting the write budget needs an admin key")
+	case writesPerHour == nil && bytesPerHour == nil:
+		return memory.Errorf(memory.CodeInvalid, "give writes_per_hour, bytes_per_hour or both (0 means the server default)")
+	case writesPerHour != nil && *writesPerHour < 0:
+		return memory.Errorf(memory.CodeInvalid, "writes_per_hour must be 0 (server default) or more, got %d", *writesPerHour)
+	case bytesPerHour != nil && *bytesPerHour < 0:
+		return memory.Errorf(memory.CodeInvalid, "bytes_per_hour must be 0 (server default) or more, got %d", *bytesPerHour)
+	}
+	if writesPerHour != nil {
+		if err := s.SetProjectWriteBudget(ctx, key.Project, *writesPerHour); err != nil {
+			return err
+		}
+	}
+	if bytesPerHour != nil {
+		return s.SetProjectWriteBudgetBytes(ctx, key.Project, *bytesPerHour)
+	}
+	return nil
+}
+
+// SetWriteBudgetBytes sets a project's content bytes per hour; the caller
+// must hold an admin key of that project.
+func (s *Service) SetWriteBudgetBytes(ctx context.Context, key memory.Key, perHour int) error {
+	if key.Role != memory.RoleAdmin {
+		return memory.Errorf(memory.CodeForbidden, "setting the write budget needs an admin key")
+	}
+	return s.SetProjectWriteBudgetBytes(ctx, key.Project, perHour)
+}
+
+// SetProjectWriteBudgetBytes is the operator form of SetWriteBudgetBytes.
+func (s *Service) SetProjectWriteBudgetBytes(ctx context.Context, ref memory.ProjectRef, perHour int) error {
+	if perHour < 0 {
+		return memory.Errorf(memory.CodeInvalid, "write budget must be 0 bytes (server default) or more, got %d", perHour)
+	}
+	if err := s.store.SetWriteBudgetBytes(ctx, ref, perHour); err != nil {
+		return err
+	}
+	s.budget.forget(ref)
+	return nil
+}
+
 // WriteUsage reports a project's writes this hour against its budget.
 func (s *Service) WriteUsage(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
-	return s.budget.usage(ctx, ref)
+	w, err := s.budget.usage(ctx, ref)
+	return w.used, w.limit.writes, err
+}
+
+// WriteUsageBytes reports a project's content bytes written this hour
+// against its byte budget.
+func (s *Service) WriteUsageBytes(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
+	w, err := s.budget.usage(ctx, ref)
+	return w.bytes, w.limit.bytes, err
 }
 
 // FlushSearchLog writes buffered search-log rows now.
