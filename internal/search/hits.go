@@ -46,7 +46,7 @@ func (r *Registry) hitsFrom(ctx context.Context, ref memory.ProjectRef, text str
 
 // snippetAnalyzers are the analyzers of the content fields, in the order of
 // queryTerms' result.
-var snippetAnalyzers = []string{analyzerEN, analyzerDE}
+var snippetAnalyzers = []string{analyzerEN}
 
 // queryTerms analyzes the query text as the content fields' match queries do.
 func (r *Registry) queryTerms(text string) []map[string]bool {

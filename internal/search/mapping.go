@@ -8,22 +8,22 @@ import (
 	"munin/internal/memory"
 )
 
-// Field names in the index. Every text is indexed twice, once per language,
-// because entries mix English and German and a query has no language tag:
-// the English field (porter stemmer) makes "indexing" find "index", the German
-// field (normalization + snowball stemmer) makes "Datenbanken" find "Datenbank".
-// The index stores no text and keeps no term vectors: a hit is read from the
-// database, its snippet marks found by analyzing the content again (hits.go).
+// Field names in the index. Entries mix English and German and a query has
+// no language tag, so every text field holds each word's English (porter) and
+// German (snowball) stem (stems.go): "indexing" finds "index", "Datenbanken"
+// finds "Datenbank". The index stores no text and keeps no term vectors: a hit
+// is read from the database, its snippet marks found by analyzing the content
+// again (hits.go). Both cost more memory than the text (memory_test.go).
 const (
-	fieldTitle     = "title"      // en analyzed
-	fieldTitleDE   = "title_de"   // de analyzed
-	fieldContent   = "content"    // en analyzed
-	fieldContentDE = "content_de" // de analyzed
+	fieldTitle     = "title"      // both stems
+	fieldContent   = "content"    // both stems
 	fieldTags      = "tags"       // keyword: exact, case-sensitive filter
-	fieldTagsText  = "tags_text"  // en analyzed, so a query word can score on a tag
-	fieldTagsDE    = "tags_de"    // de analyzed
-	fieldSlug      = "slug"       // en analyzed: "db-choice" is found by "choice"
+	fieldTagsText  = "tags_text"  // both stems, so a query word can score on a tag
+	fieldSlug      = "slug"       // both stems: "db-choice" is found by "choice"
 	fieldVersion   = "version"    // stored only: which version a hit reads
+	fieldTitleDE   = "title_de"   // no longer indexed: the stems share one field
+	fieldContentDE = "content_de" // no longer indexed
+	fieldTagsDE    = "tags_de"    // no longer indexed
 )
 
 // newMapping returns the static mapping shared by all project indexes. It is
@@ -44,9 +44,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 
 	doc := bleve.NewDocumentStaticMapping()
 	prop := doc.AddFieldMappingsAt
-	prop("title", text(fieldTitle, analyzerEN), text(fieldTitleDE, analyzerDE))
-	prop("content", text(fieldContent, analyzerEN), text(fieldContentDE, analyzerDE))
-	prop("tags", text(fieldTags, keyword.Name), text(fieldTagsText, analyzerEN), text(fieldTagsDE, analyzerDE))
+	prop("title", text(fieldTitle, analyzerEN))
+	prop("content", text(fieldContent, analyzerEN))
+	prop("tags", text(fieldTags, keyword.Name), text(fieldTagsText, analyzerEN))
 	prop("slug", text(fieldSlug, analyzerEN))
 	prop("version", stored(fieldVersion, "number"))
 
