@@ -1,8 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 
 	"github.com/blevesearch/bleve/v2/search"
 
@@ -61,19 +66,71 @@ func (r *Registry) queryTerms(text string) []map[string]bool {
 }
 
 // matchSpans returns the byte ranges of content whose analyzed term is a
-// query term of the same analyzer: what the content fields' term locations
-// held for the matched terms.
+// query term of the same analyzer: what term locations held for the matched
+// terms. Stemming every word of a 64 KB entry takes tens of milliseconds, so
+// only words that can stem to a query term are analyzed: a stem keeps its
+// word's first two letters, lower-cased and, for the German stem, with
+// umlauts normalized (both stemmers change endings only).
 func (r *Registry) matchSpans(content string, terms []map[string]bool) []span {
 	var spans []span
 	for i, name := range snippetAnalyzers {
 		if len(terms[i]) == 0 {
 			continue
 		}
-		for _, tok := range r.mapping.AnalyzerNamed(name).Analyze([]byte(content)) {
-			if terms[i][string(tok.Term)] {
-				spans = append(spans, span{tok.Start, tok.End})
+		prefixes := map[string]bool{}
+		for t := range terms[i] {
+			prefixes[t[:min(2, len(t))]] = true
+		}
+		analyzer := r.mapping.AnalyzerNamed(name)
+		seen := map[string][]span{} // analysis of a word, relative to it
+		for _, word := range wordTokenizer.Tokenize([]byte(content)) {
+			if !mayMatch(word.Term, prefixes) {
+				continue
+			}
+			rel, ok := seen[string(word.Term)]
+			if !ok {
+				for _, tok := range analyzer.Analyze(word.Term) {
+					if terms[i][string(tok.Term)] {
+						rel = append(rel, span{tok.Start, tok.End})
+					}
+				}
+				seen[string(word.Term)] = rel
+			}
+			for _, s := range rel {
+				spans = append(spans, span{word.Start + s.start, word.Start + s.end})
 			}
 		}
 	}
 	return spans
+}
+
+// wordTokenizer splits content into words as the analyzers do.
+var wordTokenizer = unicode.NewUnicodeTokenizer()
+
+// mayMatch tells whether word, lower-cased and as the German analysis
+// normalizes it, starts with one of the query terms' prefixes.
+func mayMatch(word []byte, prefixes map[string]bool) bool {
+	// Two letters of output need at most four of input (normalization
+	// drops the e of ae, oe, ue).
+	head, runes := 0, 0
+	for head < len(word) && runes < 4 {
+		_, size := utf8.DecodeRune(word[head:])
+		head += size
+		runes++
+	}
+	lower := bytes.ToLower(word[:head])
+	for _, w := range [][]byte{lower, germanNormalize(lower)} {
+		for n := 1; n <= 2 && n <= len(w); n++ {
+			if prefixes[string(w[:n])] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// germanNormalize is the German normalization of the German stem's analysis.
+func germanNormalize(lower []byte) []byte {
+	tok := &analysis.Token{Term: append([]byte(nil), lower...)}
+	return germanNorm.Filter(analysis.TokenStream{tok})[0].Term
 }
