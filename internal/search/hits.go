@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 
 	"github.com/blevesearch/bleve/v2/search"
@@ -129,8 +128,49 @@ func mayMatch(word []byte, prefixes map[string]bool) bool {
 	return false
 }
 
-// germanNormalize is the German normalization of the German stem's analysis.
+// germanNormalize is the German normalization of bleve's de analysis
+// (de.GermanNormalizeFilter), written out for the few lower-cased runes
+// mayMatch looks at: umlauts lose their dots, ß becomes ss, and the e of
+// ae, oe, ue is dropped.
 func germanNormalize(lower []byte) []byte {
-	tok := &analysis.Token{Term: append([]byte(nil), lower...)}
-	return germanNorm.Filter(analysis.TokenStream{tok})[0].Term
+	const (
+		n = iota // after anything else
+		v        // after a vowel that keeps a following e
+		u        // after a, o or u: a following e is dropped
+	)
+	out := make([]byte, 0, len(lower)+2)
+	state := n
+	for _, r := range string(lower) {
+		switch r {
+		case 'a', 'o':
+			state = u
+		case 'u':
+			if state == n {
+				state = u
+			} else {
+				state = v
+			}
+		case 'e':
+			drop := state == u
+			state = v
+			if drop {
+				continue
+			}
+		case 'i', 'q', 'y':
+			state = v
+		case 'ä':
+			r, state = 'a', v
+		case 'ö':
+			r, state = 'o', v
+		case 'ü':
+			r, state = 'u', v
+		case 'ß':
+			out = append(out, 's')
+			r, state = 's', n
+		default:
+			state = n
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return out
 }

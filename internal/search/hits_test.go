@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/lang/de"
 )
 
 // TestMatchSpansAsFullAnalysis: the word pre-filter of matchSpans finds the
@@ -61,5 +64,26 @@ func BenchmarkMatchSpans64k(b *testing.B) {
 				r.matchSpans(c.text, terms)
 			}
 		})
+	}
+}
+
+// TestGermanNormalizeAsBleve: mayMatch's normalization is bleve's.
+func TestGermanNormalizeAsBleve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	letters := []rune("aeouiqyäöüßbxAE")
+	words := []string{"häuser", "grüße", "boeing", "aeae", "queue", "straße", "ueber", "quelle", ""}
+	for range 2000 {
+		w := make([]rune, 1+rng.IntN(7))
+		for i := range w {
+			w[i] = letters[rng.IntN(len(letters))]
+		}
+		words = append(words, string(w))
+	}
+	for _, w := range words {
+		tok := &analysis.Token{Term: []byte(w)}
+		want := string(de.NewGermanNormalizeFilter().Filter(analysis.TokenStream{tok})[0].Term)
+		if got := string(germanNormalize([]byte(w))); got != want {
+			t.Errorf("germanNormalize(%q) = %q, bleve %q", w, got, want)
+		}
 	}
 }
