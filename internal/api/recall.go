@@ -17,10 +17,11 @@ type recallResponse struct {
 	Hits []memory.Hit `json:"hits"`
 }
 
-// budgetRequest is the body of PUT /project/budget. A pointer, so that a
-// missing field is told apart from 0 (which means "server default").
+// budgetRequest is the body of PUT /project/budget. Pointers, so that a
+// missing field (left as it is) is told apart from 0 ("server default").
 type budgetRequest struct {
 	WritesPerHour *int `json:"writes_per_hour"`
+	BytesPerHour  *int `json:"bytes_per_hour"`
 }
 
 // recallGet: GET /recall?q=&limit=&tags=a,b → {hits}.
@@ -61,17 +62,14 @@ func (h *handler) recall(w http.ResponseWriter, r *http.Request, key memory.Key,
 	writeJSON(w, http.StatusOK, recallResponse{Hits: hits})
 }
 
-// setBudget: PUT /project/budget {writes_per_hour} → 204; admin keys of the project only.
+// setBudget: PUT /project/budget {writes_per_hour, bytes_per_hour} → 204;
+// admin keys of the project only. A field left out keeps its value.
 func (h *handler) setBudget(w http.ResponseWriter, r *http.Request, key memory.Key) {
 	var in budgetRequest
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	if in.WritesPerHour == nil {
-		WriteError(w, memory.Errorf(memory.CodeInvalid, "field \"writes_per_hour\" is required (0 means the server default)"))
-		return
-	}
-	if err := h.svc.SetWriteBudget(r.Context(), key, *in.WritesPerHour); err != nil {
+	if err := h.svc.SetWriteBudgets(r.Context(), key, in.WritesPerHour, in.BytesPerHour); err != nil {
 		WriteError(w, err)
 		return
 	}

@@ -33,6 +33,11 @@ type Config struct {
 	BudgetOff bool
 	// WriteBudget is the default writes per project per hour.
 	WriteBudget int
+	// WriteBudgetBytes is the default content bytes per project per hour.
+	WriteBudgetBytes int
+	// IndexWait bounds a recall's wait for queued index refreshes and its
+	// project's index build (0: search.DefaultIndexWait).
+	IndexWait time.Duration
 	// MaxContent is the largest entry content in bytes.
 	MaxContent int
 	// SearchLogOff stops writing the search log.
@@ -72,6 +77,10 @@ func (c Config) check() error {
 	switch {
 	case c.WriteBudget < 0:
 		return fmt.Errorf("write budget must be 0 (the default) or more, got %d", c.WriteBudget)
+	case c.WriteBudgetBytes < 0:
+		return fmt.Errorf("write budget must be 0 bytes (the default) or more, got %d", c.WriteBudgetBytes)
+	case c.IndexWait < 0:
+		return fmt.Errorf("index wait must not be negative, got %s", c.IndexWait)
 	case c.MaxContent < 0:
 		return fmt.Errorf("max content must be 0 (the default) or more bytes, got %d", c.MaxContent)
 	case c.MaxContent > maxContentLimit:
@@ -145,7 +154,7 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.DataDir, err), lock.Unlock())
 	}
-	reg := search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag})
+	reg := search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait})
 	svc := service.New(st, reg, service.Options{
 		DefaultWriteBudget: cfg.WriteBudget,
 		BudgetOff:          cfg.BudgetOff,
@@ -158,6 +167,8 @@ func Open(cfg Config) (*App, error) {
 		RecallConcurrency:  cfg.RecallConcurrency,
 		Logger:             cfg.Logger,
 		OnBudgetRejected:   m.BudgetRejected,
+
+		DefaultWriteBudgetBytes: cfg.WriteBudgetBytes,
 	})
 	ui, err := web.New(service.NewBrowser(svc, st), web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins})
 	if err != nil {

@@ -55,6 +55,9 @@ func TestEnvValuesAreParsedOrRefused(t *testing.T) {
 		"MUNIN_SESSION_IDLE_TTL": "45",
 		"MUNIN_MAX_INFLIGHT":     "abc",
 		"MUNIN_MAX_SESSIONS":     "many",
+
+		"MUNIN_WRITE_BUDGET_BYTES": "16MiB",
+		"MUNIN_INDEX_WAIT":         "10",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -85,6 +88,8 @@ func TestEnvFillsFlagsNotGiven(t *testing.T) {
 func TestSettingsThatCannotWorkAreRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"--write-budget", "-5"},
+		{"--write-budget-bytes", "-1"},
+		{"--index-wait", "-1s"},
 		{"--max-content", "-1"},
 		{"--max-content", "4000000"}, // larger than the 1 MiB request body cap
 		{"--allowed-origins", "ftp://x.example"},

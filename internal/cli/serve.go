@@ -16,6 +16,7 @@ import (
 	"munin/internal/app"
 	"munin/internal/mcpserver"
 	"munin/internal/memory"
+	"munin/internal/search"
 	"munin/internal/service"
 	"munin/internal/store"
 )
@@ -25,7 +26,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", &cfg, stderr)
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (env MUNIN_ADDR)")
 	origins := fs.String("allowed-origins", "", "comma-separated extra allowed Origin values (env MUNIN_ALLOWED_ORIGINS)")
-	fs.IntVar(&cfg.WriteBudget, "write-budget", 1000, "default writes per project per hour (env MUNIN_WRITE_BUDGET)")
+	fs.IntVar(&cfg.WriteBudget, "write-budget", memory.DefaultWriteBudget, "default writes per project per hour (env MUNIN_WRITE_BUDGET)")
+	fs.IntVar(&cfg.WriteBudgetBytes, "write-budget-bytes", memory.DefaultWriteBudgetBytes, "default content bytes per project per hour (env MUNIN_WRITE_BUDGET_BYTES)")
+	fs.DurationVar(&cfg.IndexWait, "index-wait", search.DefaultIndexWait, "longest a recall waits for queued index refreshes or a build before it answers unavailable (env MUNIN_INDEX_WAIT)")
 	fs.BoolVar(&cfg.BudgetOff, "budget-off", false, "switch the write budget off for the whole server (env MUNIN_BUDGET_OFF)")
 	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "largest entry content in bytes (env MUNIN_MAX_CONTENT)")
 	fs.IntVar(&cfg.MaxInFlight, "max-inflight", 64, "requests served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT; -1: no limit)")

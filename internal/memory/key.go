@@ -69,5 +69,7 @@ type ProjectInfo struct {
 	Ref ProjectRef
 	// WriteBudget is the writes allowed per hour; 0 means the server default.
 	WriteBudget int
-	CreatedAt   time.Time
+	// WriteBudgetBytes is the content bytes allowed per hour; 0 means the server default.
+	WriteBudgetBytes int
+	CreatedAt        time.Time
 }

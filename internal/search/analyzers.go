@@ -9,28 +9,25 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/lang/de"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
-	"github.com/blevesearch/bleve/v2/analysis/token/porter"
 	"github.com/blevesearch/bleve/v2/analysis/token/stop"
 	unitok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/analysis/tokenmap"
 	"github.com/blevesearch/bleve/v2/mapping"
 )
 
-// Every text is indexed in English and in German (see mapping.go), so each
-// analyzer also drops the other language's function words. Otherwise "the"
-// would match every English entry through the German fields, "der die das"
-// every German entry through the English ones, and a question ("what is the
-// retention of kafka") would hit every entry — a search log could then never
-// show what agents missed. The other language's words are dropped only as
-// written in lower case or capitalized ("the", "The"), before lowercasing:
-// acronyms in capitals (MIT, IT, ES, DES, WAR) stay searchable.
+// Every text is indexed with English and German stems (see stems.go), so the
+// analyzer drops both languages' function words. Otherwise "the" would match
+// every English entry through its German stem, "der die das" every German
+// entry through the English one, and a question ("what is the retention of
+// kafka") would hit every entry — a search log could then never show what
+// agents missed. Each language's stop words are dropped as written in lower
+// case or capitalized ("the", "The", "Der"), before lowercasing, and after it
+// only the words on both lists: acronyms in capitals (MIT, IT, ES, DES, WAR)
+// stay searchable.
 const (
-	// analyzerEN is bleve's "en" analyzer plus the German stop words.
+	// analyzerEN analyzes every indexed text and the query: the stop filters
+	// below, then both languages' stems (stems.go).
 	analyzerEN = "munin_en"
-	// analyzerDE uses the snowball stemmer: bleve's "de" analyzer uses the
-	// light one, and snowball conflates more plural and case forms
-	// ("Entscheidungen" → "entscheid"), which is what a recall wants.
-	analyzerDE = "munin_de"
 	// German stop words as the English fields drop them, and the reverse.
 	stopDEForEN = "munin_stop_de_for_en"
 	stopENForDE = "munin_stop_en_for_de"
@@ -49,15 +46,12 @@ func addAnalyzers(im *mapping.IndexMappingImpl) error {
 	if err := addCrossStop(im, stopENForDE, en.EnglishStopWords, nil); err != nil {
 		return err
 	}
-	if err := im.AddCustomAnalyzer(analyzerEN, map[string]any{
-		"type": custom.Name, "tokenizer": unitok.Name,
-		"token_filters": []any{en.PossessiveName, stopDEForEN, lowercase.Name, en.StopName, porter.Name},
-	}); err != nil {
+	if err := addBothStop(im); err != nil {
 		return err
 	}
-	return im.AddCustomAnalyzer(analyzerDE, map[string]any{
+	return im.AddCustomAnalyzer(analyzerEN, map[string]any{
 		"type": custom.Name, "tokenizer": unitok.Name,
-		"token_filters": []any{stopENForDE, lowercase.Name, de.StopName, de.NormalizeName, de.SnowballStemmerName},
+		"token_filters": []any{en.PossessiveName, stopDEForEN, stopENForDE, lowercase.Name, stopBoth, bothStemsName},
 	})
 }
 

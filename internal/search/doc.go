@@ -3,8 +3,8 @@
 // on the project's first Refresh or Search, and kept in step with it by
 // Refresh, which always rereads the database instead of trusting its caller.
 //
-// Text is indexed in an English (porter) and a German (snowball) variant so
-// that word forms of both languages find each other; titles and tags weigh
-// more than content. Hits carry a plain-text snippet of the content with
+// Each word is indexed with its English (porter) and German (snowball) stem
+// so that word forms of both languages find each other; titles and tags weigh
+// more than content. The index holds no text: hits are read from the Source. Hits carry a plain-text snippet of the content with
 // matched words marked «like this» (see snippet.go for the exact shape).
 package search

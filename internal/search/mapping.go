@@ -1,8 +1,6 @@
 package search
 
 import (
-	"time"
-
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -10,22 +8,19 @@ import (
 	"munin/internal/memory"
 )
 
-// Field names in the index. Every text is indexed twice, once per language,
-// because entries mix English and German and a query has no language tag:
-// the English field (porter stemmer) makes "indexing" find "index", the German
-// field (normalization + snowball stemmer) makes "Datenbanken" find "Datenbank".
-// Only the English variant is stored, so the text is kept in memory once.
+// Field names in the index. Entries mix English and German and a query has
+// no language tag, so every text field holds each word's English (porter) and
+// German (snowball) stem (stems.go): "indexing" finds "index", "Datenbanken"
+// finds "Datenbank". The index stores no text and keeps no term vectors: a hit
+// is read from the database, its snippet marks found by analyzing the content
+// again (hits.go). Both cost more memory than the text (memory_test.go).
 const (
-	fieldTitle     = "title"      // en analyzed, stored (returned in hits)
-	fieldTitleDE   = "title_de"   // de analyzed
-	fieldContent   = "content"    // en analyzed, stored (snippets), term vectors
-	fieldContentDE = "content_de" // de analyzed, term vectors (snippet offsets)
-	fieldTags      = "tags"       // keyword: exact, case-sensitive filter; stored
-	fieldTagsText  = "tags_text"  // en analyzed, so a query word can score on a tag
-	fieldTagsDE    = "tags_de"    // de analyzed
-	fieldSlug      = "slug"       // en analyzed: "db-choice" is found by "choice"
-	fieldVersion   = "version"    // stored only
-	fieldUpdated   = "updated_at" // stored only, RFC 3339 with nanoseconds
+	fieldTitle    = "title"     // both stems
+	fieldContent  = "content"   // both stems
+	fieldTags     = "tags"      // keyword: exact, case-sensitive filter
+	fieldTagsText = "tags_text" // both stems, so a query word can score on a tag
+	fieldSlug     = "slug"      // both stems: "db-choice" is found by "choice"
+	fieldVersion  = "version"   // stored only: which version a hit reads
 )
 
 // newMapping returns the static mapping shared by all project indexes. It is
@@ -37,11 +32,8 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		return nil, err
 	}
 
-	text := func(name, analyzer string, store, vectors bool) *mapping.FieldMapping {
-		return &mapping.FieldMapping{
-			Name: name, Type: "text", Analyzer: analyzer,
-			Index: true, Store: store, IncludeTermVectors: vectors,
-		}
+	text := func(name, analyzer string) *mapping.FieldMapping {
+		return &mapping.FieldMapping{Name: name, Type: "text", Analyzer: analyzer, Index: true}
 	}
 	stored := func(name, typ string) *mapping.FieldMapping {
 		return &mapping.FieldMapping{Name: name, Type: typ, Store: true}
@@ -49,12 +41,11 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 
 	doc := bleve.NewDocumentStaticMapping()
 	prop := doc.AddFieldMappingsAt
-	prop("title", text(fieldTitle, analyzerEN, true, false), text(fieldTitleDE, analyzerDE, false, false))
-	prop("content", text(fieldContent, analyzerEN, true, true), text(fieldContentDE, analyzerDE, false, true))
-	prop("tags", text(fieldTags, keyword.Name, true, false), text(fieldTagsText, analyzerEN, false, false), text(fieldTagsDE, analyzerDE, false, false))
-	prop("slug", text(fieldSlug, analyzerEN, false, false))
+	prop("title", text(fieldTitle, analyzerEN))
+	prop("content", text(fieldContent, analyzerEN))
+	prop("tags", text(fieldTags, keyword.Name), text(fieldTagsText, analyzerEN))
+	prop("slug", text(fieldSlug, analyzerEN))
 	prop("version", stored(fieldVersion, "number"))
-	prop("updated_at", stored(fieldUpdated, "text"))
 
 	im.DefaultMapping = doc
 	im.DefaultAnalyzer = analyzerEN
@@ -75,11 +66,10 @@ func docFor(v memory.Version) map[string]any {
 		tags[i] = t
 	}
 	return map[string]any{
-		"title":      v.Title,
-		"content":    v.Content,
-		"tags":       tags,
-		"slug":       v.Slug,
-		"version":    float64(v.Version),
-		"updated_at": v.CreatedAt.UTC().Format(time.RFC3339Nano),
+		"title":   v.Title,
+		"content": v.Content,
+		"tags":    tags,
+		"slug":    v.Slug,
+		"version": float64(v.Version),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -56,8 +57,9 @@ type project struct {
 
 // attempt is one build started for searches; waiters see its error.
 type attempt struct {
-	done chan struct{}
-	err  error
+	done    chan struct{}
+	err     error
+	started time.Time // for the retry hint of searches that gave up
 }
 
 func newProject(r *Registry, ref memory.ProjectRef) *project {
@@ -94,7 +96,7 @@ func (p *project) searchIndex(ctx context.Context) (bleve.Index, func(), error) 
 		p.qmu.Lock()
 		a := p.building
 		if a == nil {
-			a = &attempt{done: make(chan struct{})}
+			a = &attempt{done: make(chan struct{}), started: time.Now()}
 			p.building = a
 			go p.buildForSearch(a)
 		}

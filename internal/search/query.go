@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"munin/internal/memory"
@@ -24,22 +22,23 @@ const (
 
 // fieldBoosts weighs where a word matched: a word in the title or a tag says
 // more about what an entry is than a word somewhere in its content. Each text
-// is queried in both language variants (see mapping.go).
+// holds both languages' stems of each word (see mapping.go).
 // The analyzer is named per field because bleve's lookup by field name does
-// not find fields renamed inside a property and would fall back to English.
+// not find fields renamed inside a property and would fall back to the default.
 var fieldBoosts = []struct {
 	field    string
 	analyzer string
 	boost    float64
 }{
-	{fieldTitle, analyzerEN, 4}, {fieldTitleDE, analyzerDE, 4},
-	{fieldTagsText, analyzerEN, 2.5}, {fieldTagsDE, analyzerDE, 2.5},
+	{fieldTitle, analyzerEN, 4},
+	{fieldTagsText, analyzerEN, 2.5},
 	{fieldSlug, analyzerEN, 1.5},
-	{fieldContent, analyzerEN, 1}, {fieldContentDE, analyzerDE, 1},
+	{fieldContent, analyzerEN, 1},
 }
 
-// storedFields are loaded for every hit, so a search never reads the database.
-var storedFields = []string{fieldTitle, fieldContent, fieldTags, fieldVersion, fieldUpdated}
+// storedFields are loaded for every hit; the rest of a hit is read from the
+// database (see hits.go).
+var storedFields = []string{fieldVersion}
 
 // Search runs a recall over a project's live entries, best first.
 //
@@ -73,11 +72,9 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	if err != nil {
 		return nil, err
 	}
-	// Read-your-writes: writes queued before this search are applied first.
-	if err := p.settle(ctx); err != nil {
-		return nil, err
-	}
-	idx, release, err := p.searchIndex(ctx)
+	// Read-your-writes: writes queued before this search are applied first,
+	// or the search answers unavailable (Options.IndexWait).
+	idx, release, err := p.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +82,6 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 
 	req := bleve.NewSearchRequestOptions(buildQuery(r.analyzeQuery(text), q.Tags), limit, 0, false)
 	req.Fields = storedFields
-	// Term locations (byte offsets in the content) feed the snippet.
-	req.IncludeLocations = true
 	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
@@ -94,11 +89,7 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 		}
 		return nil, memory.Internal(fmt.Errorf("search %s: %w", ref, err))
 	}
-	hits := make([]memory.Hit, 0, len(res.Hits))
-	for _, dm := range res.Hits {
-		hits = append(hits, hitFrom(dm))
-	}
-	return hits, nil
+	return r.hitsFrom(ctx, ref, text, res.Hits)
 }
 
 // buildQuery ORs the query's terms per weighted field; tags become a
@@ -107,7 +98,7 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 func buildQuery(terms queryTerms, tags []string) query.Query {
 	dq := bleve.NewDisjunctionQuery()
 	for _, fb := range fieldBoosts {
-		words := terms[fb.analyzer]
+		words := terms.byAnalyzer[fb.analyzer]
 		if len(words) == 0 {
 			dq.AddQuery(bleve.NewMatchNoneQuery())
 			continue
@@ -136,38 +127,4 @@ func buildQuery(terms queryTerms, tags []string) query.Query {
 	bq.AddMust(dq)
 	bq.AddFilter(filter)
 	return bq
-}
-
-// hitFrom reads a hit from the stored fields.
-func hitFrom(dm *search.DocumentMatch) memory.Hit {
-	h := memory.Hit{Slug: dm.ID, Score: dm.Score, Tags: []string{}}
-	h.Title, _ = dm.Fields[fieldTitle].(string)
-	if v, ok := dm.Fields[fieldVersion].(float64); ok {
-		h.Version = int(v)
-	}
-	if s, ok := dm.Fields[fieldUpdated].(string); ok {
-		h.UpdatedAt, _ = time.Parse(time.RFC3339Nano, s)
-	}
-	// A single value comes back as a string, several as a slice.
-	switch t := dm.Fields[fieldTags].(type) {
-	case string:
-		h.Tags = append(h.Tags, t)
-	case []any:
-		for _, x := range t {
-			if s, ok := x.(string); ok {
-				h.Tags = append(h.Tags, s)
-			}
-		}
-	}
-	content, _ := dm.Fields[fieldContent].(string)
-	var spans []span
-	for _, field := range []string{fieldContent, fieldContentDE} {
-		for _, locs := range dm.Locations[field] {
-			for _, l := range locs {
-				spans = append(spans, span{int(l.Start), int(l.End)})
-			}
-		}
-	}
-	h.Snippet = snippet(content, spans)
-	return h
 }

@@ -23,6 +23,9 @@ type Source interface {
 	// ScanLatest calls fn for the latest live version of every entry of the
 	// project; an error from fn stops the scan and is returned.
 	ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error
+	// Get returns one version of a slug (and the slug's latest version
+	// number); a search reads its hits with it.
+	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error)
 }
 
 // Options tune a Registry; the zero value is a good default.
@@ -35,6 +38,11 @@ type Options struct {
 	// background merger, so every batch stays a segment of its own and search
 	// and update cost grow with their number; see compact.
 	CompactAfter int
+	// IndexWait bounds how long a search waits for the refreshes queued
+	// before it and for its project's index build (default
+	// DefaultIndexWait). Past it the search answers unavailable with a retry
+	// hint; the refreshes and the build go on.
+	IndexWait time.Duration
 	// Logger receives build and compaction failures (default slog.Default()).
 	Logger *slog.Logger
 	// OnRefresh, when set, is told for each applied refresh batch how long
@@ -48,6 +56,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CompactAfter <= 0 {
 		o.CompactAfter = 100
+	}
+	if o.IndexWait <= 0 {
+		o.IndexWait = DefaultIndexWait
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -94,7 +105,7 @@ var _ interface {
 // NewRegistry returns an empty registry reading from src. It panics if the
 // built-in index mapping is invalid, which is a programming error.
 func NewRegistry(src Source, opts Options) *Registry {
-	m, err := newMapping()
+	m, err := newMappingFunc()
 	if err != nil {
 		panic("search: invalid index mapping: " + err.Error())
 	}
@@ -108,6 +119,9 @@ func NewRegistry(src Source, opts Options) *Registry {
 		projects: make(map[memory.ProjectRef]*project),
 	}
 }
+
+// newMappingFunc is newMapping; the memory benchmark swaps it for variants.
+var newMappingFunc = newMapping
 
 var errClosed = memory.Errorf(memory.CodeUnavailable, "search index is shut down")
 

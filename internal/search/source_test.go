@@ -83,6 +83,16 @@ func (s *fakeSource) Latest(ctx context.Context, ref memory.ProjectRef, slug str
 	return v, err
 }
 
+func (s *fakeSource) Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	vs := s.data[ref][slug]
+	if version < 1 || version > len(vs) {
+		return memory.Version{}, 0, memory.Errorf(memory.CodeNotFound, "version %d of %q not found", version, slug)
+	}
+	return vs[version-1], len(vs), nil
+}
+
 func (s *fakeSource) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error {
 	s.mu.Lock()
 	var live []memory.Version

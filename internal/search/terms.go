@@ -1,16 +1,29 @@
 package search
 
-// queryTerms is a recall's text after analysis: per analyzer, the distinct
-// terms in the order they first appear. bleve's match query makes one term
-// search per token, repeats included, so "kafka kafka …" would cost as much
-// as as many different words; the query is built from these terms instead.
-type queryTerms map[string][]string
+import (
+	"slices"
+	"strings"
+)
+
+// queryTerms is a recall's text after analysis. bleve's match query makes one
+// term search per token, repeats included, so "kafka kafka …" would cost as
+// much as as many different words; the query is built from distinct terms
+// instead.
+type queryTerms struct {
+	// byAnalyzer holds, per analyzer the weighted fields use, the distinct
+	// terms in the order they first appear.
+	byAnalyzer map[string][]string
+	// words is the number of distinct words among them: the analyzer puts a
+	// word's English and German stems at one position, and a word counts
+	// once whichever stems it has (see count).
+	words int
+}
 
 // analyzeQuery runs text through every analyzer the weighted fields use.
 func (r *Registry) analyzeQuery(text string) queryTerms {
-	terms := queryTerms{}
+	terms := queryTerms{byAnalyzer: map[string][]string{}}
 	for _, fb := range fieldBoosts {
-		if _, done := terms[fb.analyzer]; done {
+		if _, done := terms.byAnalyzer[fb.analyzer]; done {
 			continue
 		}
 		a := r.mapping.AnalyzerNamed(fb.analyzer)
@@ -21,29 +34,34 @@ func (r *Registry) analyzeQuery(text string) queryTerms {
 		}
 		var distinct []string
 		seen := map[string]bool{}
+		stemsAt := map[int][]string{} // position → the terms of that word
 		for _, tok := range a.Analyze([]byte(text)) {
-			if t := string(tok.Term); !seen[t] {
+			t := string(tok.Term)
+			stemsAt[tok.Position] = append(stemsAt[tok.Position], t)
+			if !seen[t] {
 				seen[t] = true
 				distinct = append(distinct, t)
 			}
 		}
-		terms[fb.analyzer] = distinct
+		words := map[string]bool{}
+		for _, stems := range stemsAt {
+			slices.Sort(stems)
+			words[strings.Join(stems, " ")] = true
+		}
+		terms.byAnalyzer[fb.analyzer] = distinct
+		terms.words = max(terms.words, len(words))
 	}
 	return terms
 }
 
-// count is the number of distinct terms the recall searches for: the most
-// any one analyzer keeps. Function words (of either language) are gone and
-// forms of one stem count once, so it is what the search really costs.
-func (t queryTerms) count() int {
-	n := 0
-	for _, terms := range t {
-		n = max(n, len(terms))
-	}
-	return n
-}
+// count is the number of distinct words the recall searches for (what
+// memory.MaxQueryTerms limits): function words of either language are gone,
+// repeats in any case count once, and so do forms that give the same stems.
+// A word searches at most two terms (its English and German stem), so the
+// cost of a search is bounded by twice this count.
+func (t queryTerms) count() int { return t.words }
 
-// QueryTerms counts the distinct terms a recall of text would search for
+// QueryTerms counts the distinct words a recall of text would search for
 // (see memory.MaxQueryTerms); the service refuses queries with more before
 // they cost a search.
 func (r *Registry) QueryTerms(text string) int {

@@ -81,7 +81,7 @@ func (s *Service) ListProjects(ctx context.Context) ([]memory.ProjectInfo, error
 	return s.store.ListProjects(ctx)
 }
 
-// SetProjectWriteBudget is the operator form of SetWriteBudget.
+// SetProjectWriteBudget is the operator form of SetWriteBudgets for writes.
 func (s *Service) SetProjectWriteBudget(ctx context.Context, ref memory.ProjectRef, perHour int) error {
 	if perHour < 0 {
 		return memory.Errorf(memory.CodeInvalid, "write budget must be 0 (server default) or more, got %d", perHour)
@@ -93,9 +93,29 @@ func (s *Service) SetProjectWriteBudget(ctx context.Context, ref memory.ProjectR
 	return nil
 }
 
+// SetProjectWriteBudgetBytes is the operator form of SetWriteBudgets for bytes.
+func (s *Service) SetProjectWriteBudgetBytes(ctx context.Context, ref memory.ProjectRef, perHour int) error {
+	if perHour < 0 {
+		return memory.Errorf(memory.CodeInvalid, "write budget must be 0 bytes (server default) or more, got %d", perHour)
+	}
+	if err := s.store.SetWriteBudgetBytes(ctx, ref, perHour); err != nil {
+		return err
+	}
+	s.budget.forget(ref)
+	return nil
+}
+
 // WriteUsage reports a project's writes this hour against its budget.
 func (s *Service) WriteUsage(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
-	return s.budget.usage(ctx, ref)
+	w, err := s.budget.usage(ctx, ref)
+	return w.used, w.limit.writes, err
+}
+
+// WriteUsageBytes reports a project's content bytes written this hour
+// against its byte budget.
+func (s *Service) WriteUsageBytes(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
+	w, err := s.budget.usage(ctx, ref)
+	return w.bytes, w.limit.bytes, err
 }
 
 // FlushSearchLog writes buffered search-log rows now.
@@ -103,16 +123,32 @@ func (s *Service) FlushSearchLog() { s.slog.Flush() }
 
 // The calls below act for a caller's key and check its role.
 
-// SetWriteBudget sets the write budget of key's project (scoped with Scope
-// for a server-admin key); admin and server-admin keys only.
-func (s *Service) SetWriteBudget(ctx context.Context, key memory.Key, perHour int) error {
+// SetWriteBudgets sets the write budgets of key's project (scoped with Scope
+// for a server-admin key): writes and content bytes per hour, each only if
+// given. Only admin keys may; both values are checked before either is set.
+func (s *Service) SetWriteBudgets(ctx context.Context, key memory.Key, writesPerHour, bytesPerHour *int) error {
 	if err := administers(key, "setting the write budget"); err != nil {
 		return err
 	}
-	if key.Project == (memory.ProjectRef{}) {
+	switch {
+	case key.Project == (memory.ProjectRef{}):
 		return memory.Errorf(memory.CodeForbidden, "a server-admin key belongs to no project; set a project's budget on its settings page in the web UI, or with an admin key of the project")
+	case writesPerHour == nil && bytesPerHour == nil:
+		return memory.Errorf(memory.CodeInvalid, "give writes_per_hour, bytes_per_hour or both (0 means the server default)")
+	case writesPerHour != nil && *writesPerHour < 0:
+		return memory.Errorf(memory.CodeInvalid, "writes_per_hour must be 0 (server default) or more, got %d", *writesPerHour)
+	case bytesPerHour != nil && *bytesPerHour < 0:
+		return memory.Errorf(memory.CodeInvalid, "bytes_per_hour must be 0 (server default) or more, got %d", *bytesPerHour)
 	}
-	return s.SetProjectWriteBudget(ctx, key.Project, perHour)
+	if writesPerHour != nil {
+		if err := s.SetProjectWriteBudget(ctx, key.Project, *writesPerHour); err != nil {
+			return err
+		}
+	}
+	if bytesPerHour != nil {
+		return s.SetProjectWriteBudgetBytes(ctx, key.Project, *bytesPerHour)
+	}
+	return nil
 }
 
 // Settings summarizes key's project for its settings page (the write budget

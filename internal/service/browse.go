@@ -64,6 +64,8 @@ type ProjectSummary struct {
 	LastWrite time.Time
 	// Writes and Budget are this hour's writes and the hourly limit.
 	Writes, Budget int
+	// Bytes and BytesBudget are this hour's content bytes and the hourly limit.
+	Bytes, BytesBudget int
 }
 
 // Projects returns the projects key may see: every project for a
@@ -99,9 +101,11 @@ func (b *Browser) Project(ctx context.Context, key memory.Key) (ProjectSummary, 
 	if p.Entries, p.LastWrite, err = b.store.EntryStats(ctx, key.Project); err != nil {
 		return p, b.svc.internalErr("entry stats", key, err)
 	}
-	if p.Writes, p.Budget, err = b.svc.WriteUsage(ctx, key.Project); err != nil {
+	w, err := b.svc.budget.usage(ctx, key.Project)
+	if err != nil {
 		return p, b.svc.internalErr("write usage", key, err)
 	}
+	p.Writes, p.Budget, p.Bytes, p.BytesBudget = w.used, w.limit.writes, w.bytes, w.limit.bytes
 	return p, nil
 }
 

@@ -17,19 +17,22 @@ type budgetStore struct {
 }
 
 func (s budgetStore) Project(context.Context, memory.ProjectRef) (memory.ProjectInfo, error) {
-	return memory.ProjectInfo{WriteBudget: s.limit}, nil
+	return memory.ProjectInfo{WriteBudget: s.limit, WriteBudgetBytes: 1 << 40}, nil
 }
 
-func (budgetStore) CountWritesSince(context.Context, memory.ProjectRef, time.Time) (int, error) {
-	return 0, nil
+func (budgetStore) WrittenSince(context.Context, memory.ProjectRef, time.Time) (int, int, error) {
+	return 0, 0, nil
 }
+
+// noLimits leaves the server defaults out of tests that set a project's limits.
+var noLimits = limits{}
 
 // TestBudgetReserveRacingForget: a budget change (forget) between a
 // reserve's load and its spending once left the reserve a nil window and a
 // panic. Many reserves and usages race a stream of forgets here.
 func TestBudgetReserveRacingForget(t *testing.T) {
 	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
-	b := newBudget(budgetStore{limit: 1 << 30}, 0, time.Now)
+	b := newBudget(budgetStore{limit: 1 << 30}, noLimits, time.Now)
 	ctx := context.Background()
 	stop := make(chan struct{})
 	var forgets sync.WaitGroup
@@ -47,11 +50,11 @@ func TestBudgetReserveRacingForget(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 5000 {
-				if _, err := b.reserve(ctx, ref); err != nil {
+				if _, err := b.reserve(ctx, ref, 0); err != nil {
 					t.Error(err)
 					return
 				}
-				if _, _, err := b.usage(ctx, ref); err != nil {
+				if _, err := b.usage(ctx, ref); err != nil {
 					t.Error(err)
 					return
 				}
@@ -68,13 +71,13 @@ func TestBudgetReserveRacingForget(t *testing.T) {
 func TestBudgetExactUnderConcurrency(t *testing.T) {
 	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
 	const limit = 100
-	b := newBudget(budgetStore{limit: limit}, 0, time.Now)
+	b := newBudget(budgetStore{limit: limit}, noLimits, time.Now)
 	var ok, exhausted atomic.Int64
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
 			for range 20 {
-				_, err := b.reserve(context.Background(), ref)
+				_, err := b.reserve(context.Background(), ref, 0)
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -90,8 +93,8 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 	if ok.Load() != limit || exhausted.Load() != 16*20-limit {
 		t.Fatalf("%d reserves succeeded and %d were refused; want %d and %d", ok.Load(), exhausted.Load(), limit, 16*20-limit)
 	}
-	if used, lim, err := b.usage(context.Background(), ref); err != nil || used != limit || lim != limit {
-		t.Fatalf("usage = %d of %d (%v), want %d of %d", used, lim, err, limit, limit)
+	if w, err := b.usage(context.Background(), ref); err != nil || w.used != limit || w.limit.writes != limit {
+		t.Fatalf("usage = %d of %d (%v), want %d of %d", w.used, w.limit.writes, err, limit, limit)
 	}
 }
 
@@ -100,18 +103,18 @@ func TestBudgetExactUnderConcurrency(t *testing.T) {
 // the new window's count, which never included it.
 func TestReleaseOnlyToItsWindow(t *testing.T) {
 	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
-	b := newBudget(budgetStore{limit: 10}, 0, time.Now)
+	b := newBudget(budgetStore{limit: 10}, noLimits, time.Now)
 	ctx := context.Background()
-	old, err := b.reserve(ctx, ref)
+	old, err := b.reserve(ctx, ref, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.forget(ref) // a budget change: the next reserve reloads the window
-	if _, err := b.reserve(ctx, ref); err != nil {
+	if _, err := b.reserve(ctx, ref, 0); err != nil {
 		t.Fatal(err)
 	}
-	b.release(ref, old)
-	if used, _, _ := b.usage(ctx, ref); used != 1 {
-		t.Fatalf("used = %d after giving back a write of the replaced window, want 1", used)
+	b.release(ref, old, 0)
+	if w, _ := b.usage(ctx, ref); w.used != 1 {
+		t.Fatalf("used = %d after giving back a write of the replaced window, want 1", w.used)
 	}
 }

@@ -19,6 +19,8 @@ type Store interface {
 	ListProjects(ctx context.Context) ([]memory.ProjectInfo, error)
 	// SetWriteBudget sets a project's writes per hour (0: the server default).
 	SetWriteBudget(ctx context.Context, ref memory.ProjectRef, perHour int) error
+	// SetWriteBudgetBytes sets a project's content bytes per hour (0: the server default).
+	SetWriteBudgetBytes(ctx context.Context, ref memory.ProjectRef, perHour int) error
 
 	// CreateKey makes a new key for an agent in an existing project and returns
 	// the token (shown once; only its SHA-256 is stored).
@@ -48,8 +50,9 @@ type Store interface {
 	History(ctx context.Context, ref memory.ProjectRef, slug string, limit int) ([]memory.VersionInfo, error)
 	// List pages through live entries ordered by slug.
 	List(ctx context.Context, ref memory.ProjectRef, q memory.ListQuery) (entries []memory.EntrySummary, nextCursor string, err error)
-	// CountWritesSince counts a project's audit rows at or after since (for the write budget).
-	CountWritesSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (int, error)
+	// WrittenSince counts a project's audit rows at or after since and the
+	// content bytes they wrote (for the write budget).
+	WrittenSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (writes, bytes int, err error)
 	// AppendSearchLog writes search-log rows in as few transactions as possible.
 	AppendSearchLog(ctx context.Context, rows []memory.SearchLogRow) error
 	// PruneSearchLog deletes a project's search-log rows older than before

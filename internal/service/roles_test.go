@@ -98,7 +98,7 @@ func TestProjectAdminAdministersOnlyItsProject(t *testing.T) {
 	if _, err := r.br.Settings(ctx, r.alphaAdmin); err != nil {
 		t.Errorf("settings of its own project: %v", err)
 	}
-	if err := r.env.Svc.SetWriteBudget(ctx, r.alphaAdmin, 9); err != nil {
+	if err := r.env.Svc.SetWriteBudgets(ctx, r.alphaAdmin, budgetOf(9), nil); err != nil {
 		t.Errorf("budget of its own project: %v", err)
 	}
 }
@@ -125,10 +125,10 @@ func TestServerAdminAdministersAllAndReadsNoMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.env.Svc.SetWriteBudget(ctx, scoped, 11); err != nil {
+	if err := r.env.Svc.SetWriteBudgets(ctx, scoped, budgetOf(11), nil); err != nil {
 		t.Errorf("server admin sets gamma's budget: %v", err)
 	}
-	if err := r.env.Svc.SetWriteBudget(ctx, r.server, 11); memory.ErrorCode(err) != memory.CodeForbidden {
+	if err := r.env.Svc.SetWriteBudgets(ctx, r.server, budgetOf(11), nil); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Errorf("server admin sets the budget of no project: %v, want forbidden", err)
 	}
 	if err := r.br.RevokeKey(ctx, r.server, r.gammaBot.ID); err != nil {
@@ -187,7 +187,7 @@ func TestReadAndWriteKeysAdministerNothing(t *testing.T) {
 		if _, err := r.br.Settings(ctx, key); memory.ErrorCode(err) != memory.CodeForbidden {
 			t.Errorf("%s key opens settings: %v", key.Role, err)
 		}
-		if err := r.env.Svc.SetWriteBudget(ctx, key, 3); memory.ErrorCode(err) != memory.CodeForbidden {
+		if err := r.env.Svc.SetWriteBudgets(ctx, key, budgetOf(3), nil); memory.ErrorCode(err) != memory.CodeForbidden {
 			t.Errorf("%s key sets the budget: %v", key.Role, err)
 		}
 		if projects, err := r.br.Projects(ctx, key); err != nil || len(projects) != 1 || projects[0].Ref != gamma {

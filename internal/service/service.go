@@ -18,6 +18,9 @@ type Options struct {
 	// DefaultWriteBudget is the writes per project per hour when the project
 	// sets none (default 1000).
 	DefaultWriteBudget int
+	// DefaultWriteBudgetBytes is the content bytes per project per hour when
+	// the project sets none (default memory.DefaultWriteBudgetBytes).
+	DefaultWriteBudgetBytes int
 	// BudgetOff switches the write budget off for the whole server (load tests).
 	BudgetOff bool
 	// MaxContent is the largest content in bytes (default memory.DefaultMaxContent).
@@ -58,7 +61,10 @@ type Service struct {
 // New builds a Service over a store and an index and starts the search-log flusher.
 func New(store Store, index Index, opts Options) *Service {
 	if opts.DefaultWriteBudget <= 0 {
-		opts.DefaultWriteBudget = 1000
+		opts.DefaultWriteBudget = memory.DefaultWriteBudget
+	}
+	if opts.DefaultWriteBudgetBytes <= 0 {
+		opts.DefaultWriteBudgetBytes = memory.DefaultWriteBudgetBytes
 	}
 	if opts.MaxContent <= 0 {
 		opts.MaxContent = memory.DefaultMaxContent
@@ -70,7 +76,7 @@ func New(store Store, index Index, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	s := &Service{store: store, index: index, opts: opts, log: opts.Logger}
-	s.budget = newBudget(store, opts.DefaultWriteBudget, opts.Now)
+	s.budget = newBudget(store, limits{writes: opts.DefaultWriteBudget, bytes: opts.DefaultWriteBudgetBytes}, opts.Now)
 	s.slog = newSearchLog(store, opts.Logger, opts.retention())
 	s.recallLimit = opts.recallLimiter()
 	return s

@@ -68,13 +68,13 @@ func TestWriteBudgetSurvivesRestartAndIsPerProject(t *testing.T) {
 		t.Fatalf("other project must have its own budget: %v", err)
 	}
 	// Raising the project's budget takes effect at once.
-	if err := fresh.SetWriteBudget(ctx, a, 5); err != nil {
+	if err := fresh.SetWriteBudgets(ctx, a, budgetOf(5), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fresh.Remember(ctx, a, service.RememberInput{Slug: "s", Content: "x"}); err != nil {
 		t.Fatalf("after raising the budget: %v", err)
 	}
-	if err := fresh.SetWriteBudget(ctx, b, 5); memory.ErrorCode(err) != memory.CodeForbidden {
+	if err := fresh.SetWriteBudgets(ctx, b, budgetOf(5), nil); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Fatalf("write key setting the budget: %v, want forbidden", err)
 	}
 }

@@ -62,13 +62,14 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 		return memory.WriteResult{}, memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, op)
 	}
 	var reserved *window
+	size := len(w.Content) // the byte budget counts content, as history's size does
 	if !s.opts.BudgetOff {
 		var err error
-		if reserved, err = s.budget.reserve(ctx, key.Project); err != nil {
+		if reserved, err = s.budget.reserve(ctx, key.Project, size); err != nil {
 			if res, ok := s.replayOverBudget(ctx, key, w, err); ok {
 				return res, nil
 			}
-			if memory.ErrorCode(err) == memory.CodeBudgetExhausted && s.opts.OnBudgetRejected != nil {
+			if refusedByBudget(err) && s.opts.OnBudgetRejected != nil {
 				s.opts.OnBudgetRejected()
 			}
 			return memory.WriteResult{}, s.internalErr("budget", key, err)
@@ -78,7 +79,7 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	if err != nil || res.Replayed {
 		// Nothing was written: the reserved write goes back to the budget.
 		if !s.opts.BudgetOff {
-			s.budget.release(key.Project, reserved)
+			s.budget.release(key.Project, reserved, size)
 		}
 	}
 	if err != nil {
@@ -101,7 +102,7 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 // through even though the budget is now used up: a retry writes nothing, so
 // it must not be refused for a budget it does not spend.
 func (s *Service) replayOverBudget(ctx context.Context, key memory.Key, w memory.Write, budgetErr error) (memory.WriteResult, bool) {
-	if w.IdempotencyKey == "" || memory.ErrorCode(budgetErr) != memory.CodeBudgetExhausted {
+	if w.IdempotencyKey == "" || !refusedByBudget(budgetErr) {
 		return memory.WriteResult{}, false
 	}
 	res, ok, err := s.store.Replay(ctx, key.Project, w.Slug, w.IdempotencyKey)
@@ -110,6 +111,13 @@ func (s *Service) replayOverBudget(ctx context.Context, key memory.Key, w memory
 		return memory.WriteResult{}, false
 	}
 	return res, ok
+}
+
+// refusedByBudget tells a write the budget refused (used up, or larger than
+// the whole byte budget) from a failure to read the budget.
+func refusedByBudget(err error) bool {
+	c := memory.ErrorCode(err)
+	return c == memory.CodeBudgetExhausted || c == memory.CodeTooLarge
 }
 
 func (s *Service) checkRemember(in *RememberInput) error {

@@ -59,8 +59,8 @@ func (s *Store) Project(ctx context.Context, ref memory.ProjectRef) (memory.Proj
 	}
 	p := memory.ProjectInfo{Ref: ref}
 	var at int64
-	err := s.control.reader.QueryRowContext(ctx, `SELECT write_budget, created_at FROM projects WHERE workspace = ? AND name = ?`,
-		ref.Workspace, ref.Project).Scan(&p.WriteBudget, &at)
+	err := s.control.reader.QueryRowContext(ctx, `SELECT write_budget, write_budget_bytes, created_at FROM projects WHERE workspace = ? AND name = ?`,
+		ref.Workspace, ref.Project).Scan(&p.WriteBudget, &p.WriteBudgetBytes, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.ProjectInfo{}, memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
 	}
@@ -74,7 +74,7 @@ func (s *Store) Project(ctx context.Context, ref memory.ProjectRef) (memory.Proj
 // ListProjects returns every project of every workspace, ordered by
 // workspace, then project.
 func (s *Store) ListProjects(ctx context.Context) ([]memory.ProjectInfo, error) {
-	rows, err := s.control.reader.QueryContext(ctx, `SELECT workspace, name, write_budget, created_at FROM projects ORDER BY workspace, name`)
+	rows, err := s.control.reader.QueryContext(ctx, `SELECT workspace, name, write_budget, write_budget_bytes, created_at FROM projects ORDER BY workspace, name`)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
@@ -83,7 +83,7 @@ func (s *Store) ListProjects(ctx context.Context) ([]memory.ProjectInfo, error) 
 	for rows.Next() {
 		var p memory.ProjectInfo
 		var at int64
-		if err := rows.Scan(&p.Ref.Workspace, &p.Ref.Project, &p.WriteBudget, &at); err != nil {
+		if err := rows.Scan(&p.Ref.Workspace, &p.Ref.Project, &p.WriteBudget, &p.WriteBudgetBytes, &at); err != nil {
 			return nil, fmt.Errorf("list projects: %w", err)
 		}
 		p.CreatedAt = fromNanos(at)
@@ -111,6 +111,29 @@ func (s *Store) SetWriteBudget(ctx context.Context, ref memory.ProjectRef, perHo
 	n, err := res.RowsAffected()
 	if err != nil {
 		return fmt.Errorf("set write budget of %s: %w", ref, err)
+	}
+	if n == 0 {
+		return memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
+	}
+	return nil
+}
+
+// SetWriteBudgetBytes sets a project's content bytes per hour (0: the server default).
+func (s *Store) SetWriteBudgetBytes(ctx context.Context, ref memory.ProjectRef, perHour int) error {
+	if err := ref.Validate(); err != nil {
+		return err
+	}
+	if perHour < 0 {
+		return memory.Errorf(memory.CodeInvalid, "write budget of %d bytes must not be negative", perHour)
+	}
+	res, err := s.control.writer.ExecContext(ctx, `UPDATE projects SET write_budget_bytes = ? WHERE workspace = ? AND name = ?`,
+		perHour, ref.Workspace, ref.Project)
+	if err != nil {
+		return fmt.Errorf("set write budget bytes of %s: %w", ref, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("set write budget bytes of %s: %w", ref, err)
 	}
 	if n == 0 {
 		return memory.Errorf(memory.CodeNotFound, "project %s not found", ref)

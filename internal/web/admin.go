@@ -121,7 +121,13 @@ func (h *Handler) searches(w http.ResponseWriter, r *http.Request, rq *request) 
 // settingsPage is the data of a project's settings.
 type settingsPage struct {
 	Writes, Budget int
+	// MiB and BudgetMiB are this hour's content and the hourly limit, in MiB.
+	MiB, BudgetMiB float64
 }
+
+// maxBudgetMiB bounds the byte budget the settings form takes (1 TiB), so
+// the conversion to bytes cannot overflow.
+const maxBudgetMiB = 1 << 20
 
 // settings shows the project's write budget to its admin (or a server
 // admin), who may change it; the service refuses every other key.
@@ -134,7 +140,8 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
-	h.render(w, r, rq, http.StatusOK, "settings", projectView(key, "Settings", settingsPage{Writes: p.Writes, Budget: p.Budget}))
+	h.render(w, r, rq, http.StatusOK, "settings", projectView(key, "Settings", settingsPage{Writes: p.Writes, Budget: p.Budget,
+		MiB: float64(p.Bytes) / (1 << 20), BudgetMiB: float64(p.BytesBudget) / (1 << 20)}))
 	return nil
 }
 
@@ -151,11 +158,26 @@ func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, rq *reque
 	if n < 0 {
 		return memory.Errorf(memory.CodeInvalid, "writes_per_hour is missing")
 	}
-	if err := h.svc.SetWriteBudget(r.Context(), key, n); err != nil {
+	// The byte budget is optional in the form: left out, it keeps its value.
+	mib, err := intParam(r, "mib_per_hour", -1, 0)
+	if err != nil {
+		return err
+	}
+	if mib > maxBudgetMiB {
+		return memory.Errorf(memory.CodeInvalid, "mib_per_hour must be at most %d, got %d", maxBudgetMiB, mib)
+	}
+	var bytes *int
+	if mib >= 0 {
+		bytes = new(mib << 20)
+	}
+	if err := h.svc.SetWriteBudgets(r.Context(), key, &n, bytes); err != nil {
 		return err
 	}
 	msg := "Write budget set to " + strconv.Itoa(n) + " writes per hour."
-	if n == 0 {
+	if bytes != nil {
+		msg = "Write budget set to " + strconv.Itoa(n) + " writes and " + strconv.Itoa(mib) + " MiB per hour."
+	}
+	if n == 0 && mib <= 0 {
 		msg = "Write budget reset to the server default."
 	}
 	return h.redirect(w, r, rq, projectURL(key.Project)+"/settings", msg)

@@ -245,6 +245,29 @@ func TestKeysAndBudgetNeedAdmin(t *testing.T) {
 	if code, _ := a.post(projPath+"/settings", url.Values{"writes_per_hour": {"-3"}}); code != http.StatusBadRequest {
 		t.Errorf("negative budget: %d", code)
 	}
+
+	// The byte budget: set in MiB, kept when the field is left out, and a
+	// bad value changes neither budget.
+	if code, _ := a.post(projPath+"/settings", url.Values{"writes_per_hour": {"8"}, "mib_per_hour": {"3"}}); code != http.StatusSeeOther {
+		t.Fatalf("set byte budget: %d", code)
+	}
+	for _, bad := range []string{"-1", "x", "1048577"} {
+		if code, _ := a.post(projPath+"/settings", url.Values{"writes_per_hour": {"9"}, "mib_per_hour": {bad}}); code != http.StatusBadRequest {
+			t.Errorf("mib_per_hour %q: %d, want 400", bad, code)
+		}
+	}
+	if code, _ := a.post(projPath+"/settings", url.Values{"writes_per_hour": {"8"}}); code != http.StatusSeeOther {
+		t.Fatalf("set budget without bytes: %d", code)
+	}
+	if _, limit, _ := u.env.Svc.WriteUsage(context.Background(), ref); limit != 8 {
+		t.Errorf("budget %d, want 8", limit)
+	}
+	if _, limit, _ := u.env.Svc.WriteUsageBytes(context.Background(), ref); limit != 3<<20 {
+		t.Errorf("byte budget %d, want %d", limit, 3<<20)
+	}
+	if _, body := a.get(projPath + "/settings"); !strings.Contains(body, `id="budget-mib">3<`) {
+		t.Errorf("settings page does not show the byte budget of 3 MiB:\n%s", body)
+	}
 }
 
 func TestClientMistakesAre4xx(t *testing.T) {

@@ -1,0 +1,176 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+
+	"github.com/blevesearch/bleve/v2/search"
+
+	"munin/internal/memory"
+)
+
+// Hits are read from the database, not from the index. The index stores no
+// text (only each document's version), and keeps no term vectors: both cost
+// more memory than the text itself (see memory_test.go). A hit's title, tags
+// and content come from the exact version the index matched, which is
+// immutable, so a hit shows what was matched even if a newer version landed
+// meanwhile. The snippet's marks are found by analyzing that content with the
+// same analyzers as the query, which is what term locations recorded.
+
+// hitsFrom turns bleve's matches into hits, reading each matched version
+// from the Source. text is the query text, for the snippet marks.
+func (r *Registry) hitsFrom(ctx context.Context, ref memory.ProjectRef, text string, matches search.DocumentMatchCollection) ([]memory.Hit, error) {
+	hits := make([]memory.Hit, 0, len(matches))
+	var terms []map[string]bool // per snippet analyzer; built on the first hit
+	for _, dm := range matches {
+		ver, _ := dm.Fields[fieldVersion].(float64)
+		v, _, err := r.src.Get(ctx, ref, dm.ID, int(ver))
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, fmt.Errorf("search %s: read hit %s: %w", ref, dm.ID, ctxErr)
+			}
+			return nil, memory.Internal(fmt.Errorf("search %s: read hit %s v%d: %w", ref, dm.ID, int(ver), err))
+		}
+		if terms == nil {
+			terms = r.queryTerms(text)
+		}
+		h := memory.Hit{
+			Slug: dm.ID, Score: dm.Score, Title: v.Title, Version: v.Version,
+			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...),
+		}
+		h.Snippet = snippet(v.Content, r.matchSpans(v.Content, terms))
+		hits = append(hits, h)
+	}
+	return hits, nil
+}
+
+// snippetAnalyzers are the analyzers of the content fields, in the order of
+// queryTerms' result.
+var snippetAnalyzers = []string{analyzerEN}
+
+// queryTerms analyzes the query text as the content fields' match queries do.
+func (r *Registry) queryTerms(text string) []map[string]bool {
+	out := make([]map[string]bool, len(snippetAnalyzers))
+	for i, name := range snippetAnalyzers {
+		out[i] = map[string]bool{}
+		for _, tok := range r.mapping.AnalyzerNamed(name).Analyze([]byte(text)) {
+			out[i][string(tok.Term)] = true
+		}
+	}
+	return out
+}
+
+// matchSpans returns the byte ranges of content whose analyzed term is a
+// query term of the same analyzer: what term locations held for the matched
+// terms. Stemming every word of a 64 KB entry takes tens of milliseconds, so
+// only words that can stem to a query term are analyzed: a stem keeps its
+// word's first two letters, lower-cased and, for the German stem, with
+// umlauts normalized (both stemmers change endings only).
+func (r *Registry) matchSpans(content string, terms []map[string]bool) []span {
+	var spans []span
+	for i, name := range snippetAnalyzers {
+		if len(terms[i]) == 0 {
+			continue
+		}
+		prefixes := map[string]bool{}
+		for t := range terms[i] {
+			prefixes[t[:min(2, len(t))]] = true
+		}
+		analyzer := r.mapping.AnalyzerNamed(name)
+		seen := map[string][]span{} // analysis of a word, relative to it
+		for _, word := range wordTokenizer.Tokenize([]byte(content)) {
+			if !mayMatch(word.Term, prefixes) {
+				continue
+			}
+			rel, ok := seen[string(word.Term)]
+			if !ok {
+				for _, tok := range analyzer.Analyze(word.Term) {
+					if terms[i][string(tok.Term)] {
+						rel = append(rel, span{tok.Start, tok.End})
+					}
+				}
+				seen[string(word.Term)] = rel
+			}
+			for _, s := range rel {
+				spans = append(spans, span{word.Start + s.start, word.Start + s.end})
+			}
+		}
+	}
+	return spans
+}
+
+// wordTokenizer splits content into words as the analyzers do.
+var wordTokenizer = unicode.NewUnicodeTokenizer()
+
+// mayMatch tells whether word, lower-cased and as the German analysis
+// normalizes it, starts with one of the query terms' prefixes.
+func mayMatch(word []byte, prefixes map[string]bool) bool {
+	// Two letters of output need at most four of input (normalization
+	// drops the e of ae, oe, ue).
+	head, runes := 0, 0
+	for head < len(word) && runes < 4 {
+		_, size := utf8.DecodeRune(word[head:])
+		head += size
+		runes++
+	}
+	lower := bytes.ToLower(word[:head])
+	for _, w := range [][]byte{lower, germanNormalize(lower)} {
+		for n := 1; n <= 2 && n <= len(w); n++ {
+			if prefixes[string(w[:n])] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// germanNormalize is the German normalization of bleve's de analysis
+// (de.GermanNormalizeFilter), written out for the few lower-cased runes
+// mayMatch looks at: umlauts lose their dots, ß becomes ss, and the e of
+// ae, oe, ue is dropped.
+func germanNormalize(lower []byte) []byte {
+	const (
+		n = iota // after anything else
+		v        // after a vowel that keeps a following e
+		u        // after a, o or u: a following e is dropped
+	)
+	out := make([]byte, 0, len(lower)+2)
+	state := n
+	for _, r := range string(lower) {
+		switch r {
+		case 'a', 'o':
+			state = u
+		case 'u':
+			if state == n {
+				state = u
+			} else {
+				state = v
+			}
+		case 'e':
+			drop := state == u
+			state = v
+			if drop {
+				continue
+			}
+		case 'i', 'q', 'y':
+			state = v
+		case 'ä':
+			r, state = 'a', v
+		case 'ö':
+			r, state = 'o', v
+		case 'ü':
+			r, state = 'u', v
+		case 'ß':
+			out = append(out, 's')
+			r, state = 's', n
+		default:
+			state = n
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return out
+}

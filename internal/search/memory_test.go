@@ -1,0 +1,272 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+
+	"munin/internal/memory"
+)
+
+// Memory of the in-memory index per byte of text. The README states these
+// numbers; rerun with
+//
+//	go test ./internal/search/ -run '^$' -bench IndexMemory -benchtime 1x -count 3
+//
+// heap-B/text-B is the live heap after GC that the built index adds, per
+// byte of indexed content; build-ms/MB the build time per MB of content.
+
+// memCorpus is a corpus of entries for the memory benchmark.
+type memCorpus struct {
+	name    string
+	entries int
+	gen     func(rng *rand.Rand) string
+	// refresh writes the entries one by one after the build, each its own
+	// refresh batch, as remember calls do (an attacker's path).
+	refresh bool
+}
+
+var memCorpora = []memCorpus{
+	// The attack: 64 KB of random words, nearly every word unique.
+	{"random64k", 32, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }, false},
+	// Team notes: ~2 KB of prose over a Zipf-distributed vocabulary.
+	{"prose2k", 1024, func(rng *rand.Rand) string { return prose(rng, 2<<10) }, false},
+	{"random64k-refreshed", 32, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }, true},
+}
+
+// randomWords returns n bytes of random lower-case words of 3 to 10 letters.
+func randomWords(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		for range 3 + rng.IntN(8) {
+			b.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()[:n]
+}
+
+// proseVocab is a vocabulary of 20,000 words: the bench words first (the most
+// frequent), then made-up words of syllables, so frequencies follow Zipf's
+// law as in real text, in English and German.
+var proseVocab = func() []string {
+	rng := rand.New(rand.NewPCG(7, 7))
+	syl := strings.Fields("ka te ri on da ber ung en sch ver ion al in pro ma lo ti ne re st ge an")
+	seen := map[string]bool{}
+	out := append([]string(nil), benchWords...)
+	for len(out) < 20_000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(4) {
+			b.WriteString(syl[rng.IntN(len(syl))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}()
+
+// prose returns about n bytes of sentences over proseVocab.
+func prose(rng *rand.Rand, n int) string {
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(proseVocab)-1))
+	var b strings.Builder
+	for b.Len() < n {
+		words := 6 + rng.IntN(14)
+		for i := range words {
+			w := proseVocab[zipf.Uint64()]
+			if i == 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			b.WriteString(w)
+			if i < words-1 {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(". ")
+		if rng.IntN(5) == 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
+}
+
+// liveHeap is the live heap after two GCs.
+func liveHeap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// indexMemory builds a project index over c and returns the live heap it
+// adds and the bytes of content it indexed, and how long the build took.
+func indexMemory(tb testing.TB, c memCorpus, opts Options) (heap, text uint64, build time.Duration) {
+	src := newFakeSource()
+	rng := rand.New(rand.NewPCG(1, uint64(len(c.name))))
+	contents := make([]string, c.entries) // made before the heap is measured
+	for i := range contents {
+		contents[i] = c.gen(rng)
+		text += uint64(len(contents[i]))
+	}
+	put := func(i int) {
+		src.put(projA, fmt.Sprintf("notes/entry-%05d", i), fmt.Sprintf("Entry %d", i), contents[i], "tag")
+	}
+	if !c.refresh {
+		for i := range c.entries {
+			put(i)
+		}
+	}
+	before := liveHeap()
+	r := NewRegistry(src, opts)
+	defer r.Close()
+	start := time.Now()
+	if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "entry"}); err != nil {
+		tb.Fatal(err)
+	}
+	for i := range c.entries * btoi(c.refresh) {
+		put(i)
+		if err := r.Refresh(context.Background(), projA, fmt.Sprintf("notes/entry-%05d", i)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	build = time.Since(start)
+	after := liveHeap()
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(contents)
+	if after < before {
+		return 0, text, build
+	}
+	return after - before, text, build
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func BenchmarkIndexMemory(b *testing.B) {
+	for _, c := range memCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			var heap, text uint64
+			var build time.Duration
+			for b.Loop() {
+				h, t, d := indexMemory(b, c, Options{IndexWait: time.Hour})
+				heap, text, build = heap+h, text+t, build+d
+			}
+			b.ReportMetric(float64(heap)/float64(text), "heap-B/text-B")
+			b.ReportMetric(float64(build.Milliseconds())/(float64(text)/(1<<20)), "build-ms/MB")
+		})
+	}
+}
+
+// BenchmarkIndexMemoryVariants measures what term vectors and stored text
+// would cost again, by switching them on in the shipped mapping's text fields.
+// (The second language field, gone for stems.go, cost about as much as the
+// first: half the index of random words.)
+func BenchmarkIndexMemoryVariants(b *testing.B) {
+	variants := []struct {
+		name   string
+		change func(fm *mappingField)
+	}{
+		{"shipped", func(*mappingField) {}},
+		{"with-vectors", func(fm *mappingField) { fm.IncludeTermVectors = fm.Type == "text" && fm.Analyzer == analyzerEN }},
+		{"with-stored-text", func(fm *mappingField) { fm.Store = fm.Store || fm.Type == "text" }},
+	}
+	for _, c := range memCorpora {
+		c.entries /= 2
+		for _, v := range variants {
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				var heap, text uint64
+				var build time.Duration
+				for b.Loop() {
+					h, t, d := indexMemoryMapped(b, c, v.change)
+					heap, text, build = heap+h, text+t, build+d
+				}
+				b.ReportMetric(float64(heap)/float64(text), "heap-B/text-B")
+				b.ReportMetric(float64(build.Milliseconds())/(float64(text)/(1<<20)), "build-ms/MB")
+			})
+		}
+	}
+}
+
+type mappingField = mapping.FieldMapping
+
+// indexMemoryMapped is indexMemory with every field of the mapping changed.
+func indexMemoryMapped(tb testing.TB, c memCorpus, change func(*mappingField)) (heap, text uint64, build time.Duration) {
+	orig := newMappingFunc
+	tb.Cleanup(func() { newMappingFunc = orig })
+	newMappingFunc = func() (*mapping.IndexMappingImpl, error) {
+		im, err := orig()
+		if err != nil {
+			return nil, err
+		}
+		for _, dm := range im.DefaultMapping.Properties {
+			for _, fm := range dm.Fields {
+				change(fm)
+			}
+		}
+		return im, nil
+	}
+	return indexMemory(tb, c, Options{IndexWait: time.Hour})
+}
+
+// TestIndexHoldsNoText pins what the memory measurements decided: the index
+// stores nothing but each document's version, keeps no term vectors, and
+// holds every text once (both languages' stems in one field).
+func TestIndexHoldsNoText(t *testing.T) {
+	im, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dm := range im.DefaultMapping.Properties {
+		for _, fm := range dm.Fields {
+			if fm.IncludeTermVectors || (fm.Store && fm.Name != fieldVersion) {
+				t.Errorf("field %s: term vectors %v, stored %v; want neither", fm.Name, fm.IncludeTermVectors, fm.Store)
+			}
+		}
+	}
+	src := newFakeSource()
+	src.put(projA, "a", "Entscheidungen", "Datenbanken and indexing", "db")
+	r := newTestRegistry(t, src, Options{})
+	if got := find(t, r, projA, "datenbank index entscheidung"); len(got) != 1 || got[0].Title != "Entscheidungen" ||
+		got[0].Snippet != "«Datenbanken» and «indexing»" {
+		t.Fatalf("hits %+v", got)
+	}
+	p, err := r.project(projA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := p.index().Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if strings.HasSuffix(f, "_de") {
+			t.Errorf("index has a second language field %s (fields %v)", f, fields)
+		}
+	}
+}
+
+// TestRefreshSegmentsKeepNoSpareBuffer: entries written one by one (each its
+// own refresh batch and segment) cost about what a built index costs per byte
+// of text. zapx's buffer estimate once made each such segment keep ~100 times
+// its size: 470 bytes of heap per byte of text (see zap.go). The bound is
+// loose (the build measures ~8 for random words) and fails only on that.
+func TestRefreshSegmentsKeepNoSpareBuffer(t *testing.T) {
+	c := memCorpus{"random64k-refreshed", 16, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }, true}
+	heap, text, _ := indexMemory(t, c, Options{})
+	if ratio := float64(heap) / float64(text); ratio > 40 {
+		t.Fatalf("refreshed entries hold %.0f bytes of heap per byte of text, want at most 40", ratio)
+	}
+}
