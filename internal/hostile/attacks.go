@@ -9,6 +9,7 @@ package hostile
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -84,8 +85,8 @@ func ghostStream(ctx context.Context, a *attacker, hc *http.Client, worker int, 
 			size = 30 << 10 // 60 KB of hex
 		}
 		raw := make([]byte, size)
-		for i := range raw {
-			raw[i] = byte(rng.Uint32())
+		for i := 0; i < size; i += 8 {
+			binary.LittleEndian.PutUint64(raw[i:], rng.Uint64())
 		}
 		rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		req := newReq(rctx, http.MethodGet, a.base+"/mcp", a.readKey, nil)
@@ -129,13 +130,13 @@ func openSession(ctx context.Context, a *attacker, hc *http.Client, worker int, 
 }
 
 // recallFlood (finding 5) sends recalls of about 1 KB that find nothing:
-// cheap to answer, but each one is a search-log row of the full query. The
-// query has 30 distinct words, below any sensible cap on query terms.
+// four long random words, cheap to answer (four terms, none in the index),
+// but each one is a search-log row of the full query.
 func recallFlood(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand) {
 	for ctx.Err() == nil {
-		words := make([]string, 30)
+		words := make([]string, 4)
 		for i := range words {
-			words[i] = randomWord(rng, 32)
+			words[i] = randomWord(rng, 250)
 		}
 		send(hc, newReq(ctx, http.MethodPost, a.base+"/api/v1/recall", a.readKey, map[string]any{"query": strings.Join(words, " ")}))
 	}

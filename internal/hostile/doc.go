@@ -23,7 +23,8 @@ import (
 var (
 	feindDauer      = flag.Duration("feind.dauer", 4*time.Second, "Dauer je Angriffsphase")
 	feindEintraege  = flag.Int("feind.eintraege", 200, "vorab angelegte Einträge im Opfer- und im Angreiferprojekt")
-	feindAbfragen   = flag.Int("feind.abfragen", 200, "recalls des Opfers für den ruhigen Wert")
+	feindAbfragen   = flag.Int("feind.abfragen", 150, "recalls des Opfers für den ruhigen Wert")
+	feindTakt       = flag.Duration("feind.takt", 20*time.Millisecond, "Abstand der recalls des Opfers (es muss unter der recall-Grenze je Schlüssel bleiben)")
 	feindAngriffe   = flag.String("feind.angriffe", "5,6,1,4,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6 einzeln, alle = gleichzeitig")
 	feindParallel   = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff (Angriff 2: ein Viertel)")
 	feindFaktor     = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")

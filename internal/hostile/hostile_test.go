@@ -81,7 +81,9 @@ func TestHostile(t *testing.T) {
 		printPhase(r, limit)
 		heapMax = max(heapMax, r.heapMax)
 		if r.braked {
-			fail("Phase %s: RSS des Servers %s über der Notbremse %s; Test abgebrochen", r.name, mib(r.rssMax), mib(*feindNotbremse))
+			fail("Phase %s: RSS des Servers %s über der Notbremse %s; Server beendet, Test abgebrochen", r.name, mib(r.rssMax), mib(*feindNotbremse))
+			_ = srv.cmd.Process.Kill() // it may still be growing; the machine is shared
+			<-srv.exited
 			break
 		}
 		switch {
@@ -117,6 +119,19 @@ func TestHostile(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// Afterwards: the victim is still served, and the heap is watched while
+	// the server catches up with what the attacks left queued.
+	if !srv.gone() {
+		after := runPhase(e, "danach", nil, max(1, *feindAbfragen/3))
+		printPhase(after, 0)
+		heapMax = max(heapMax, after.heapMax)
+		if after.lat.errs > 0 {
+			fail("nach den Angriffen: %d recalls des Opfers fehlgeschlagen, z. B. %s", after.lat.errs, after.lat.firstErr)
+		}
+		if after.heapMax > *feindHeap {
+			fail("nach den Angriffen: Heap des Servers %s > Grenze %s", mib(after.heapMax), mib(*feindHeap))
+		}
+	}
 	for _, tl := range []*tally{e.vicTally, e.metTally} {
 		codes, _, _, _ := tl.counts()
 		fmt.Printf("%s: Antworten %v\n", tl.name, codes)
@@ -129,7 +144,7 @@ func TestHostile(t *testing.T) {
 	if !srv.gone() {
 		srv.stop(t)
 	}
-	if len(failures) > 0 {
-		fmt.Printf("\nVerletzt:\n  %s\n", strings.Join(failures, "\n  "))
+	if len(failures) > 0 || t.Failed() {
+		fmt.Printf("\nVerletzt:\n  %s\nServerlog (ohne INFO, Ende):\n%s\n", strings.Join(failures, "\n  "), srv.logTail(15))
 	}
 }

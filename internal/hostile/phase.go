@@ -113,9 +113,15 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 		}
 	}
 
+	// The victim recalls at most once per -feind.takt, as an agent does.
+	paced := func() {
+		start := time.Now()
+		res.lat.add(e.vic.recall(context.Background()))
+		time.Sleep(*feindTakt - time.Since(start))
+	}
 	if quietN > 0 {
 		for range quietN {
-			res.lat.add(e.vic.recall(context.Background()))
+			paced()
 		}
 	} else {
 		deadline := time.Now().Add(*feindDauer)
@@ -125,7 +131,7 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 		case <-ctx.Done():
 		}
 		for time.Now().Before(deadline) && ctx.Err() == nil {
-			res.lat.add(e.vic.recall(context.Background()))
+			paced()
 		}
 	}
 	cancel()

@@ -133,6 +133,30 @@ func startChild(t *testing.T, bin, data string) *child {
 	return nil
 }
 
+// logTail returns the last n lines of the server's log that are neither
+// at INFO nor request lines (the tables count those), for a failing run.
+func (c *child) logTail(n int) string {
+	b, err := os.ReadFile(c.log)
+	if err != nil {
+		return err.Error()
+	}
+	var keep []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.Contains(line, "level=INFO") && !strings.Contains(line, `msg="http request"`) {
+			keep = append(keep, line)
+		}
+	}
+	if len(keep) > n {
+		keep = keep[len(keep)-n:]
+	}
+	for i, line := range keep {
+		if len(line) > 300 {
+			keep[i] = line[:300] + " …"
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
 // gone tells whether the process has ended.
 func (c *child) gone() bool {
 	select {
