@@ -95,9 +95,6 @@ func TestHostile(t *testing.T) {
 		if r.lat.errs > 0 {
 			fail("Phase %s: %d recalls des Opfers fehlgeschlagen, z. B. %s", r.name, r.lat.errs, r.lat.firstErr)
 		}
-		if r.heapMax > *feindHeap {
-			fail("Phase %s: Heap des Servers %s > Grenze %s", r.name, mib(r.heapMax), mib(*feindHeap))
-		}
 		if r.heapErr != "" {
 			fmt.Printf("  Messung: %s\n", r.heapErr)
 		}
@@ -128,9 +125,6 @@ func TestHostile(t *testing.T) {
 		if after.lat.errs > 0 {
 			fail("nach den Angriffen: %d recalls des Opfers fehlgeschlagen, z. B. %s", after.lat.errs, after.lat.firstErr)
 		}
-		if after.heapMax > *feindHeap {
-			fail("nach den Angriffen: Heap des Servers %s > Grenze %s", mib(after.heapMax), mib(*feindHeap))
-		}
 	}
 	for _, tl := range []*tally{e.vicTally, e.metTally} {
 		codes, _, _, _ := tl.counts()
@@ -139,7 +133,12 @@ func TestHostile(t *testing.T) {
 			fail("%s: %d Antworten 5xx außer 503 (%s)", tl.name, n, which)
 		}
 	}
-	fmt.Printf("Heap des Servers max %s (Grenze %s); Dauer %s\n", mib(heapMax), mib(*feindHeap), time.Since(start).Round(time.Second))
+	// One check over the whole run: the live heap is known only at the end
+	// of each GC, so a phase's reading may still be its predecessor's.
+	fmt.Printf("Lebender Heap des Servers max %s (Grenze %s); Dauer %s\n", mib(heapMax), mib(*feindHeap), time.Since(start).Round(time.Second))
+	if heapMax > *feindHeap {
+		fail("lebender Heap des Servers %s > Grenze %s", mib(heapMax), mib(*feindHeap))
+	}
 	e.vic.end()
 	if !srv.gone() {
 		srv.stop(t)

@@ -35,7 +35,8 @@ type phaseResult struct {
 	name    string
 	nrs     []int
 	lat     latencies
-	heapMax int64
+	heapMax int64 // the live heap's maximum (the check)
+	inuse   int64 // heap in use, garbage included (shown)
 	rssMax  int64
 	heapErr string // the first failed /metrics read
 	braked  bool   // the RSS passed -feind.notbremse
@@ -45,11 +46,11 @@ type phaseResult struct {
 
 // sampler reads the heap and the RSS every 250 ms until stop is closed.
 type sampler struct {
-	heapMax, rssMax atomic.Int64
-	braked          atomic.Bool
-	mu              sync.Mutex
-	firstErr        string
-	done            chan struct{}
+	heapMax, inuse, rssMax atomic.Int64
+	braked                 atomic.Bool
+	mu                     sync.Mutex
+	firstErr               string
+	done                   chan struct{}
 }
 
 func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampler {
@@ -65,15 +66,15 @@ func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampl
 					s.firstErr = err.Error()
 				}
 				s.mu.Unlock()
-			} else if h > s.heapMax.Load() {
-				s.heapMax.Store(h)
+			} else {
+				storeMax(&s.heapMax, h.live)
+				storeMax(&s.inuse, h.inuse)
 			}
-			if r := e.srv.rss(); r > s.rssMax.Load() {
-				s.rssMax.Store(r)
-				if r > *feindNotbremse {
-					s.braked.Store(true)
-					brake()
-				}
+			r := e.srv.rss()
+			storeMax(&s.rssMax, r)
+			if r > *feindNotbremse {
+				s.braked.Store(true)
+				brake()
 			}
 			select {
 			case <-stop:
@@ -144,8 +145,16 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	res.growth = pageBytes(e.data, "feind") - size0
 	close(stop)
 	<-smp.done
-	res.heapMax, res.rssMax, res.braked, res.heapErr = smp.heapMax.Load(), smp.rssMax.Load(), smp.braked.Load(), smp.firstErr
+	res.heapMax, res.inuse, res.rssMax = smp.heapMax.Load(), smp.inuse.Load(), smp.rssMax.Load()
+	res.braked, res.heapErr = smp.braked.Load(), smp.firstErr
 	return res
+}
+
+// storeMax raises m to v (one goroutine writes it).
+func storeMax(m *atomic.Int64, v int64) {
+	if v > m.Load() {
+		m.Store(v)
+	}
 }
 
 func attackByNr(nr int) attack {
@@ -168,7 +177,7 @@ func printPhase(r phaseResult, limit time.Duration) {
 	if limit > 0 {
 		fmt.Printf(" (Grenze %s)", ms(limit))
 	}
-	fmt.Printf(", Fehler %d; Heap max %s, RSS max %s", r.lat.errs, mib(r.heapMax), mib(r.rssMax))
+	fmt.Printf(", Fehler %d; Heap lebend max %s (belegt %s), RSS max %s", r.lat.errs, mib(r.heapMax), mib(r.inuse), mib(r.rssMax))
 	if slicesHas(r.nrs, 5) {
 		fmt.Printf("; Angreiferdatei +%s", mib(r.growth))
 	}

@@ -48,12 +48,13 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// cleanEnv is the test's environment without MUNIN_* variables, so that
-// the server runs with the defaults of its flags.
+// cleanEnv is the test's environment without MUNIN_* variables and GOGC,
+// so that the server runs as shipped: the defaults of its flags and its own
+// GC setting (which liveFromGoal relies on).
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MUNIN_") {
+		if !strings.HasPrefix(kv, "MUNIN_") && !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") {
 			env = append(env, kv)
 		}
 	}

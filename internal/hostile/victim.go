@@ -21,6 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"munin/internal/app"
 )
 
 // terms are the words of the victim's entries and queries.
@@ -173,26 +175,53 @@ func (l *latencies) pct(p float64) time.Duration {
 	return s[min(max(i, 0), len(s)-1)]
 }
 
-// heapSample reads the server's heap in use from /metrics (0, err if the
-// answer has no such line).
-func heapSample(ctx context.Context, hc *http.Client, base, key string) (int64, error) {
+// heap is one reading of the server's heap from /metrics.
+type heap struct {
+	inuse int64 // go_memstats_heap_inuse_bytes: spans in use, garbage included
+	live  int64 // the live heap the last GC marked, from its goal (see liveFromGoal)
+}
+
+// liveFromGoal turns the GC's heap goal into the live heap it was computed
+// from: goal = live × (1 + GOGC/100) (plus GOGC/100 of stacks and globals,
+// so this overestimates a little). /metrics has no live-heap gauge, and heap
+// in use is no measure of it at the server's GOGC=400, which lets garbage
+// grow to four times the live heap between collections.
+func liveFromGoal(goal int64) int64 { return goal * 100 / (100 + app.DefaultGCPercent) }
+
+// heapSample reads the server's heap from /metrics.
+func heapSample(ctx context.Context, hc *http.Client, base, key string) (heap, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	resp, err := hc.Do(newReq(ctx, http.MethodGet, base+"/metrics", key, nil))
 	if err != nil {
-		return 0, err
+		return heap{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("/metrics: status %d", resp.StatusCode)
+		return heap{}, fmt.Errorf("/metrics: status %d", resp.StatusCode)
 	}
+	var h heap
+	var found int
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return int64(f), err
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || (name != "go_memstats_heap_inuse_bytes" && name != "go_memstats_next_gc_bytes") {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return heap{}, fmt.Errorf("/metrics: %s: %w", name, err)
+		}
+		found++
+		if name == "go_memstats_heap_inuse_bytes" {
+			h.inuse = int64(f)
+		} else {
+			h.live = liveFromGoal(int64(f))
 		}
 	}
-	return 0, fmt.Errorf("/metrics has no go_memstats_heap_inuse_bytes")
+	if found != 2 {
+		return heap{}, fmt.Errorf("/metrics lacks go_memstats_heap_inuse_bytes or go_memstats_next_gc_bytes")
+	}
+	return h, nil
 }
