@@ -140,10 +140,10 @@ func TestHostile(t *testing.T) {
 		fail("lebender Heap des Servers %s > Grenze %s", mib(heapMax), mib(*feindHeap))
 	}
 	e.vic.end()
-	if !srv.gone() {
-		srv.stop(t)
+	if !srv.gone() && !srv.stop() {
+		fail("der Server hat sich nach SIGTERM nicht binnen 30 s beendet")
 	}
 	if len(failures) > 0 || t.Failed() {
-		fmt.Printf("\nVerletzt:\n  %s\nServerlog (ohne INFO, Ende):\n%s\n", strings.Join(failures, "\n  "), srv.logTail(15))
+		fmt.Printf("\nVerletzt:\n  %s\nServerlog (ohne Anfragezeilen, Ende):\n%s\n", strings.Join(failures, "\n  "), srv.logTail(15))
 	}
 }
