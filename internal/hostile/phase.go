@@ -185,7 +185,7 @@ func printPhase(r phaseResult, limit time.Duration) {
 	if len(r.tallies) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "Angriff\tAnfragen\t2xx\t400\t404\t429\t503\t5xx sonst\tandere\tabgebrochen\tohne Antwort\t")
 	for _, tl := range r.tallies {
 		codes, cut, failed, _ := tl.counts()
