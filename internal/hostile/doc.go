@@ -5,8 +5,9 @@
 // latency. It builds the binary, starts it as a child process on 127.0.0.1
 // (so that /metrics shows the server's heap alone, not the attackers'), and
 // checks that the victim's recall p99 under attack stays within 3× its quiet
-// value, that the server's heap stays under a stated bound, that the
-// search log cannot grow the disk without bound, that the server stays up
+// value (compared against at least -feind.boden), that the server's live
+// heap stays under a stated bound, that the search log cannot grow the disk
+// faster than a stated rate, that the server stays up and stops on SIGTERM,
 // and that no request got a 5xx other than 503.
 //
 //	go test -tags hostile -run TestHostile -count=1 -v ./internal/hostile/ [-feind.dauer=5s]
@@ -30,7 +31,7 @@ var (
 	feindFaktor     = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")
 	feindBoden      = flag.Duration("feind.boden", 5*time.Millisecond, "Untergrenze des ruhigen p99 für den Vergleich (Loopback misst sonst Bruchteile einer Millisekunde)")
 	feindHeap       = flag.Int64("feind.heap", 512<<20, "Grenze für den lebenden Heap des Servers in Bytes (aus go_memstats_next_gc_bytes)")
-	feindWachstum   = flag.Int64("feind.wachstum", 64<<20, "erlaubtes Wachstum der Angreiferdatei durch die recall-Flut in Bytes je Stunde (dazu 4 MiB für das WAL)")
+	feindWachstum   = flag.Int64("feind.wachstum", 64<<20, "erlaubtes Wachstum der Angreiferdatei (Seiten × Seitengröße, WAL eingerechnet) durch die recall-Flut in Bytes je Stunde, dazu 1 MiB")
 	feindNotbremse  = flag.Int64("feind.notbremse", 4<<30, "RSS des Servers, bei der der Test abbricht, um die Maschine zu schützen")
 	feindServerflag = flag.String("feind.server", "", "zusätzliche Flags für munin serve, durch Leerzeichen getrennt")
 )
