@@ -67,6 +67,7 @@ func TestHostile(t *testing.T) {
 	base := max(quiet.lat.pct(99), *feindBoden)
 	limit := time.Duration(*feindFaktor * float64(base))
 	printPhase(quiet, 0)
+	checkSampled(quiet, func(format string, args ...any) { t.Fatalf(format, args...) })
 	fmt.Printf("Grenze unter Angriff: %.0f × max(ruhiges p99 %s, Boden %s) = %s\n", *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(limit))
 
 	heapMax := quiet.heapMax
@@ -95,9 +96,7 @@ func TestHostile(t *testing.T) {
 		if r.lat.errs > 0 {
 			fail("Phase %s: %d recalls des Opfers fehlgeschlagen, z. B. %s", r.name, r.lat.errs, r.lat.firstErr)
 		}
-		if r.heapErr != "" {
-			fmt.Printf("  Messung: %s\n", r.heapErr)
-		}
+		checkSampled(r, fail)
 		if len(nrs) == 1 && nrs[0] == 5 {
 			allowed := int64(float64(*feindWachstum)*feindDauer.Hours()) + 1<<20
 			if r.growth > allowed {
@@ -122,6 +121,7 @@ func TestHostile(t *testing.T) {
 		after := runPhase(e, "danach", nil, max(1, *feindAbfragen/3))
 		printPhase(after, 0)
 		heapMax = max(heapMax, after.heapMax)
+		checkSampled(after, fail)
 		if after.lat.errs > 0 {
 			fail("nach den Angriffen: %d recalls des Opfers fehlgeschlagen, z. B. %s", after.lat.errs, after.lat.firstErr)
 		}
@@ -145,5 +145,16 @@ func TestHostile(t *testing.T) {
 	}
 	if len(failures) > 0 || t.Failed() {
 		fmt.Printf("\nVerletzt:\n  %s\nServerlog (ohne Anfragezeilen, Ende):\n%s\n", strings.Join(failures, "\n  "), srv.logTail(15))
+	}
+}
+
+// checkSampled fails a phase in which /metrics never answered: the heap
+// check would otherwise pass on no data (a metrics key that lost its right
+// to read /metrics, say).
+func checkSampled(r phaseResult, fail func(string, ...any)) {
+	if r.heapOK == 0 {
+		fail("Phase %s: kein Heap gemessen, /metrics: %s", r.name, r.heapErr)
+	} else if r.heapErr != "" {
+		fmt.Printf("  Messung: %s\n", r.heapErr)
 	}
 }

@@ -39,6 +39,7 @@ type phaseResult struct {
 	inuse   int64 // heap in use, garbage included (shown)
 	rssMax  int64
 	heapErr string // the first failed /metrics read
+	heapOK  int64  // successful /metrics reads
 	braked  bool   // the RSS passed -feind.notbremse
 	tallies []*tally
 	growth  int64 // growth of the attacker's workspace file (bytes)
@@ -46,11 +47,11 @@ type phaseResult struct {
 
 // sampler reads the heap and the RSS every 250 ms until stop is closed.
 type sampler struct {
-	heapMax, inuse, rssMax atomic.Int64
-	braked                 atomic.Bool
-	mu                     sync.Mutex
-	firstErr               string
-	done                   chan struct{}
+	heapMax, inuse, rssMax, ok atomic.Int64
+	braked                     atomic.Bool
+	mu                         sync.Mutex
+	firstErr                   string
+	done                       chan struct{}
 }
 
 func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampler {
@@ -67,6 +68,7 @@ func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampl
 				}
 				s.mu.Unlock()
 			} else {
+				s.ok.Add(1)
 				storeMax(&s.heapMax, h.live)
 				storeMax(&s.inuse, h.inuse)
 			}
@@ -146,7 +148,7 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	close(stop)
 	<-smp.done
 	res.heapMax, res.inuse, res.rssMax = smp.heapMax.Load(), smp.inuse.Load(), smp.rssMax.Load()
-	res.braked, res.heapErr = smp.braked.Load(), smp.firstErr
+	res.braked, res.heapErr, res.heapOK = smp.braked.Load(), smp.firstErr, smp.ok.Load()
 	return res
 }
 
