@@ -99,7 +99,9 @@ func TestHostile(t *testing.T) {
 		checkSampled(r, fail)
 		if len(nrs) == 1 && nrs[0] == 5 {
 			allowed := int64(float64(*feindWachstum)*feindDauer.Hours()) + 1<<20
-			if r.growth > allowed {
+			if r.sizeErr != nil {
+				fail("Phase %s: Größe der Angreiferdatei nicht lesbar: %v", r.name, r.sizeErr)
+			} else if r.growth > allowed {
 				fail("Phase %s: Angreiferdatei um %s gewachsen in %s (%s/h hochgerechnet), erlaubt %s (%s/h und 1 MiB)",
 					r.name, mib(r.growth), *feindDauer, mib(int64(float64(r.growth)/feindDauer.Hours())), mib(allowed), mib(*feindWachstum))
 			}

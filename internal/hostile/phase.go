@@ -7,6 +7,7 @@ package hostile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -43,6 +44,7 @@ type phaseResult struct {
 	braked  bool   // the RSS passed -feind.notbremse
 	tallies []*tally
 	growth  int64 // growth of the attacker's workspace file (bytes)
+	sizeErr error // the file's size could not be read
 }
 
 // sampler reads the heap and the RSS every 250 ms until stop is closed.
@@ -96,7 +98,7 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	defer cancel()
 	stop := make(chan struct{})
 	smp := startSampler(e, stop, cancel)
-	size0 := pageBytes(e.data, "feind")
+	size0, err0 := pageBytes(e.data, "feind")
 
 	var wg sync.WaitGroup
 	var clients []*http.Client
@@ -144,7 +146,8 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	}
 	// The search log is flushed every 200 ms: wait for the last rows.
 	time.Sleep(500 * time.Millisecond)
-	res.growth = pageBytes(e.data, "feind") - size0
+	size1, err1 := pageBytes(e.data, "feind")
+	res.growth, res.sizeErr = size1-size0, errors.Join(err0, err1)
 	close(stop)
 	<-smp.done
 	res.heapMax, res.inuse, res.rssMax = smp.heapMax.Load(), smp.inuse.Load(), smp.rssMax.Load()

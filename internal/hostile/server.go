@@ -225,16 +225,19 @@ func fileSize(data, workspace string) int64 {
 // pageBytes is the logical size of a workspace file (page_count ×
 // page_size) as a reader sees it, WAL included: what the file will take
 // after a checkpoint, without the noise of a WAL that is reused rather than
-// shrunk. 0 if the file cannot be read.
-func pageBytes(data, workspace string) int64 {
+// shrunk.
+func pageBytes(data, workspace string) (int64, error) {
 	db, err := sql.Open("sqlite3", "file:"+filepath.Join(data, workspace+".db")+"?mode=ro&_busy_timeout=5000")
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	defer db.Close()
 	var pages, size int64
-	if db.QueryRow("PRAGMA page_count").Scan(&pages) != nil || db.QueryRow("PRAGMA page_size").Scan(&size) != nil {
-		return 0
+	if err := db.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		return 0, fmt.Errorf("page_count of %s: %w", workspace, err)
 	}
-	return pages * size
+	if err := db.QueryRow("PRAGMA page_size").Scan(&size); err != nil {
+		return 0, fmt.Errorf("page_size of %s: %w", workspace, err)
+	}
+	return pages * size, nil
 }
