@@ -54,7 +54,7 @@ func TestInvariant1ReadsDoNotWaitForWriter(t *testing.T) {
 	s := openTest(t)
 	ref := ensure(t, s, "team", "alpha")
 	put(t, s, ref, "doc", "v1")
-	g := installGate(s)
+	g := installGate(t, s)
 	g.arm()
 
 	done := make(chan error, 1)
@@ -84,7 +84,7 @@ func TestInvariant1ReadsDoNotWaitForWriter(t *testing.T) {
 		t.Fatalf("ListProjects during write: %v", err)
 	}
 
-	close(g.release)
+	g.open()
 	if err := <-done; err != nil {
 		t.Fatalf("held write: %v", err)
 	}
@@ -231,7 +231,7 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 	s := openTest(t)
 	ref := ensure(t, s, "team", "alpha")
 	put(t, s, ref, "existing", "v1")
-	g := installGate(s)
+	g := installGate(t, s)
 	g.arm()
 	first := make(chan error, 1)
 	go func() {
@@ -272,7 +272,7 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 	}()
 	waitQueued(t, s, "team", len(writes)+1)
 	before := s.Stats()
-	close(g.release)
+	g.open()
 	if err := <-partial; err == nil || err.Error() != "fails after writing" {
 		t.Fatalf("partial write: %v", err)
 	}
@@ -308,55 +308,84 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 	}
 }
 
-// Group commit: concurrent writes share transactions.
+// Group commit: writes that wait while the writer is busy share
+// transactions. The writer is held on one write while n more queue up on the
+// same slug; once it is released they must commit in ceil(n/MaxBatch)
+// batches (plus the held one), each caller getting its own version, and the
+// versions 1..n+1 without gaps.
 func TestGroupCommitBatches(t *testing.T) {
-	s := openTest(t)
+	const maxBatch, n = 16, 64 // the queue holds 4×MaxBatch, so all n fit
+	s, err := Open(t.TempDir(), Options{MaxBatch: maxBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
 	ref := ensure(t, s, "team", "alpha")
-	g := installGate(s)
+	g := installGate(t, s)
 	g.arm()
-	before := s.Stats()
-	var wg sync.WaitGroup
-	errs := make(chan error, 32*50)
-	start := make(chan struct{})
-	for i := range 32 {
-		wg.Add(1)
+	type outcome struct {
+		res memory.WriteResult
+		err error
+	}
+	held := make(chan outcome, 1)
+	go func() {
+		res, err := s.Append(context.Background(), ref, memory.Write{Slug: "doc", Content: "held", Agent: "a"})
+		held <- outcome{res, err}
+	}()
+	g.waitEntered(t)
+	results := make([]chan outcome, n)
+	for i := range n {
+		results[i] = make(chan outcome, 1)
 		go func() {
-			defer wg.Done()
-			if i > 0 {
-				<-start
-			}
-			for j := range 50 {
-				if _, err := s.Append(context.Background(), ref, memory.Write{Slug: fmt.Sprintf("g%d/%d", i, j), Agent: "a"}); err != nil {
-					errs <- err
-				}
-			}
+			res, err := s.Append(context.Background(), ref, memory.Write{Slug: "doc", Content: fmt.Sprintf("w%d", i), Agent: "a"})
+			results[i] <- outcome{res, err}
 		}()
 	}
-	g.waitEntered(t) // goroutine 0's first write holds the writer
-	close(start)
-	waitQueued(t, s, "team", 31) // every other goroutine has a write waiting
-	close(g.release)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	waitQueued(t, s, "team", n)
+	before := s.Stats()
+	g.open()
+
+	if o := <-held; o.err != nil || o.res.Version != 1 {
+		t.Fatalf("held write: version %d, err %v; want version 1", o.res.Version, o.err)
+	}
+	seen := map[int]int{} // version → writer
+	for i := range n {
+		o := <-results[i]
+		if o.err != nil {
+			t.Fatalf("write %d: %v", i, o.err)
+		}
+		if w, dup := seen[o.res.Version]; dup {
+			t.Fatalf("writes %d and %d both got version %d", w, i, o.res.Version)
+		}
+		seen[o.res.Version] = i
+		// Each caller gets its own result: its version holds its own content.
+		v, _, err := s.Get(context.Background(), ref, "doc", o.res.Version)
+		if err != nil || v.Content != fmt.Sprintf("w%d", i) {
+			t.Fatalf("write %d got version %d, which holds %q (err %v)", i, o.res.Version, v.Content, err)
+		}
+	}
+	for v := 2; v <= n+1; v++ {
+		if _, ok := seen[v]; !ok {
+			t.Fatalf("no write got version %d: versions %v", v, seen)
+		}
 	}
 	after := s.Stats()
 	writes, batches := after.Writes-before.Writes, after.Batches-before.Batches
-	if writes != 32*50 {
-		t.Fatalf("writes = %d, want %d", writes, 32*50)
+	if writes != n+1 {
+		t.Fatalf("committed writes = %d, want %d", writes, n+1)
 	}
-	if batches >= writes {
-		t.Fatalf("batches = %d for %d writes: no group commit", batches, writes)
+	if want := int64(1 + (n+maxBatch-1)/maxBatch); batches > want {
+		t.Fatalf("%d writes took %d batches, want at most %d (the held one, then %d queued writes in batches of %d)",
+			writes, batches, want, n, maxBatch)
 	}
-	t.Logf("%d writes in %d batches (%.1f per batch)", writes, batches, float64(writes)/float64(batches))
+	t.Logf("%d writes in %d batches", writes, batches)
 }
 
 // A write whose context is cancelled while it waits in the queue is not applied.
 func TestCancelledQueuedWriteIsNotApplied(t *testing.T) {
 	s := openTest(t)
 	ref := ensure(t, s, "team", "alpha")
-	g := installGate(s)
+	g := installGate(t, s)
 	g.arm()
 	go func() { _, _ = s.Append(context.Background(), ref, memory.Write{Slug: "holder", Agent: "a"}) }()
 	g.waitEntered(t)
@@ -365,7 +394,7 @@ func TestCancelledQueuedWriteIsNotApplied(t *testing.T) {
 	go func() { _, err := s.Append(ctx, ref, memory.Write{Slug: "cancelled", Agent: "a"}); res <- err }()
 	waitQueued(t, s, "team", 1)
 	cancel()
-	close(g.release)
+	g.open()
 	if err := <-res; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled write: err %v, want context.Canceled", err)
 	}
@@ -382,7 +411,7 @@ func TestCloseDrainsQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := ensure(t, s, "team", "alpha")
-	g := installGate(s)
+	g := installGate(t, s)
 	g.arm()
 	go func() { _, _ = s.Append(context.Background(), ref, memory.Write{Slug: "holder", Agent: "a"}) }()
 	g.waitEntered(t)
@@ -397,7 +426,7 @@ func TestCloseDrainsQueue(t *testing.T) {
 	waitQueued(t, s, "team", n)
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
-	close(g.release)
+	g.open()
 	for range n {
 		if err := <-res; err != nil {
 			t.Fatalf("queued write failed at Close: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,16 +73,23 @@ func rawDB(t testing.TB, path string) *sql.DB {
 }
 
 // gate blocks the workspace writer inside its next batch (after the writes
-// were applied, before COMMIT) until release is called. Only batches started
+// were applied, before COMMIT) until open is called. Only batches started
 // after arm() are held, and only once.
 type gate struct {
 	armed   chan struct{}
 	entered chan struct{}
 	release chan struct{}
+	once    sync.Once
 }
 
-func installGate(s *Store) *gate {
+// installGate puts a gate before every COMMIT of s. The test's cleanup opens
+// it: a failing assertion while the writer is held ends the test at once,
+// instead of the store's Close waiting for the held writer until the test
+// binary's timeout. Cleanups run last-in first-out, so it opens before the
+// Close registered by openTest.
+func installGate(t testing.TB, s *Store) *gate {
 	g := &gate{armed: make(chan struct{}, 1), entered: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(g.open)
 	s.hookBeforeCommit = func() {
 		select {
 		case <-g.armed:
@@ -94,6 +102,9 @@ func installGate(s *Store) *gate {
 }
 
 func (g *gate) arm() { g.armed <- struct{}{} }
+
+// open lets the held writer go on; calling it again does nothing.
+func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
 
 // waitEntered waits until the writer sits in the gate.
 func (g *gate) waitEntered(t testing.TB) {

@@ -1,0 +1,199 @@
+//go:build hostile
+
+// The attacks of issue 8, each a loop that one worker runs until its
+// context ends. All of them use the attacker's keys; only attack 2 needs
+// the write key.
+
+package hostile
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// attacker is what every attack worker needs.
+type attacker struct {
+	base      string
+	readKey   string
+	writeKey  string
+	common    []string // the words of the attacker's entries (attack 6)
+	protoVers string
+}
+
+// attack is one numbered attack of the issue.
+type attack struct {
+	nr      int
+	name    string
+	workers func(parallel int) int
+	run     func(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand)
+}
+
+// attacks are findings 1, 2, 4, 5 and 6 of issue 8.
+var attacks = []attack{
+	{1, "GET /mcp mit erfundener Sitzung", same, ghostStream},
+	{2, "remember 64 KB Zufallswörter", quarter, bigRemember},
+	{4, "MCP-Sitzungen öffnen", same, openSession},
+	{5, "recall-Flut (Suchprotokoll)", same, recallFlood},
+	{6, "recall mit 256 häufigen Wörtern", same, wideRecall},
+}
+
+func same(p int) int    { return max(1, p) }
+func quarter(p int) int { return max(1, p/4) }
+
+// send runs one request and drains its answer (up to 1 MiB), so that the
+// connection is reused; the tally of hc has counted the status.
+func send(hc *http.Client, req *http.Request) {
+	resp, err := hc.Do(req)
+	if err != nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+}
+
+func newReq(ctx context.Context, method, url, key string, body any) *http.Request {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req
+}
+
+// ghostStream (finding 1) opens a GET stream on /mcp with a session id
+// nobody created, every fourth one 60 KB long. A server that keeps such ids
+// answers 200 and holds the stream: the worker cancels it after 200 ms and
+// goes on; a refusal is read and the connection reused.
+func ghostStream(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand) {
+	for n := 0; ctx.Err() == nil; n++ {
+		size := 16
+		if n%4 == 0 {
+			size = 30 << 10 // 60 KB of hex
+		}
+		raw := make([]byte, size)
+		for i := 0; i < size; i += 8 {
+			binary.LittleEndian.PutUint64(raw[i:], rng.Uint64())
+		}
+		rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		req := newReq(rctx, http.MethodGet, a.base+"/mcp", a.readKey, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", hex.EncodeToString(raw))
+		req.Header.Set("MCP-Protocol-Version", a.protoVers)
+		resp, err := hc.Do(req)
+		if err == nil {
+			if resp.StatusCode != http.StatusOK {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			}
+			resp.Body.Close()
+		}
+		cancel()
+	}
+}
+
+// bigRemember (finding 2) writes entries of 64 KB random words as fast as
+// the budgets let it, and on: a refusal does not slow it down.
+func bigRemember(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand) {
+	for n := 0; ctx.Err() == nil; n++ {
+		body := map[string]any{
+			"slug":    fmt.Sprintf("flut/w%02d-%06d-%d", worker, n, rng.Uint32()),
+			"content": randomWords(rng, 65000),
+		}
+		send(hc, newReq(ctx, http.MethodPost, a.base+"/api/v1/entries", a.writeKey, body))
+	}
+}
+
+// openSession (finding 4) opens MCP sessions and never uses or closes them.
+func openSession(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand) {
+	for n := 0; ctx.Err() == nil; n++ {
+		body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+			"protocolVersion": a.protoVers, "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": fmt.Sprintf("feind-%d-%d", worker, n), "version": "1"},
+		}}
+		req := newReq(ctx, http.MethodPost, a.base+"/mcp", a.readKey, body)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		send(hc, req)
+	}
+}
+
+// recallFlood (finding 5) sends recalls of about 1 KB that find nothing:
+// four long random words, cheap to answer (four terms, none in the index),
+// but each one is a search-log row of the full query.
+func recallFlood(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand) {
+	for ctx.Err() == nil {
+		words := make([]string, 4)
+		for i := range words {
+			words[i] = randomWord(rng, 250)
+		}
+		send(hc, newReq(ctx, http.MethodPost, a.base+"/api/v1/recall", a.readKey, map[string]any{"query": strings.Join(words, " ")}))
+	}
+}
+
+// wideRecall (finding 6) sends 1 KB queries of the 256 words every entry of
+// the attacker's project is made of: each term matches most documents.
+func wideRecall(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand) {
+	words := append([]string(nil), a.common...)
+	for ctx.Err() == nil {
+		rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+		send(hc, newReq(ctx, http.MethodPost, a.base+"/api/v1/recall", a.readKey, map[string]any{"query": strings.Join(words, " ")}))
+	}
+}
+
+// randomWord is n lowercase letters: a term no other text has.
+func randomWord(rng *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + rng.IntN(26))
+	}
+	return string(b)
+}
+
+// randomWords is about size bytes of random words of 3 to 10 letters.
+func randomWords(rng *rand.Rand, size int) string {
+	var sb strings.Builder
+	sb.Grow(size)
+	for sb.Len() < size-11 {
+		if sb.Len() > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(randomWord(rng, 3+rng.IntN(8)))
+	}
+	return sb.String()
+}
+
+// commonWords are 256 distinct three-letter words (consonant, vowel,
+// consonant), none of them a stop word, so that 256 of them with spaces fit
+// the 1,024 bytes a query may have.
+func commonWords() []string {
+	stop := map[string]bool{}
+	for _, w := range strings.Fields("bin bis das dem den der des dir hat man mit nun nur sie uns von war was wem wen wer wir but can did for get got had has her him his its let may not nor our put say see set she the too was who yet van vor zum zur fur gut mal") {
+		stop[w] = true
+	}
+	const cons, vows = "bdfgklmnprstz", "aeiou"
+	var words []string
+	for _, c1 := range cons {
+		for _, v := range vows {
+			for _, c2 := range cons {
+				if w := string([]rune{c1, v, c2}); !stop[w] {
+					words = append(words, w)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(8, 8)) // the same 256 in every run
+	rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	return words[:256]
+}

@@ -1,0 +1,37 @@
+//go:build hostile
+
+// Package hostile is the hostile-load test (issue 8): one project's keys
+// attack a running Munin while another project's reader measures its recall
+// latency. It builds the binary, starts it as a child process on 127.0.0.1
+// (so that /metrics shows the server's heap alone, not the attackers'), and
+// checks that the victim's recall p99 under attack stays within 3× its quiet
+// value (compared against at least -feind.boden), that the server's live
+// heap stays under a stated bound, that the search log cannot grow the disk
+// faster than a stated rate, that the server stays up and stops on SIGTERM,
+// and that no request got a 5xx other than 503.
+//
+//	go test -tags hostile -run TestHostile -count=1 -v ./internal/hostile/ [-feind.dauer=5s]
+//
+// Every file carries the build tag hostile, so go test ./... leaves it out.
+// Its flags and printed tables are German, like the load test's.
+package hostile
+
+import (
+	"flag"
+	"time"
+)
+
+var (
+	feindDauer      = flag.Duration("feind.dauer", 4*time.Second, "Dauer je Angriffsphase")
+	feindEintraege  = flag.Int("feind.eintraege", 200, "vorab angelegte Einträge im Opfer- und im Angreiferprojekt")
+	feindAbfragen   = flag.Int("feind.abfragen", 150, "recalls des Opfers für den ruhigen Wert")
+	feindTakt       = flag.Duration("feind.takt", 20*time.Millisecond, "Abstand der recalls des Opfers (es muss unter der recall-Grenze je Schlüssel bleiben)")
+	feindAngriffe   = flag.String("feind.angriffe", "5,6,1,4,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6 einzeln, alle = gleichzeitig")
+	feindParallel   = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff (Angriff 2: ein Viertel)")
+	feindFaktor     = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")
+	feindBoden      = flag.Duration("feind.boden", 5*time.Millisecond, "Untergrenze des ruhigen p99 für den Vergleich (Loopback misst sonst Bruchteile einer Millisekunde)")
+	feindHeap       = flag.Int64("feind.heap", 512<<20, "Grenze für den lebenden Heap des Servers in Bytes (aus go_memstats_next_gc_bytes)")
+	feindWachstum   = flag.Int64("feind.wachstum", 64<<20, "erlaubtes Wachstum der Angreiferdatei (Seiten × Seitengröße, WAL eingerechnet) durch die recall-Flut in Bytes je Stunde, dazu 1 MiB")
+	feindNotbremse  = flag.Int64("feind.notbremse", 4<<30, "RSS des Servers, bei der der Test abbricht, um die Maschine zu schützen")
+	feindServerflag = flag.String("feind.server", "", "zusätzliche Flags für munin serve, durch Leerzeichen getrennt")
+)

@@ -1,0 +1,257 @@
+//go:build hostile
+
+// One phase: the chosen attacks run for -feind.dauer while the victim
+// recalls one query after another and a sampler reads the server's heap.
+
+package hostile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+)
+
+// env is the running setup every phase shares.
+type env struct {
+	srv        *child
+	data       string
+	atk        *attacker
+	vic        *victim
+	vicTally   *tally
+	metricsKey string
+	metrics    *http.Client
+	metTally   *tally
+}
+
+// phaseResult is what one phase measured.
+type phaseResult struct {
+	name    string
+	nrs     []int
+	lat     latencies
+	heapMax int64 // the live heap's maximum (the check)
+	inuse   int64 // heap in use, garbage included (shown)
+	rssMax  int64
+	heapErr string // the first failed /metrics read
+	heapOK  int64  // successful /metrics reads
+	braked  bool   // the RSS passed -feind.notbremse
+	tallies []*tally
+	growth  int64 // growth of the attacker's workspace file (bytes)
+	sizeErr error // the file's size could not be read
+}
+
+// sampler reads the heap and the RSS every 250 ms until stop is closed.
+type sampler struct {
+	heapMax, inuse, rssMax, ok atomic.Int64
+	braked                     atomic.Bool
+	mu                         sync.Mutex
+	firstErr                   string
+	done                       chan struct{}
+}
+
+func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampler {
+	s := &sampler{done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if h, err := heapSample(context.Background(), e.metrics, e.srv.base, e.metricsKey); err != nil {
+				s.mu.Lock()
+				if s.firstErr == "" {
+					s.firstErr = err.Error()
+				}
+				s.mu.Unlock()
+			} else {
+				s.ok.Add(1)
+				storeMax(&s.heapMax, h.live)
+				storeMax(&s.inuse, h.inuse)
+			}
+			r := e.srv.rss()
+			storeMax(&s.rssMax, r)
+			if r > *feindNotbremse {
+				s.braked.Store(true)
+				brake()
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// runPhase runs attacks nrs (none: the quiet measurement of quietN recalls)
+// and the victim's recalls.
+func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
+	res := phaseResult{name: name, nrs: nrs}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	smp := startSampler(e, stop, cancel)
+	size0, err0 := pageBytes(e.data, "feind")
+
+	var wg sync.WaitGroup
+	var clients []*http.Client
+	for _, nr := range nrs {
+		a := attackByNr(nr)
+		tl := newTally(fmt.Sprintf("%d %s", a.nr, a.name))
+		res.tallies = append(res.tallies, tl)
+		n := a.workers(*feindParallel)
+		hc := clientFor(tl, n, false)
+		clients = append(clients, hc)
+		for w := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a.run(ctx, e.atk, hc, w, rand.New(rand.NewPCG(uint64(nr), uint64(w))))
+			}()
+		}
+	}
+
+	// The victim recalls at most once per -feind.takt, as an agent does.
+	paced := func() {
+		start := time.Now()
+		res.lat.add(e.vic.recall(context.Background()))
+		time.Sleep(*feindTakt - time.Since(start))
+	}
+	if quietN > 0 {
+		for range quietN {
+			paced()
+		}
+	} else {
+		deadline := time.Now().Add(*feindDauer)
+		// The attacks get a moment to reach full strength first.
+		select {
+		case <-time.After(min(*feindDauer/10, 500*time.Millisecond)):
+		case <-ctx.Done():
+		}
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			paced()
+		}
+	}
+	cancel()
+	wg.Wait()
+	for _, hc := range clients {
+		hc.CloseIdleConnections()
+	}
+	// The search log is flushed every 200 ms: wait for the last rows.
+	time.Sleep(500 * time.Millisecond)
+	size1, err1 := pageBytes(e.data, "feind")
+	res.growth, res.sizeErr = size1-size0, errors.Join(err0, err1)
+	close(stop)
+	<-smp.done
+	res.heapMax, res.inuse, res.rssMax = smp.heapMax.Load(), smp.inuse.Load(), smp.rssMax.Load()
+	res.braked, res.heapErr, res.heapOK = smp.braked.Load(), smp.firstErr, smp.ok.Load()
+	return res
+}
+
+// storeMax raises m to v (one goroutine writes it).
+func storeMax(m *atomic.Int64, v int64) {
+	if v > m.Load() {
+		m.Store(v)
+	}
+}
+
+func attackByNr(nr int) attack {
+	for _, a := range attacks {
+		if a.nr == nr {
+			return a
+		}
+	}
+	panic(fmt.Sprintf("no attack %d", nr))
+}
+
+// mib formats bytes as MiB.
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// printPhase prints the phase's line for the victim and its attacks' answers.
+func printPhase(r phaseResult, limit time.Duration) {
+	fmt.Printf("\n--- Phase %s: Opfer %d recalls, p50 %s, p99 %s", r.name, len(r.lat.d), ms(r.lat.pct(50)), ms(r.lat.pct(99)))
+	if limit > 0 {
+		fmt.Printf(" (Grenze %s)", ms(limit))
+	}
+	fmt.Printf(", Fehler %d; Heap lebend max %s (belegt %s), RSS max %s", r.lat.errs, mib(r.heapMax), mib(r.inuse), mib(r.rssMax))
+	if slicesHas(r.nrs, 5) {
+		fmt.Printf("; Angreiferdatei +%s", mib(r.growth))
+	}
+	fmt.Println()
+	if len(r.tallies) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "Angriff\tAnfragen\t2xx\t400\t404\t429\t503\t5xx sonst\tandere\tabgebrochen\tohne Antwort\t")
+	for _, tl := range r.tallies {
+		codes, cut, failed, _ := tl.counts()
+		var all, ok, other, bad5 int
+		for c, n := range codes {
+			all += n
+			switch {
+			case c >= 200 && c < 300:
+				ok += n
+			case c >= 500 && c != 503:
+				bad5 += n
+			case c != 400 && c != 404 && c != 429 && c != 503:
+				other += n
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", tl.name, all+cut+failed, ok,
+			codes[400], codes[404], codes[429], codes[503], bad5, other, cut, failed)
+	}
+	tw.Flush()
+	for _, tl := range r.tallies {
+		if _, _, failed, first := tl.counts(); failed > 0 {
+			fmt.Printf("  %s: %d ohne Antwort, z. B. %s\n", tl.name, failed, first)
+		}
+	}
+}
+
+func slicesHas(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// parsePhases turns -feind.angriffe into phases: each a list of attacks.
+func parsePhases(spec string) ([][]int, []string, error) {
+	var phases [][]int
+	var names []string
+	for _, f := range strings.Split(spec, ",") {
+		f = strings.TrimSpace(f)
+		if f == "alle" {
+			var all []int
+			for _, a := range attacks {
+				all = append(all, a.nr)
+			}
+			phases, names = append(phases, all), append(names, "alle")
+			continue
+		}
+		var nr int
+		if _, err := fmt.Sscan(f, &nr); err != nil {
+			return nil, nil, fmt.Errorf("feind.angriffe: %q ist kein Angriff", f)
+		}
+		found := false
+		for _, a := range attacks {
+			found = found || a.nr == nr
+		}
+		if !found {
+			return nil, nil, fmt.Errorf("feind.angriffe: Angriff %d gibt es nicht (1, 2, 4, 5, 6)", nr)
+		}
+		phases, names = append(phases, []int{nr}), append(names, f)
+	}
+	return phases, names, nil
+}
