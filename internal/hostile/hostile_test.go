@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"munin/internal/service"
 )
 
 // TestHostile runs the attacks of issue 8 (findings 1, 2, 4, 5, 6) from one
@@ -30,7 +32,14 @@ func TestHostile(t *testing.T) {
 	data := t.TempDir()
 	// Keys first, with the server stopped: the command line holds the lock.
 	mkey := metricsKey(t, bin, data)
-	vicRead := createKey(t, bin, data, "opfer", "p", "opfer-leser", "read")
+	// The victim's team: enough read keys that, at one recall per
+	// -feind.takt in turn, each stays under the server's default recall
+	// rate per key (service.DefaultRecallRate) with room to spare.
+	perKey := time.Duration(float64(time.Second) / service.DefaultRecallRate * 1.5)
+	vicRead := make([]string, max(1, int((perKey+*feindTakt-1) / *feindTakt)))
+	for i := range vicRead {
+		vicRead[i] = createKey(t, bin, data, "opfer", "p", fmt.Sprintf("opfer-leser-%d", i+1), "read")
+	}
 	vicWrite := createKey(t, bin, data, "opfer", "p", "opfer-schreiber", "write")
 	atkRead := createKey(t, bin, data, "feind", "p", "feind-leser", "read")
 	atkWrite := createKey(t, bin, data, "feind", "p", "feind-schreiber", "write")

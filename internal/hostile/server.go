@@ -87,12 +87,11 @@ func cliToken(t *testing.T, bin string, args ...string) string {
 	return string(m[1])
 }
 
-// metricsKey makes the key that may read /metrics. At fa44583 that is any
-// admin key; once /metrics needs a server-admin key, only this function
-// changes (the command that creates one).
+// metricsKey makes the key that may read /metrics: a server-admin key, which
+// only the command line creates.
 func metricsKey(t *testing.T, bin, data string) string {
 	t.Helper()
-	return createKey(t, bin, data, "default", "default", "messung", "admin")
+	return cliToken(t, bin, "key", "create", "--data", data, "--server-admin", "--agent", "messung")
 }
 
 // startChild runs `munin serve` on a free loopback port with the default

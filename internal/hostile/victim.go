@@ -78,39 +78,50 @@ func attackerText(common []string) func(int) string {
 	}
 }
 
-// victim is an MCP session of the victim's read key.
+// victim is the victim project's team: one MCP session per read key, used
+// in turn, so that together they recall faster than one key may (the
+// server's recall rate is per key; the victim must stay under it).
 type victim struct {
-	c     *client.Client
+	c     []*client.Client
 	n     int
 	close sync.Once
 }
 
-// end closes the session (once): before the server stops, so that the
-// client's DELETE finds it.
-func (v *victim) end() { v.close.Do(func() { v.c.Close() }) }
+// end closes the sessions (once): before the server stops, so that the
+// clients' DELETEs find them.
+func (v *victim) end() {
+	v.close.Do(func() {
+		for _, c := range v.c {
+			c.Close()
+		}
+	})
+}
 
-// connectVictim opens the victim's session; its client waits out 429s as a
-// well-behaved agent does, so the wait shows in its latency.
-func connectVictim(t *testing.T, base, key string, hc *http.Client) *victim {
+// connectVictim opens a session per key; the clients wait out 429s as a
+// well-behaved agent does, so the wait shows in the latency.
+func connectVictim(t *testing.T, base string, keys []string, hc *http.Client) *victim {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPBasicClient(hc),
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, client.WithLegacyProtocolOnly())
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "opfer", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	v := &victim{c: c}
+	v := &victim{}
 	t.Cleanup(v.end)
+	for i, key := range keys {
+		tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithHTTPBasicClient(hc),
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := client.NewClient(tr, client.WithLegacyProtocolOnly())
+		ctx := context.Background()
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		v.c = append(v.c, c)
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+		init.Params.ClientInfo = mcp.Implementation{Name: fmt.Sprintf("opfer-%d", i+1), Version: "1"}
+		if _, err := c.Initialize(ctx, init); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return v
 }
 
@@ -124,7 +135,7 @@ func (v *victim) recall(ctx context.Context) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	res, err := v.c.CallTool(ctx, req)
+	res, err := v.c[v.n%len(v.c)].CallTool(ctx, req)
 	d := time.Since(start)
 	switch {
 	case err != nil:
