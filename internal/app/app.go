@@ -56,6 +56,9 @@ type Config struct {
 	// MaxInFlight limits requests served at once; the excess gets 429
 	// (0: the default, negative: no limit).
 	MaxInFlight int
+	// MaxInFlightPerKey limits one key's requests served at once; the excess
+	// gets 429 (0: the default, negative: no limit).
+	MaxInFlightPerKey int
 	// SessionIdleTTL ends MCP sessions unused for this long (0: the default).
 	SessionIdleTTL time.Duration
 	// MaxSessions, MaxSessionsPerKey and MaxStreamsPerKey bound live MCP
@@ -199,12 +202,13 @@ func (a *App) Handler() http.Handler {
 
 func (a *App) httpServer() *http.Server {
 	return httpserver.New(httpserver.Config{
-		Addr:           a.cfg.Addr,
-		AllowedOrigins: a.cfg.AllowedOrigins,
-		Logger:         a.log,
-		Web:            a.Web,
-		MaxInFlight:    a.cfg.MaxInFlight,
-		Metrics:        a.Metrics,
+		Addr:              a.cfg.Addr,
+		AllowedOrigins:    a.cfg.AllowedOrigins,
+		Logger:            a.log,
+		Web:               a.Web,
+		MaxInFlight:       a.cfg.MaxInFlight,
+		MaxInFlightPerKey: a.cfg.MaxInFlightPerKey,
+		Metrics:           a.Metrics,
 	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"munin/internal/app"
+	"munin/internal/httpserver"
 	"munin/internal/mcpserver"
 	"munin/internal/memory"
 	"munin/internal/search"
@@ -32,6 +33,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.BudgetOff, "budget-off", false, "switch the write budget off for the whole server (env MUNIN_BUDGET_OFF)")
 	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "largest entry content in bytes (env MUNIN_MAX_CONTENT)")
 	fs.IntVar(&cfg.MaxInFlight, "max-inflight", 64, "requests served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT; -1: no limit)")
+	fs.IntVar(&cfg.MaxInFlightPerKey, "max-inflight-per-key", httpserver.DefaultMaxInFlightPerKey, "requests of one key served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT_PER_KEY; -1: no limit)")
 	fs.DurationVar(&cfg.SessionIdleTTL, "session-idle-ttl", 30*time.Minute, "end MCP sessions unused for this long (env MUNIN_SESSION_IDLE_TTL)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "live MCP sessions in total; past it initialize gets 429 (env MUNIN_MAX_SESSIONS)")
 	fs.IntVar(&cfg.MaxSessionsPerKey, "max-sessions-per-key", mcpserver.DefaultMaxSessionsPerKey, "live MCP sessions per key; one more ends the key's least recently used (env MUNIN_MAX_SESSIONS_PER_KEY)")

@@ -56,6 +56,9 @@ type Config struct {
 	// MaxInFlight limits requests served at once (default
 	// DefaultMaxInFlight; negative: no limit); the excess gets 429.
 	MaxInFlight int
+	// MaxInFlightPerKey limits one key's requests served at once (default
+	// DefaultMaxInFlightPerKey; negative: no limit); the excess gets 429.
+	MaxInFlightPerKey int
 	// Metrics, when set, is served at /metrics (server-admin key) and fed with
 	// request counts, in-flight requests and overload rejections.
 	Metrics *metrics.Metrics
@@ -77,6 +80,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.MaxInFlightPerKey == 0 {
+		c.MaxInFlightPerKey = DefaultMaxInFlightPerKey
 	}
 	return c
 }
@@ -105,7 +111,8 @@ func New(cfg Config, svc *service.Service, mcp http.Handler, apiHandler http.Han
 }
 
 // newHandler assembles routes and middleware, outermost first:
-// recover → log → admission → origin → body cap → (route) → auth → body buffer → handler.
+// recover → log → admission → origin → body cap → (route) → auth → per-key
+// limit → body buffer → handler.
 func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, streams *streamCloser, ready *readiness) http.Handler {
 	r := mux.NewRouter()
 	// Paths reach the handlers as sent: a slug with ".." must be refused by
@@ -113,8 +120,12 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	r.SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 
+	var perKey *keySlots
+	if cfg.MaxInFlightPerKey > 0 {
+		perKey = newKeySlots(cfg.MaxInFlightPerKey)
+	}
 	authed := func(refuse refuseFunc, h http.Handler) http.Handler {
-		return requireKey(svc, bufferBody(refuse, h))
+		return requireKey(svc, limitPerKey(perKey, bufferBody(refuse, h)))
 	}
 	// CORS sits outside the method and key checks: a preflight is an
 	// OPTIONS request without a key, answered before either.
