@@ -53,6 +53,10 @@ func (s *Service) CreateKey(ctx context.Context, ref memory.ProjectRef, agent st
 	if _, err := memory.ParseRole(string(role)); err != nil {
 		return "", memory.Key{}, err
 	}
+	// Every check before EnsureProject: a refused key leaves no project behind.
+	if err := memory.ValidateAgent(agent); err != nil {
+		return "", memory.Key{}, err
+	}
 	if _, err := s.store.EnsureProject(ctx, ref); err != nil {
 		return "", memory.Key{}, err
 	}
