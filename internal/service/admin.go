@@ -27,6 +27,19 @@ func readsMemory(key memory.Key) error {
 	return nil
 }
 
+// writes refuses every key that cannot change entries, naming what it tried:
+// a server-admin key with the words of every memory tool, a read key with
+// its role.
+func writes(key memory.Key, what string) error {
+	if err := readsMemory(key); err != nil {
+		return err
+	}
+	if !key.Role.CanWrite() {
+		return memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, what)
+	}
+	return nil
+}
+
 // administers refuses read and write keys.
 func administers(key memory.Key, what string) error {
 	if !key.Role.Administers() {

@@ -26,3 +26,29 @@ func TestRefusedKeyCreationCreatesNoProject(t *testing.T) {
 		t.Errorf("refused key creations left projects behind: %d projects, were %d: %+v", len(after), len(before), after)
 	}
 }
+
+// TestScopeWriter: the check of the web UI's entry forms is the service's:
+// a writer of the project gets its scoped key; a read key is forbidden with
+// its role named; a server-admin key gets the one refusal of every memory
+// tool; another project answers as a missing one.
+func TestScopeWriter(t *testing.T) {
+	r := newRoleEnv(t)
+	_, reader := r.env.Key(t, "other", "gamma", "reader", memory.RoleRead)
+	if k, err := r.env.Svc.ScopeWriter(ctx, r.gammaBot, gamma); err != nil || k.Project != gamma {
+		t.Errorf("gamma's writer: %+v, %v", k, err)
+	}
+	if k, err := r.env.Svc.ScopeWriter(ctx, r.gammaAdmin, gamma); err != nil || k.Project != gamma {
+		t.Errorf("gamma's admin: %+v, %v", k, err)
+	}
+	if _, err := r.env.Svc.ScopeWriter(ctx, reader, gamma); err == nil ||
+		err.Error() != "forbidden: key of reader has role read and cannot change entries" {
+		t.Errorf("read key: %v", err)
+	}
+	if _, err := r.env.Svc.ScopeWriter(ctx, r.server, gamma); err == nil ||
+		err.Error() != "forbidden: a server-admin key administers the server; use a project key for memory tools" {
+		t.Errorf("server-admin key: %v", err)
+	}
+	_, errOther := r.env.Svc.ScopeWriter(ctx, r.alphaAdmin, gamma)
+	_, errMissing := r.env.Svc.ScopeWriter(ctx, r.alphaAdmin, nope)
+	sameAsMissing(t, "another project's entry form", errOther, errMissing, gamma)
+}
