@@ -48,6 +48,15 @@ func administers(key memory.Key, what string) error {
 	return nil
 }
 
+// ReadMetrics refuses every key but a server-admin key: /metrics shows the
+// load of every project, which is no project's business.
+func ReadMetrics(key memory.Key) error {
+	if !key.ServerAdmin() {
+		return memory.Errorf(memory.CodeForbidden, "metrics need a server-admin key (munin key create --server-admin)")
+	}
+	return nil
+}
+
 // notFound is the answer for a project the caller does not reach: the same
 // words the store uses for one that does not exist (invariant 7).
 func notFound(ref memory.ProjectRef) error {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // TestRefusedKeyCreationCreatesNoProject: a key that cannot be made (an
@@ -51,4 +52,17 @@ func TestScopeWriter(t *testing.T) {
 	_, errOther := r.env.Svc.ScopeWriter(ctx, r.alphaAdmin, gamma)
 	_, errMissing := r.env.Svc.ScopeWriter(ctx, r.alphaAdmin, nope)
 	sameAsMissing(t, "another project's entry form", errOther, errMissing, gamma)
+}
+
+// TestMetricsNeedServerAdmin: the service decides who reads /metrics.
+func TestMetricsNeedServerAdmin(t *testing.T) {
+	r := newRoleEnv(t)
+	if err := service.ReadMetrics(r.server); err != nil {
+		t.Errorf("server admin: %v", err)
+	}
+	for _, key := range []memory.Key{r.alphaAdmin, r.gammaBot} {
+		if err := service.ReadMetrics(key); memory.ErrorCode(err) != memory.CodeForbidden {
+			t.Errorf("%s key reads metrics: %v, want forbidden", key.Role, err)
+		}
+	}
 }
