@@ -130,13 +130,20 @@ func (s *Service) FlushSearchLog() { s.slog.Flush() }
 // The calls below act for a caller's key and check its role.
 
 // SetWriteBudget sets the write budget of key's project (scoped with Scope
-// for a server-admin key); admin and server-admin keys only.
+// for a server-admin key); admin and server-admin keys only, and above the
+// server default server-admin keys only.
 func (s *Service) SetWriteBudget(ctx context.Context, key memory.Key, perHour int) error {
 	if err := administers(key, "setting the write budget"); err != nil {
 		return err
 	}
 	if key.Project == (memory.ProjectRef{}) {
 		return memory.Errorf(memory.CodeForbidden, "a server-admin key belongs to no project; set a project's budget on its settings page in the web UI, or with an admin key of the project")
+	}
+	// The budget protects the server from one project, and agents often
+	// hold their project's admin key: only a server admin lifts it above
+	// the server default.
+	if !key.ServerAdmin() && perHour > s.opts.DefaultWriteBudget {
+		return memory.Errorf(memory.CodeForbidden, "a project admin may set at most the server default of %d writes per hour (0 resets to it); a higher budget needs a server-admin key (the project's settings page in the web UI)", s.opts.DefaultWriteBudget)
 	}
 	return s.SetProjectWriteBudget(ctx, key.Project, perHour)
 }

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"strings"
 	"testing"
 
 	"munin/internal/memory"
@@ -64,5 +65,42 @@ func TestMetricsNeedServerAdmin(t *testing.T) {
 		if err := service.ReadMetrics(key); memory.ErrorCode(err) != memory.CodeForbidden {
 			t.Errorf("%s key reads metrics: %v, want forbidden", key.Role, err)
 		}
+	}
+}
+
+// TestProjectAdminCannotLiftItsBudgetAboveTheDefault: the write budget
+// protects the server from one project; a project admin (the key the first
+// start gives agents) may lower its project's budget or reset it to the
+// server default, but only a server admin may raise it above the default.
+func TestProjectAdminCannotLiftItsBudgetAboveTheDefault(t *testing.T) {
+	r := newRoleEnv(t)
+	const def = 1000 // service.Options{} default
+	for _, n := range []int{def + 1, 1_000_000_000} {
+		err := r.env.Svc.SetWriteBudget(ctx, r.alphaAdmin, n)
+		if memory.ErrorCode(err) != memory.CodeForbidden || !strings.Contains(err.Error(), "server-admin key") || !strings.Contains(err.Error(), "1000") {
+			t.Errorf("alpha admin sets %d writes per hour: %v, want forbidden naming the default and the server-admin key", n, err)
+		}
+	}
+	if _, limit, _ := r.env.Svc.WriteUsage(ctx, alpha); limit != def {
+		t.Errorf("alpha's budget is %d after refused raises, want %d", limit, def)
+	}
+	for _, n := range []int{1, def, 0} {
+		if err := r.env.Svc.SetWriteBudget(ctx, r.alphaAdmin, n); err != nil {
+			t.Errorf("alpha admin sets %d writes per hour: %v", n, err)
+		}
+	}
+	scoped, err := r.env.Svc.Scope(ctx, r.server, alpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.env.Svc.SetWriteBudget(ctx, scoped, 50_000); err != nil {
+		t.Errorf("server admin raises alpha's budget: %v", err)
+	}
+	if _, limit, _ := r.env.Svc.WriteUsage(ctx, alpha); limit != 50_000 {
+		t.Errorf("alpha's budget is %d, want 50000", limit)
+	}
+	// A project admin may still lower a budget the server admin raised.
+	if err := r.env.Svc.SetWriteBudget(ctx, r.alphaAdmin, 10); err != nil {
+		t.Errorf("alpha admin lowers its raised budget: %v", err)
 	}
 }
