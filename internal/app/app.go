@@ -16,7 +16,6 @@ import (
 	"munin/internal/api"
 	"munin/internal/httpserver"
 	"munin/internal/mcpserver"
-	"munin/internal/memory"
 	"munin/internal/metrics"
 	"munin/internal/search"
 	"munin/internal/service"
@@ -244,9 +243,4 @@ func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return errors.Join(a.MCP.Close(ctx), a.Svc.Close(), a.Index.Close(), a.Store.Close(), a.lock.Unlock())
-}
-
-// KeyFor authenticates a token for the stdio transport.
-func (a *App) KeyFor(ctx context.Context, token string) (memory.Key, error) {
-	return a.Svc.Authenticate(ctx, token)
 }

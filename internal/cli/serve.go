@@ -115,5 +115,12 @@ func stdio(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
+	// Checked here, not on the first call: the client's user sees the
+	// reason in its log at once.
+	if _, err := a.Svc.AuthenticateMemory(ctx, *token); memory.ErrorCode(err) == memory.CodeForbidden {
+		return fmt.Errorf("stdio refuses a server-admin key: it administers the server and reads no memory, and stdio serves memory tools only; pass a project key (read, write or admin) in MUNIN_KEY")
+	} else if err != nil {
+		return err
+	}
 	return a.MCP.ServeStdio(ctx, *token, os.Stdin, os.Stdout)
 }

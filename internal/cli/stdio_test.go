@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,5 +64,27 @@ func TestStdioKeyFlagWarns(t *testing.T) {
 	t.Setenv("MUNIN_KEY", "munin_x")
 	if _, out := run(t, "stdio", "--data", missing); strings.Contains(out, "warning") {
 		t.Errorf("MUNIN_KEY warned: %q", out)
+	}
+}
+
+// TestStdioRefusesServerAdminKey: a server-admin key reads no memory and
+// stdio serves nothing else, so stdio refuses it at start and says which
+// key to use instead.
+func TestStdioRefusesServerAdminKey(t *testing.T) {
+	dir := newDataDir(t)
+	err, out := run(t, "key", "create", "--server-admin", "--agent", "ops", "--data", dir)
+	token := regexp.MustCompile(`munin_[A-Za-z0-9_-]{43}`).FindString(out)
+	if err != nil || token == "" {
+		t.Fatalf("key create --server-admin: %v\n%s", err, out)
+	}
+	t.Setenv("MUNIN_KEY", token)
+	err = refused(t, "stdio", "--data", dir)
+	if err == nil {
+		t.Fatal("stdio served a server-admin key")
+	}
+	for _, want := range []string{"server-admin key", "reads no memory", "project key", "MUNIN_KEY"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
 	}
 }

@@ -27,10 +27,32 @@ func readsMemory(key memory.Key) error {
 	return nil
 }
 
+// writes refuses every key that cannot change entries, naming what it tried:
+// a server-admin key with the words of every memory tool, a read key with
+// its role.
+func writes(key memory.Key, what string) error {
+	if err := readsMemory(key); err != nil {
+		return err
+	}
+	if !key.Role.CanWrite() {
+		return memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, what)
+	}
+	return nil
+}
+
 // administers refuses read and write keys.
 func administers(key memory.Key, what string) error {
 	if !key.Role.Administers() {
 		return memory.Errorf(memory.CodeForbidden, "%s needs an admin key; the key of %s has role %s", what, key.Agent, key.Role)
+	}
+	return nil
+}
+
+// ReadMetrics refuses every key but a server-admin key: /metrics shows the
+// load of every project, which is no project's business.
+func ReadMetrics(key memory.Key) error {
+	if !key.ServerAdmin() {
+		return memory.Errorf(memory.CodeForbidden, "metrics need a server-admin key (munin key create --server-admin)")
 	}
 	return nil
 }
@@ -51,6 +73,10 @@ func (s *Service) CreateKey(ctx context.Context, ref memory.ProjectRef, agent st
 		return "", memory.Key{}, err
 	}
 	if _, err := memory.ParseRole(string(role)); err != nil {
+		return "", memory.Key{}, err
+	}
+	// Every check before EnsureProject: a refused key leaves no project behind.
+	if err := memory.ValidateAgent(agent); err != nil {
 		return "", memory.Key{}, err
 	}
 	if _, err := s.store.EnsureProject(ctx, ref); err != nil {
@@ -125,7 +151,8 @@ func (s *Service) FlushSearchLog() { s.slog.Flush() }
 
 // SetWriteBudgets sets the write budgets of key's project (scoped with Scope
 // for a server-admin key): writes and content bytes per hour, each only if
-// given. Only admin keys may; both values are checked before either is set.
+// given. Only admin keys may, and above the server defaults only server-admin
+// keys; both values are checked before either is set.
 func (s *Service) SetWriteBudgets(ctx context.Context, key memory.Key, writesPerHour, bytesPerHour *int) error {
 	if err := administers(key, "setting the write budget"); err != nil {
 		return err
@@ -139,6 +166,22 @@ func (s *Service) SetWriteBudgets(ctx context.Context, key memory.Key, writesPer
 		return memory.Errorf(memory.CodeInvalid, "writes_per_hour must be 0 (server default) or more, got %d", *writesPerHour)
 	case bytesPerHour != nil && *bytesPerHour < 0:
 		return memory.Errorf(memory.CodeInvalid, "bytes_per_hour must be 0 (server default) or more, got %d", *bytesPerHour)
+	}
+	// The budget protects the server from one project, and agents often
+	// hold their project's admin key: only a server admin lifts it above
+	// the server default. Keeping a value the server admin set is no lift
+	// (the settings form sends both values).
+	if !key.ServerAdmin() {
+		now, err := s.budget.usage(ctx, key.Project)
+		if err != nil {
+			return err
+		}
+		if writesPerHour != nil && *writesPerHour > s.opts.DefaultWriteBudget && *writesPerHour != now.limit.writes {
+			return memory.Errorf(memory.CodeForbidden, "a project admin may set at most the server default of %d writes per hour (0 resets to it); a higher budget needs a server-admin key (the project's settings page in the web UI)", s.opts.DefaultWriteBudget)
+		}
+		if bytesPerHour != nil && *bytesPerHour > s.opts.DefaultWriteBudgetBytes && *bytesPerHour != now.limit.bytes {
+			return memory.Errorf(memory.CodeForbidden, "a project admin may set at most the server default of %d bytes per hour (0 resets to it); a higher budget needs a server-admin key (the project's settings page in the web UI)", s.opts.DefaultWriteBudgetBytes)
+		}
 	}
 	if writesPerHour != nil {
 		if err := s.SetProjectWriteBudget(ctx, key.Project, *writesPerHour); err != nil {

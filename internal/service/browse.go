@@ -211,8 +211,8 @@ func (b *Browser) Restore(ctx context.Context, key memory.Key, slug string, vers
 	if version < 1 {
 		return memory.WriteResult{}, memory.Errorf(memory.CodeInvalid, "version to restore must be 1 or more, got %d", version)
 	}
-	if !key.Role.CanWrite() {
-		return memory.WriteResult{}, memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot restore", key.Agent, key.Role)
+	if err := writes(key, "restore"); err != nil {
+		return memory.WriteResult{}, err
 	}
 	old, err := b.svc.Get(ctx, key, slug, version)
 	if err != nil {

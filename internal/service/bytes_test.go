@@ -51,7 +51,10 @@ func TestByteBudgetOfProject(t *testing.T) {
 	if err := env.Svc.SetWriteBudgets(ctx, admin, nil, budgetOf(-1)); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Fatalf("negative byte budget: %v, want invalid", err)
 	}
-	if err := env.Svc.SetWriteBudgets(ctx, admin, nil, budgetOf(100)); err != nil {
+	if err := env.Svc.SetWriteBudgets(ctx, admin, nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
+		t.Fatalf("project admin raising the byte budget above the default: %v, want forbidden", err)
+	}
+	if err := env.Svc.SetProjectWriteBudgetBytes(ctx, key.Project, 100); err != nil { // the operator may
 		t.Fatal(err)
 	}
 	if err := remember("c", "more text", ""); err != nil {

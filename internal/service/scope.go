@@ -25,3 +25,17 @@ func (s *Service) Scope(ctx context.Context, key memory.Key, ref memory.ProjectR
 	key.Project = ref
 	return key, nil
 }
+
+// ScopeWriter is Scope for what only a writer can use, such as the web UI's
+// entry forms: a key that cannot change ref's entries is refused here,
+// instead of being shown a form whose save the service would refuse.
+func (s *Service) ScopeWriter(ctx context.Context, key memory.Key, ref memory.ProjectRef) (memory.Key, error) {
+	key, err := s.Scope(ctx, key, ref)
+	if err != nil {
+		return memory.Key{}, err
+	}
+	if err := writes(key, "change entries"); err != nil {
+		return memory.Key{}, err
+	}
+	return key, nil
+}

@@ -99,6 +99,20 @@ func (s *Service) Authenticate(ctx context.Context, token string) (memory.Key, e
 	return s.store.KeyByToken(ctx, token)
 }
 
+// AuthenticateMemory is Authenticate for a transport that serves memory
+// tools only (munin stdio): a server-admin key, which reads no memory, is
+// refused at once rather than on every call.
+func (s *Service) AuthenticateMemory(ctx context.Context, token string) (memory.Key, error) {
+	key, err := s.Authenticate(ctx, token)
+	if err != nil {
+		return memory.Key{}, err
+	}
+	if err := readsMemory(key); err != nil {
+		return memory.Key{}, err
+	}
+	return key, nil
+}
+
 // internalErr logs an unexpected error with context and hides it from the client.
 func (s *Service) internalErr(op string, key memory.Key, err error) error {
 	if memory.ErrorCode(err) != memory.CodeInternal {

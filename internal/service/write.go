@@ -58,8 +58,8 @@ func (s *Service) Forget(ctx context.Context, key memory.Key, slug string, expec
 
 // write is the one write path: role → budget → store (with audit) → index.
 func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory.Write) (memory.WriteResult, error) {
-	if !key.Role.CanWrite() {
-		return memory.WriteResult{}, memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, op)
+	if err := writes(key, op); err != nil {
+		return memory.WriteResult{}, err
 	}
 	var reserved *window
 	size := len(w.Content) // the byte budget counts content, as history's size does

@@ -20,8 +20,8 @@ type logPage struct {
 	Searches   []memory.SearchRow
 	Missed     []memory.MissedQuery
 	MissedDays int
-	// Older is the id to page on from (0: this is the last page).
-	Older int64
+	// Older is the sealed cursor to page on from ("": this is the last page).
+	Older string
 }
 
 // logRows is the page size of the logs.
@@ -31,7 +31,7 @@ const logRows = 100
 const missedDays = 7
 
 // logFilter reads the filter form shared by the audit and search logs.
-func logFilter(r *http.Request) (logPage, error) {
+func (h *Handler) logFilter(r *http.Request) (logPage, error) {
 	d := logPage{
 		Filter: memory.LogFilter{
 			Agent:      strings.TrimSpace(r.FormValue("agent")),
@@ -49,8 +49,7 @@ func logFilter(r *http.Request) (logPage, error) {
 	if d.Filter.Until, err = parseTime("until", d.UntilText); err != nil {
 		return d, err
 	}
-	before, err := intParam(r, "before", 0, 1)
-	d.Filter.BeforeID = int64(before)
+	d.Filter.BeforeID, err = h.cursors.open(strings.TrimSpace(r.FormValue("before")))
 	return d, err
 }
 
@@ -76,13 +75,15 @@ func (h *Handler) logView(w http.ResponseWriter, r *http.Request, rq *request, n
 	if err != nil {
 		return err
 	}
-	d, err := logFilter(r)
+	d, err := h.logFilter(r)
 	if err != nil {
 		return err
 	}
-	if d.Older, err = fill(key, &d); err != nil {
+	older, err := fill(key, &d)
+	if err != nil {
 		return err
 	}
+	d.Older = h.cursors.seal(older)
 	h.render(w, r, rq, http.StatusOK, name, projectView(key, title, d))
 	return nil
 }

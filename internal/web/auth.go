@@ -75,7 +75,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if c, cerr := r.Cookie(cookieName); cerr == nil {
 		h.sessions.delete(c.Value)
 	}
-	sess := h.sessions.create(key.ID)
+	sess := h.sessions.create(key.ID, key.ProjectLabel())
 	setCookie(w, r, sess.id, 0)
 	what := string(key.Role) + " key of " + key.Project.String()
 	if key.ServerAdmin() {

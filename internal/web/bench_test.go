@@ -59,7 +59,7 @@ func seed(b *testing.B, u *ui, n int) {
 func benchPages(b *testing.B, paths map[string]string) {
 	u := newUI(b)
 	seed(b, u, benchEntries)
-	sess := u.h.sessions.create(u.readKey.ID)
+	sess := u.h.sessions.create(u.readKey.ID, u.readKey.ProjectLabel())
 	for name, path := range paths {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -60,17 +60,12 @@ func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, rq *request) 
 	return nil
 }
 
-// scopedWriter is scoped for pages that only make sense to a writer: a read
-// key gets forbidden instead of a form it cannot submit.
+// scopedWriter is scoped for pages that only make sense to a writer (the
+// service decides: a read key gets forbidden instead of a form it cannot
+// submit).
 func (h *Handler) scopedWriter(r *http.Request, rq *request) (memory.Key, error) {
-	key, err := h.scoped(r, rq)
-	if err != nil {
-		return key, err
-	}
-	if !key.Role.CanWrite() {
-		return key, memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot change entries", key.Agent, key.Role)
-	}
-	return key, nil
+	vars := mux.Vars(r)
+	return h.svc.ScopeWriter(r.Context(), rq.key, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})
 }
 
 // save stores the form as the next version of its slug, under the person's

@@ -16,9 +16,15 @@ const (
 	// least recently used session is dropped, so signing in again and again
 	// with one key cannot push other people's sessions out.
 	maxSessionsPerKey = 32
+	// maxSessionsPerProject bounds the sessions of one project's keys (all
+	// server-admin keys count as one project); beyond it that project's
+	// least recently used session is dropped. A project admin can make any
+	// number of keys of its project and sign in with each: that must cost
+	// its own project's sessions, never another project's.
+	maxSessionsPerProject = 256
 	// maxSessions bounds memory; beyond it the least recently used session
-	// of any key is dropped. Only holders of a valid key create sessions and
-	// each holds at most maxSessionsPerKey, so it is a safety net.
+	// of any key is dropped. It is reached only when about 40 projects use
+	// all their sessions at once, so it is a safety net.
 	maxSessions = 10_000
 )
 
@@ -28,6 +34,7 @@ const (
 type session struct {
 	id       string // 256 random bits, the cookie value
 	keyID    int64
+	project  string // the key's project label, for maxSessionsPerProject
 	csrf     string // per-session token every state-changing form carries
 	created  time.Time
 	lastSeen time.Time
@@ -39,15 +46,16 @@ type session struct {
 type sessions struct {
 	idle, max time.Duration
 	now       func() time.Time
-	// perKey and total are maxSessionsPerKey and maxSessions; tests lower them.
-	perKey, total int
+	// perKey, perProject and total are maxSessionsPerKey,
+	// maxSessionsPerProject and maxSessions; tests lower them.
+	perKey, perProject, total int
 
 	mu sync.Mutex
 	m  map[string]*session
 }
 
 func newSessions(idle, max time.Duration, now func() time.Time) *sessions {
-	return &sessions{idle: idle, max: max, now: now, perKey: maxSessionsPerKey, total: maxSessions, m: map[string]*session{}}
+	return &sessions{idle: idle, max: max, now: now, perKey: maxSessionsPerKey, perProject: maxSessionsPerProject, total: maxSessions, m: map[string]*session{}}
 }
 
 // randomToken returns 256 random bits, base64url-encoded.
@@ -59,15 +67,18 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// create starts a session for a key; a fresh id on every sign-in prevents
-// session fixation.
-func (s *sessions) create(keyID int64) session {
+// create starts a session for a key of project (its label); a fresh id on
+// every sign-in prevents session fixation.
+func (s *sessions) create(keyID int64, project string) session {
 	now := s.now()
-	sess := &session{id: randomToken(), keyID: keyID, csrf: randomToken(), created: now, lastSeen: now}
+	sess := &session{id: randomToken(), keyID: keyID, project: project, csrf: randomToken(), created: now, lastSeen: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(now)
 	if n, oldest := s.leastRecentLocked(func(o *session) bool { return o.keyID == keyID }); n >= s.perKey {
+		delete(s.m, oldest.id)
+	}
+	if n, oldest := s.leastRecentLocked(func(o *session) bool { return o.project == project }); n >= s.perProject {
 		delete(s.m, oldest.id)
 	}
 	if n, oldest := s.leastRecentLocked(func(*session) bool { return true }); n >= s.total {

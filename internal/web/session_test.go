@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strconv"
 	"testing"
 	"time"
 )
@@ -12,11 +13,12 @@ func TestSignInsOfOneKeyCannotEvictOthers(t *testing.T) {
 	now := time.Now()
 	s := newSessions(time.Hour, 24*time.Hour, func() time.Time { return now })
 	s.perKey, s.total = 8, 100
-	admin := s.create(1)
+	s.perProject = s.total
+	admin := s.create(1, "w/p")
 	var last session
 	for range 2 * s.total {
 		now = now.Add(time.Millisecond)
-		last = s.create(2)
+		last = s.create(2, "w/p")
 	}
 	if _, ok := s.get(admin.id); !ok {
 		t.Fatal("the admin's session was evicted by another key's sign-ins")
@@ -35,10 +37,11 @@ func TestSessionTableIsBounded(t *testing.T) {
 	now := time.Now()
 	s := newSessions(time.Hour, 24*time.Hour, func() time.Time { return now })
 	s.perKey, s.total = 8, 100
-	first := s.create(0)
+	s.perProject = s.total
+	first := s.create(0, "w/p")
 	for i := range 2 * s.total {
 		now = now.Add(time.Microsecond)
-		s.create(int64(i%50) + 1) // 50 keys × up to 8 sessions > 100
+		s.create(int64(i%50)+1, "w/p"+strconv.Itoa(i%50)) // 50 keys × up to 8 sessions > 100
 	}
 	if len(s.m) != s.total {
 		t.Fatalf("table holds %d sessions, want %d", len(s.m), s.total)

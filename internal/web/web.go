@@ -50,6 +50,7 @@ type Handler struct {
 	log      *slog.Logger
 	sessions *sessions
 	pages    *pages
+	cursors  *cursors
 	h        http.Handler
 }
 
@@ -72,12 +73,17 @@ func New(br *service.Browser, opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	cur, err := newCursors()
+	if err != nil {
+		return nil, err
+	}
 	h := &Handler{
 		br:       br,
 		svc:      br.Service(),
 		log:      opts.Logger,
 		sessions: newSessions(opts.IdleTimeout, opts.MaxAge, opts.Now),
 		pages:    p,
+		cursors:  cur,
 	}
 	// CrossOriginProtection rejects state-changing requests a browser marks
 	// as cross-site (Sec-Fetch-Site, else Origin against Host); the
