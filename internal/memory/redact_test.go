@@ -15,6 +15,9 @@ func TestRedactKeys(t *testing.T) {
 		"/api/v1/entries/a" + key + "b/" + key + "/": "/api/v1/entries/amunin_[redacted]/munin_[redacted]/",
 		"/x/MUNIN_" + key[6:]:                        "/x/munin_[redacted]",
 		"/munin_":                                    "/munin_",
+		"/w/munin%5F" + key[6:]:                      "/w/munin_[redacted]", // sent as munin%255F…
+		"/w/Munin%255f" + key[6:] + "/x":             "/w/munin_[redacted]/x",
+		"/w/munin-docs/munin%5":                      "/w/munin-docs/munin%5",
 	} {
 		got := RedactKeys(in)
 		if got != want {
