@@ -240,6 +240,10 @@ func (b *Browser) CreateKey(ctx context.Context, key memory.Key, ref memory.Proj
 	if !key.ServerAdmin() && ref != key.Project {
 		return "", memory.Key{}, notFound(ref)
 	}
+	// Bad input is named as such even when the limits would refuse the key.
+	if err := memory.ValidateAgent(agent); err != nil {
+		return "", memory.Key{}, err
+	}
 	token, k, err := b.svc.createLimited(ctx, ref, func() (string, memory.Key, error) {
 		return b.svc.CreateKey(ctx, ref, agent, role)
 	})

@@ -100,6 +100,9 @@ func TestKeyCreationsPerHour(t *testing.T) {
 			t.Fatalf("%s key over the limit: %v; want budget_exhausted with a retry within the hour", by.Role, err)
 		}
 	}
+	if _, _, err := e.br.CreateKey(ctx, e.alpha, ref, "bad\nname", memory.RoleRead); memory.ErrorCode(err) != memory.CodeInvalid {
+		t.Errorf("a bad agent name over the limit: %v; want invalid, the input's problem first", err)
+	}
 	if after, _ := e.env.Store.ListProjectKeys(ctx, ref); len(after) != len(before) {
 		t.Fatalf("%d keys after the refused creations, were %d", len(after), len(before))
 	}
