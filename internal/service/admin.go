@@ -225,6 +225,8 @@ func (b *Browser) Keys(ctx context.Context, key memory.Key) ([]memory.Key, error
 // CreateKey creates a key of a project role and returns the token, shown
 // once. An admin key creates keys of its own project only; a server-admin key
 // creates keys of any project, and the workspace and project with the first.
+// Both are held to the project's key limits (keyLimit); only the command
+// line is not.
 func (b *Browser) CreateKey(ctx context.Context, key memory.Key, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
 	if err := administers(key, "creating keys"); err != nil {
 		return "", memory.Key{}, err
@@ -238,7 +240,13 @@ func (b *Browser) CreateKey(ctx context.Context, key memory.Key, ref memory.Proj
 	if !key.ServerAdmin() && ref != key.Project {
 		return "", memory.Key{}, notFound(ref)
 	}
-	token, k, err := b.svc.CreateKey(ctx, ref, agent, role)
+	// Bad input is named as such even when the limits would refuse the key.
+	if err := memory.ValidateAgent(agent); err != nil {
+		return "", memory.Key{}, err
+	}
+	token, k, err := b.svc.createLimited(ctx, ref, func() (string, memory.Key, error) {
+		return b.svc.CreateKey(ctx, ref, agent, role)
+	})
 	if err != nil {
 		return "", memory.Key{}, b.svc.internalErr("create key", key, err)
 	}

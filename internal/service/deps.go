@@ -29,10 +29,13 @@ type Store interface {
 	CreateServerAdminKey(ctx context.Context, agent string) (token string, key memory.Key, err error)
 	// KeyByToken finds the live key of a token, or CodeUnauthorized.
 	KeyByToken(ctx context.Context, token string) (memory.Key, error)
-	// ListKeys returns all keys, revoked ones included, ordered by id.
+	// ListKeys returns all keys, revoked ones included, oldest first.
 	ListKeys(ctx context.Context) ([]memory.Key, error)
-	// ListProjectKeys returns the keys of one project, revoked ones included, ordered by id.
+	// ListProjectKeys returns the keys of one project, revoked ones included, oldest first.
 	ListProjectKeys(ctx context.Context, ref memory.ProjectRef) ([]memory.Key, error)
+	// KeyCounts counts a project's keys created at or after since (revoked
+	// ones included) and its live keys, for the key limits.
+	KeyCounts(ctx context.Context, ref memory.ProjectRef, since time.Time) (memory.KeyCounts, error)
 	// RevokeKey revokes a key by id (CodeNotFound if there is none).
 	RevokeKey(ctx context.Context, id int64) error
 	// RevokeProjectKey revokes a key by id if it belongs to ref (CodeNotFound otherwise).

@@ -56,6 +56,7 @@ type Service struct {
 	budget      *budget
 	slog        *searchLog
 	recallLimit *recallLimiter
+	keyLimit    keyLimit
 }
 
 // New builds a Service over a store and an index and starts the search-log flusher.

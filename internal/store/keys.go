@@ -6,14 +6,47 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/mattn/go-sqlite3"
+
 	"munin/internal/memory"
 )
+
+// Key ids are random in 1..keyIDMax, not a server-wide sequence: the id a
+// project admin's new key gets must say nothing of other projects' keys
+// (invariant 7). 31 bits stay short enough to type in `munin key revoke ID`
+// and exact as a JSON number in every client.
+const keyIDMax = 1<<31 - 1
+
+// keyIDTries bounds the draws after an id collision. Even with a million keys
+// all eight colliding has a chance of (1e6/2^31)^8, about 2e-27.
+const keyIDTries = 8
+
+// newKeyID draws a key id uniformly from 1..keyIDMax.
+func newKeyID() (int64, error) {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, fmt.Errorf("generate key id: %w", err)
+		}
+		// 31 random bits are uniform over 0..keyIDMax; only 0 is drawn again.
+		if id := int64(binary.BigEndian.Uint64(b[:]) & keyIDMax); id != 0 {
+			return id, nil
+		}
+	}
+}
+
+// idTaken reports whether err is the insert's clash with an existing id.
+func idTaken(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
+}
 
 // lastUsedEvery is how often last_used_at of one key is written at most:
 // often enough to tell live keys from dead ones, rare enough that
@@ -96,13 +129,24 @@ func (s *Store) insertKey(ctx context.Context, k memory.Key) (string, memory.Key
 		proj = sql.NullString{String: k.Project.Project, Valid: true}
 	}
 	now := time.Now().UTC()
-	res, err := s.control.writer.ExecContext(ctx, `INSERT INTO keys (workspace, project, agent, role, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		ws, proj, k.Agent, string(k.Role), hashToken(token), now.UnixNano())
-	if err != nil {
-		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", k.Agent, k.ProjectLabel(), err)
-	}
-	if k.ID, err = res.LastInsertId(); err != nil {
-		return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", k.Agent, k.ProjectLabel(), err)
+	for try := 1; ; try++ {
+		id, err := newKeyID()
+		if err != nil {
+			return "", memory.Key{}, err
+		}
+		if s.hookKeyID != nil {
+			id = s.hookKeyID(id)
+		}
+		// One statement per draw: a clash inserts nothing, and a new id is drawn.
+		_, err = s.control.writer.ExecContext(ctx, `INSERT INTO keys (id, workspace, project, agent, role, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, ws, proj, k.Agent, string(k.Role), hashToken(token), now.UnixNano())
+		if err == nil {
+			k.ID = id
+			break
+		}
+		if !idTaken(err) || try == keyIDTries {
+			return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", k.Agent, k.ProjectLabel(), err)
+		}
 	}
 	k.CreatedAt = fromNanos(now.UnixNano())
 	return token, k, nil
@@ -173,15 +217,37 @@ func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error
 	return k, nil
 }
 
-// ListKeys returns all keys, revoked ones included, ordered by id.
+// ListKeys returns all keys, revoked ones included, oldest first (ids are
+// random, so they say nothing of the order).
 func (s *Store) ListKeys(ctx context.Context) ([]memory.Key, error) {
-	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys ORDER BY id`)
+	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys ORDER BY created_at, id`)
 }
 
 // ListProjectKeys returns the keys of one project, revoked ones included,
-// ordered by id.
+// oldest first.
 func (s *Store) ListProjectKeys(ctx context.Context, ref memory.ProjectRef) ([]memory.Key, error) {
-	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys WHERE workspace = ? AND project = ? ORDER BY id`, ref.Workspace, ref.Project)
+	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys WHERE workspace = ? AND project = ? ORDER BY created_at, id`, ref.Workspace, ref.Project)
+}
+
+// KeyCounts counts a project's keys for the key limits: those created at or
+// after since (revoked ones included) with the oldest of them, and the live
+// ones.
+func (s *Store) KeyCounts(ctx context.Context, ref memory.ProjectRef, since time.Time) (memory.KeyCounts, error) {
+	var c memory.KeyCounts
+	var oldest sql.NullInt64
+	err := s.control.reader.QueryRowContext(ctx, `SELECT
+		coalesce(sum(created_at >= ?1), 0),
+		min(CASE WHEN created_at >= ?1 THEN created_at END),
+		coalesce(sum(revoked_at IS NULL), 0)
+		FROM keys WHERE workspace = ?2 AND project = ?3`, since.UnixNano(), ref.Workspace, ref.Project).
+		Scan(&c.CreatedSince, &oldest, &c.Live)
+	if err != nil {
+		return memory.KeyCounts{}, fmt.Errorf("count keys of %s: %w", ref, err)
+	}
+	if oldest.Valid {
+		c.OldestSince = fromNanos(oldest.Int64)
+	}
+	return c, nil
 }
 
 func (s *Store) listKeys(ctx context.Context, query string, args ...any) ([]memory.Key, error) {

@@ -87,6 +87,8 @@ type Store struct {
 	// hookBeforeCommit, if set (tests only), runs in the writer goroutine after
 	// a batch was applied and before its COMMIT.
 	hookBeforeCommit func()
+	// hookKeyID, if set (tests only), replaces each drawn key id.
+	hookKeyID func(drawn int64) int64
 }
 
 // errClosed is returned for calls after Close.

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -231,8 +233,13 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request)
 	ref := memory.ProjectRef{Workspace: d.Workspace, Project: d.Project}
 	token, k, err := h.br.CreateKey(r.Context(), rq.key, ref, d.Agent, memory.Role(d.Role))
 	if err != nil {
-		if c := memory.ErrorCode(err); c != memory.CodeInvalid && c != memory.CodeTooLarge {
+		if c := memory.ErrorCode(err); c != memory.CodeInvalid && c != memory.CodeTooLarge && c != memory.CodeBudgetExhausted {
 			return err
+		}
+		// The key limits answer on the form, with Retry-After as REST would.
+		var me *memory.Error
+		if errors.As(err, &me) && me.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(me.RetryAfter.Seconds()))))
 		}
 		return h.renderKeys(w, r, rq, statusOf(err), d, message(err))
 	}
