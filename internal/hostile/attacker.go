@@ -192,6 +192,14 @@ func (p *attackProc) why() string {
 	return fmt.Sprintf("%v; stdout: %s; stderr: %s", p.cmd.ProcessState, strings.Join(p.tail, " | "), strings.TrimSpace(p.stderr.String()))
 }
 
+// cpu is the CPU time the ended child used (user and system).
+func (p *attackProc) cpu() time.Duration {
+	if st := p.cmd.ProcessState; st != nil {
+		return st.UserTime() + st.SystemTime()
+	}
+	return 0
+}
+
 // finish ends the attack (stdin closed) and returns the child's tallies;
 // past 30 s the child is killed and the error says so.
 func (p *attackProc) finish() ([]*tally, error) {

@@ -48,6 +48,9 @@ type phaseResult struct {
 	sizeErr error         // the file's size could not be read
 	dur     time.Duration // how long the victim was measured
 	atkDur  time.Duration // how long the attacker process ran
+	atkCPU  time.Duration // the CPU time it used
+	srvCPU  time.Duration // the server's CPU time in the phase
+	srvWall time.Duration // the wall time srvCPU was taken over
 	atkErr  error         // the attacker process failed
 }
 
@@ -107,6 +110,7 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	size0, err0 := pageBytes(e.data, "feind")
 
 	var atk *attackProc
+	cpu0 := e.srv.cpu()
 	atkStart := time.Now()
 	if len(nrs) > 0 {
 		spec := e.atk
@@ -145,9 +149,10 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 		}
 	}
 	res.dur = time.Since(start)
+	res.srvCPU, res.srvWall = e.srv.cpu()-cpu0, time.Since(atkStart)
 	if atk != nil {
 		res.tallies, res.atkErr = atk.finish()
-		res.atkDur = time.Since(atkStart)
+		res.atkDur, res.atkCPU = time.Since(atkStart), atk.cpu()
 	}
 	cancel()
 	// The search log is flushed every 200 ms: wait for the last rows.
@@ -191,6 +196,10 @@ func printPhase(r phaseResult, limit time.Duration) {
 	fmt.Printf(", Fehler %d; Heap lebend max %s (belegt %s), RSS max %s", r.lat.errs, mib(r.heapMax), mib(r.inuse), mib(r.rssMax))
 	if slicesHas(r.nrs, 5) {
 		fmt.Printf("; Angreiferdatei +%s", mib(r.growth))
+	}
+	fmt.Printf("\n    CPU: Server %.1f Kerne", r.srvCPU.Seconds()/r.srvWall.Seconds())
+	if r.atkDur > 0 {
+		fmt.Printf(", Angreiferprozess %.1f Kerne (%.1f s in %.1f s)", r.atkCPU.Seconds()/r.atkDur.Seconds(), r.atkCPU.Seconds(), r.atkDur.Seconds())
 	}
 	fmt.Println()
 	if len(r.tallies) == 0 {
