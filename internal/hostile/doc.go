@@ -47,7 +47,7 @@ var (
 	feindProben       = flag.Int("feind.proben", 200, "recalls des Opfers je Angriffsphase mindestens (die Phase dauert so lange; p99 aus weniger ist Zufall)")
 	feindHoechstdauer = flag.Duration("feind.hoechstdauer", 30*time.Second, "längste Dauer einer Angriffsphase, auch mit weniger als feind.proben recalls (dann scheitert sie)")
 	feindTakt         = flag.Duration("feind.takt", 20*time.Millisecond, "Abstand der recalls des Opfers (es muss unter der recall-Grenze je Schlüssel bleiben)")
-	feindAngriffe     = flag.String("feind.angriffe", "5,6,1,4,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6 einzeln, alle = gleichzeitig")
+	feindAngriffe     = flag.String("feind.angriffe", "5,6,1,4,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6 einzeln, alle = gleichzeitig, ruhig = ohne Angriff, wie eine Angriffsphase gemessen und geprüft (das Rauschen der Messung)")
 	feindParallel     = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff im Angreiferprozess (Angriff 2: ein Viertel)")
 	feindFaktor       = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")
 	feindBoden        = flag.Duration("feind.boden", 5*time.Millisecond, "Untergrenze des ruhigen p99 für den Vergleich (Loopback misst sonst Bruchteile einer Millisekunde)")

@@ -97,8 +97,9 @@ func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampl
 	return s
 }
 
-// runPhase runs attacks nrs (none: the quiet measurement of quietN recalls)
-// in the attacker process while the victim recalls. An attack phase lasts
+// runPhase runs attacks nrs in the attacker process while the victim
+// recalls; without attacks it measures quietN recalls, or with quietN 0 as
+// long as an attack phase (a quiet phase among the attacks). An attack phase lasts
 // -feind.dauer and at least until the victim has -feind.proben recalls, but
 // no longer than -feind.hoechstdauer.
 func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
@@ -133,11 +134,13 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 		for range quietN {
 			paced()
 		}
-	case atk != nil:
+	case len(nrs) == 0 || atk != nil:
 		// The attacks get a moment to reach full strength first.
-		select {
-		case <-time.After(min(*feindDauer/10, 500*time.Millisecond)):
-		case <-ctx.Done():
+		if atk != nil {
+			select {
+			case <-time.After(min(*feindDauer/10, 500*time.Millisecond)):
+			case <-ctx.Done():
+			}
 		}
 		start = time.Now()
 		for ctx.Err() == nil {
@@ -269,6 +272,10 @@ func parsePhases(spec string) ([][]int, []string, error) {
 	var names []string
 	for _, f := range strings.Split(spec, ",") {
 		f = strings.TrimSpace(f)
+		if f == "ruhig" { // no attack, measured and checked like one: the noise of the measurement
+			phases, names = append(phases, nil), append(names, f)
+			continue
+		}
 		if f == "alle" {
 			var all []int
 			for _, a := range attacks {
