@@ -150,7 +150,9 @@ func startAttacker(t *testing.T, ctx context.Context, spec attackSpec) (*attackP
 	case <-p.done:
 		return nil, fmt.Errorf("Angreiferprozess endete vor dem Angriff: %s", p.why())
 	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("Angreiferprozess nicht binnen 30 s bereit")
+		_ = cmd.Process.Kill() // it must not attack the phases after this one
+		<-p.done
+		return nil, fmt.Errorf("Angreiferprozess nicht binnen 30 s bereit: %s", p.why())
 	}
 }
 

@@ -99,9 +99,9 @@ func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampl
 
 // runPhase runs attacks nrs in the attacker process while the victim
 // recalls; without attacks it measures quietN recalls, or with quietN 0 as
-// long as an attack phase (a quiet phase among the attacks). An attack phase lasts
-// -feind.dauer and at least until the victim has -feind.proben recalls, but
-// no longer than -feind.hoechstdauer.
+// long as an attack phase (a quiet phase among the attacks). An attack
+// phase lasts -feind.dauer and at least until the victim has -feind.proben
+// recalls, but no longer than -feind.hoechstdauer.
 func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	res := phaseResult{name: name, nrs: nrs}
 	ctx, cancel := context.WithCancel(context.Background())
