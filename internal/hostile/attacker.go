@@ -219,6 +219,9 @@ func (p *attackProc) finish() ([]*tally, error) {
 	if !ok {
 		return nil, fmt.Errorf("Angreiferprozess ohne Ergebnis: %s", p.why())
 	}
+	if !p.cmd.ProcessState.Success() { // a race report, say, after the result
+		return nil, fmt.Errorf("Angreiferprozess gescheitert: %s", p.why())
+	}
 	var out []*tally
 	for _, r := range res {
 		tl := newTally(r.Name)
