@@ -1,14 +1,33 @@
 //go:build hostile
 
 // Package hostile is the hostile-load test (issue 8): one project's keys
-// attack a running Munin while another project's reader measures its recall
-// latency. It builds the binary, starts it as a child process on 127.0.0.1
-// (so that /metrics shows the server's heap alone, not the attackers'), and
-// checks that the victim's recall p99 under attack stays within 3× its quiet
-// value (compared against at least -feind.boden), that the server's live
-// heap stays under a stated bound, that the search log cannot grow the disk
+// attack a running Munin while another project's readers measure their
+// recall latency. It builds the binary, starts it as a child process on
+// 127.0.0.1 (so that /metrics shows the server's heap alone), and checks
+// that the victim's recall p99 under attack stays within 3× its quiet value
+// (compared against at least -feind.boden), that the server's live heap
+// stays under a stated bound, that the search log cannot grow the disk
 // faster than a stated rate, that the server stays up and stops on SIGTERM,
 // and that no request got a 5xx other than 503.
+//
+// Three processes take part: the server, the test (the victim, the heap
+// sampler, the checks) and, during each attack phase, an attacker process:
+// the test binary run again as TestHostileAttacker with the attack spec in
+// FEIND_AUFTRAG, which reports its answers as JSON on stdout. The issue asks
+// how the server holds against an attacker elsewhere on the network; with
+// the attack clients in the test's own process the victim's latency would
+// include its wait behind them in the test's scheduler. The attacker runs
+// with GOMAXPROCS=1, so on the two cores the test is made for it takes one
+// at most, as if its CPU were elsewhere, and leaves the other to the
+// server; its priority stays normal (a lower one would favour the server
+// over an attacker who, elsewhere, would not be slowed down at all). It
+// does not back off: 429, 404 and 400 send it straight to the next request.
+//
+// The victim recalls one query at a time, one every -feind.takt, with a
+// team of read keys in turn (each under the server's recall rate per key).
+// A phase lasts -feind.dauer and at least until the victim has
+// -feind.proben recalls, so that p99 is not one unlucky sample, and ends by
+// -feind.hoechstdauer in any case.
 //
 //	go test -tags hostile -run TestHostile -count=1 -v ./internal/hostile/ [-feind.dauer=5s]
 //
@@ -22,16 +41,18 @@ import (
 )
 
 var (
-	feindDauer      = flag.Duration("feind.dauer", 4*time.Second, "Dauer je Angriffsphase")
-	feindEintraege  = flag.Int("feind.eintraege", 200, "vorab angelegte Einträge im Opfer- und im Angreiferprojekt")
-	feindAbfragen   = flag.Int("feind.abfragen", 150, "recalls des Opfers für den ruhigen Wert")
-	feindTakt       = flag.Duration("feind.takt", 20*time.Millisecond, "Abstand der recalls des Opfers (es muss unter der recall-Grenze je Schlüssel bleiben)")
-	feindAngriffe   = flag.String("feind.angriffe", "5,6,1,4,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6 einzeln, alle = gleichzeitig")
-	feindParallel   = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff (Angriff 2: ein Viertel)")
-	feindFaktor     = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")
-	feindBoden      = flag.Duration("feind.boden", 5*time.Millisecond, "Untergrenze des ruhigen p99 für den Vergleich (Loopback misst sonst Bruchteile einer Millisekunde)")
-	feindHeap       = flag.Int64("feind.heap", 512<<20, "Grenze für den lebenden Heap des Servers in Bytes (aus go_memstats_next_gc_bytes)")
-	feindWachstum   = flag.Int64("feind.wachstum", 64<<20, "erlaubtes Wachstum der Angreiferdatei (Seiten × Seitengröße, WAL eingerechnet) durch die recall-Flut in Bytes je Stunde, dazu 1 MiB")
-	feindNotbremse  = flag.Int64("feind.notbremse", 4<<30, "RSS des Servers, bei der der Test abbricht, um die Maschine zu schützen")
-	feindServerflag = flag.String("feind.server", "", "zusätzliche Flags für munin serve, durch Leerzeichen getrennt")
+	feindDauer        = flag.Duration("feind.dauer", 4*time.Second, "Dauer je Angriffsphase")
+	feindEintraege    = flag.Int("feind.eintraege", 200, "vorab angelegte Einträge im Opfer- und im Angreiferprojekt")
+	feindAbfragen     = flag.Int("feind.abfragen", 200, "recalls des Opfers für den ruhigen Wert")
+	feindProben       = flag.Int("feind.proben", 200, "recalls des Opfers je Angriffsphase mindestens (die Phase dauert so lange; p99 aus weniger ist Zufall)")
+	feindHoechstdauer = flag.Duration("feind.hoechstdauer", 30*time.Second, "längste Dauer einer Angriffsphase, auch mit weniger als feind.proben recalls (dann scheitert sie)")
+	feindTakt         = flag.Duration("feind.takt", 20*time.Millisecond, "Abstand der recalls des Opfers (es muss unter der recall-Grenze je Schlüssel bleiben)")
+	feindAngriffe     = flag.String("feind.angriffe", "5,6,1,4,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6 einzeln, alle = gleichzeitig, ruhig = ohne Angriff, wie eine Angriffsphase gemessen und geprüft (das Rauschen der Messung)")
+	feindParallel     = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff im Angreiferprozess (Angriff 2: ein Viertel)")
+	feindFaktor       = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")
+	feindBoden        = flag.Duration("feind.boden", 5*time.Millisecond, "Untergrenze des ruhigen p99 für den Vergleich (Loopback misst sonst Bruchteile einer Millisekunde)")
+	feindHeap         = flag.Int64("feind.heap", 512<<20, "Grenze für den lebenden Heap des Servers in Bytes (aus go_memstats_next_gc_bytes)")
+	feindWachstum     = flag.Int64("feind.wachstum", 64<<20, "erlaubtes Wachstum der Angreiferdatei (Seiten × Seitengröße, WAL eingerechnet) durch die recall-Flut in Bytes je Stunde, dazu 1 MiB")
+	feindNotbremse    = flag.Int64("feind.notbremse", 4<<30, "RSS des Servers, bei der der Test abbricht, um die Maschine zu schützen")
+	feindServerflag   = flag.String("feind.server", "", "zusätzliche Flags für munin serve, durch Leerzeichen getrennt")
 )

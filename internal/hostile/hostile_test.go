@@ -4,6 +4,7 @@ package hostile
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -24,8 +25,11 @@ func TestHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *feindDauer <= 0 || *feindEintraege < 1 || *feindAbfragen < 1 || *feindParallel < 1 || *feindFaktor <= 0 {
-		t.Fatal("feind.dauer, feind.eintraege, feind.abfragen, feind.parallel und feind.faktor müssen positiv sein")
+	if *feindDauer <= 0 || *feindEintraege < 1 || *feindAbfragen < 1 || *feindProben < 1 || *feindParallel < 1 || *feindFaktor <= 0 {
+		t.Fatal("feind.dauer, feind.eintraege, feind.abfragen, feind.proben, feind.parallel und feind.faktor müssen positiv sein")
+	}
+	if *feindHoechstdauer < *feindDauer {
+		t.Fatal("feind.hoechstdauer muss mindestens feind.dauer sein")
 	}
 	start := time.Now()
 	bin := buildBinary(t)
@@ -53,15 +57,16 @@ func TestHostile(t *testing.T) {
 	seedClient.CloseIdleConnections()
 
 	e := &env{
-		srv: srv, data: data, metricsKey: mkey,
-		atk:      &attacker{base: srv.base, readKey: atkRead, writeKey: atkWrite, common: common, protoVers: mcp.LATEST_LEGACY_PROTOCOL_VERSION},
+		t: t, srv: srv, data: data, metricsKey: mkey,
+		atk: attackSpec{Base: srv.base, ReadKey: atkRead, WriteKey: atkWrite, ProtoVers: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+			Parallel: *feindParallel, Limit: *feindHoechstdauer + time.Minute},
 		vicTally: newTally("Opfer"),
 		metTally: newTally("Messung"),
 	}
 	e.metrics = clientFor(e.metTally, 1, false)
 	e.vic = connectVictim(t, srv.base, vicRead, clientFor(e.vicTally, 1, true))
-	fmt.Printf("Feindlast %s: je Phase %s, %d Einträge je Projekt, %d Anfragen gleichzeitig je Angriff, GOMAXPROCS %d\n",
-		time.Now().Format("2006-01-02 15:04"), *feindDauer, *feindEintraege, *feindParallel, runtime.GOMAXPROCS(0))
+	fmt.Printf("Feindlast %s: je Phase %s und mindestens %d recalls des Opfers (höchstens %s), %d Einträge je Projekt, %d Anfragen gleichzeitig je Angriff; Opfer %d Leseschlüssel, ein recall je %s; GOMAXPROCS Test %d, Angreiferprozess 1\n",
+		time.Now().Format("2006-01-02 15:04"), *feindDauer, *feindProben, *feindHoechstdauer, *feindEintraege, *feindParallel, len(vicRead), *feindTakt, runtime.GOMAXPROCS(0))
 
 	// Warm up: the victim's first recall builds its index.
 	for range 20 {
@@ -80,6 +85,7 @@ func TestHostile(t *testing.T) {
 	fmt.Printf("Grenze unter Angriff: %.0f × max(ruhiges p99 %s, Boden %s) = %s\n", *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(limit))
 
 	heapMax := quiet.heapMax
+	results := []phaseResult{quiet}
 	var failures []string
 	fail := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -89,7 +95,11 @@ func TestHostile(t *testing.T) {
 	for i, nrs := range phases {
 		r := runPhase(e, names[i], nrs, 0)
 		printPhase(r, limit)
+		results = append(results, r)
 		heapMax = max(heapMax, r.heapMax)
+		if r.atkErr != nil {
+			fail("Phase %s: %v", r.name, r.atkErr)
+		}
 		if r.braked {
 			fail("Phase %s: RSS des Servers %s über der Notbremse %s; Server beendet, Test abgebrochen", r.name, mib(r.rssMax), mib(*feindNotbremse))
 			_ = srv.cmd.Process.Kill() // it may still be growing; the machine is shared
@@ -100,19 +110,22 @@ func TestHostile(t *testing.T) {
 		case len(r.lat.d) == 0:
 			fail("Phase %s: kein recall des Opfers gelang", r.name)
 		case r.lat.pct(99) > limit:
-			fail("Phase %s: p99 des Opfers %s > %s (%.0f × max(ruhiges p99 %s, %s))", r.name, ms(r.lat.pct(99)), ms(limit), *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden))
+			fail("Phase %s: p99 des Opfers %s > %s (%.0f × max(ruhiges p99 %s, %s)); p50 %s", r.name, ms(r.lat.pct(99)), ms(limit), *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(r.lat.pct(50)))
+		}
+		if n := len(r.lat.d) + r.lat.errs; n < *feindProben && !r.braked {
+			fail("Phase %s: nur %d recalls des Opfers in %s (feind.hoechstdauer); p99 braucht mindestens %d", r.name, n, *feindHoechstdauer, *feindProben)
 		}
 		if r.lat.errs > 0 {
 			fail("Phase %s: %d recalls des Opfers fehlgeschlagen, z. B. %s", r.name, r.lat.errs, r.lat.firstErr)
 		}
 		checkSampled(r, fail)
 		if len(nrs) == 1 && nrs[0] == 5 {
-			allowed := int64(float64(*feindWachstum)*feindDauer.Hours()) + 1<<20
+			allowed := int64(float64(*feindWachstum)*r.atkDur.Hours()) + 1<<20
 			if r.sizeErr != nil {
 				fail("Phase %s: Größe der Angreiferdatei nicht lesbar: %v", r.name, r.sizeErr)
 			} else if r.growth > allowed {
 				fail("Phase %s: Angreiferdatei um %s gewachsen in %s (%s/h hochgerechnet), erlaubt %s (%s/h und 1 MiB)",
-					r.name, mib(r.growth), *feindDauer, mib(int64(float64(r.growth)/feindDauer.Hours())), mib(allowed), mib(*feindWachstum))
+					r.name, mib(r.growth), r.atkDur.Round(time.Millisecond), mib(int64(float64(r.growth)/r.atkDur.Hours())), mib(allowed), mib(*feindWachstum))
 			}
 		}
 		for _, tl := range r.tallies {
@@ -131,6 +144,7 @@ func TestHostile(t *testing.T) {
 	if !srv.gone() {
 		after := runPhase(e, "danach", nil, max(1, *feindAbfragen/3))
 		printPhase(after, 0)
+		results = append(results, after)
 		heapMax = max(heapMax, after.heapMax)
 		checkSampled(after, fail)
 		if after.lat.errs > 0 {
@@ -144,6 +158,7 @@ func TestHostile(t *testing.T) {
 			fail("%s: %d Antworten 5xx außer 503 (%s)", tl.name, n, which)
 		}
 	}
+	printSummary(results, quiet.lat.pct(99), limit)
 	// One check over the whole run: the live heap is known only at the end
 	// of each GC, so a phase's reading may still be its predecessor's.
 	fmt.Printf("Lebender Heap des Servers max %s (Grenze %s); Dauer %s\n", mib(heapMax), mib(*feindHeap), time.Since(start).Round(time.Second))
@@ -168,4 +183,14 @@ func checkSampled(r phaseResult, fail func(string, ...any)) {
 	} else if r.heapErr != "" {
 		fmt.Printf("  Messung: %s\n", r.heapErr)
 	}
+}
+
+// TestHostileAttacker is the attacker process of TestHostile (attacker.go):
+// run by itself, without FEIND_AUFTRAG, it skips.
+func TestHostileAttacker(t *testing.T) {
+	raw := os.Getenv(specEnv)
+	if raw == "" {
+		t.Skip("nur als Angreiferprozess von TestHostile")
+	}
+	attackerMain(t, raw)
 }

@@ -9,21 +9,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"text/tabwriter"
 	"time"
 )
 
 // env is the running setup every phase shares.
 type env struct {
+	t          *testing.T
 	srv        *child
 	data       string
-	atk        *attacker
+	atk        attackSpec // without the attacks (Nrs) of a phase
 	vic        *victim
 	vicTally   *tally
 	metricsKey string
@@ -43,8 +44,14 @@ type phaseResult struct {
 	heapOK  int64  // successful /metrics reads
 	braked  bool   // the RSS passed -feind.notbremse
 	tallies []*tally
-	growth  int64 // growth of the attacker's workspace file (bytes)
-	sizeErr error // the file's size could not be read
+	growth  int64         // growth of the attacker's workspace file (bytes)
+	sizeErr error         // the file's size could not be read
+	dur     time.Duration // how long the victim was measured
+	atkDur  time.Duration // how long the attacker process ran
+	atkCPU  time.Duration // the CPU time it used
+	srvCPU  time.Duration // the server's CPU time in the phase
+	srvWall time.Duration // the wall time srvCPU was taken over
+	atkErr  error         // the attacker process failed
 }
 
 // sampler reads the heap and the RSS every 250 ms until stop is closed.
@@ -90,8 +97,11 @@ func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampl
 	return s
 }
 
-// runPhase runs attacks nrs (none: the quiet measurement of quietN recalls)
-// and the victim's recalls.
+// runPhase runs attacks nrs in the attacker process while the victim
+// recalls; without attacks it measures quietN recalls, or with quietN 0 as
+// long as an attack phase (a quiet phase among the attacks). An attack
+// phase lasts -feind.dauer and at least until the victim has -feind.proben
+// recalls, but no longer than -feind.hoechstdauer.
 func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	res := phaseResult{name: name, nrs: nrs}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -100,21 +110,15 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	smp := startSampler(e, stop, cancel)
 	size0, err0 := pageBytes(e.data, "feind")
 
-	var wg sync.WaitGroup
-	var clients []*http.Client
-	for _, nr := range nrs {
-		a := attackByNr(nr)
-		tl := newTally(fmt.Sprintf("%d %s", a.nr, a.name))
-		res.tallies = append(res.tallies, tl)
-		n := a.workers(*feindParallel)
-		hc := clientFor(tl, n, false)
-		clients = append(clients, hc)
-		for w := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				a.run(ctx, e.atk, hc, w, rand.New(rand.NewPCG(uint64(nr), uint64(w))))
-			}()
+	var atk *attackProc
+	cpu0 := e.srv.cpu()
+	atkStart := time.Now()
+	if len(nrs) > 0 {
+		spec := e.atk
+		spec.Nrs = nrs
+		var err error
+		if atk, err = startAttacker(e.t, ctx, spec); err != nil {
+			res.atkErr = err
 		}
 	}
 
@@ -124,26 +128,36 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 		res.lat.add(e.vic.recall(context.Background()))
 		time.Sleep(*feindTakt - time.Since(start))
 	}
-	if quietN > 0 {
+	start := time.Now()
+	switch {
+	case quietN > 0:
 		for range quietN {
 			paced()
 		}
-	} else {
-		deadline := time.Now().Add(*feindDauer)
+	case len(nrs) == 0 || atk != nil:
 		// The attacks get a moment to reach full strength first.
-		select {
-		case <-time.After(min(*feindDauer/10, 500*time.Millisecond)):
-		case <-ctx.Done():
+		if atk != nil {
+			select {
+			case <-time.After(min(*feindDauer/10, 500*time.Millisecond)):
+			case <-ctx.Done():
+			}
 		}
-		for time.Now().Before(deadline) && ctx.Err() == nil {
+		start = time.Now()
+		for ctx.Err() == nil {
+			since := time.Since(start)
+			if since >= *feindHoechstdauer || (since >= *feindDauer && len(res.lat.d)+res.lat.errs >= *feindProben) {
+				break
+			}
 			paced()
 		}
 	}
-	cancel()
-	wg.Wait()
-	for _, hc := range clients {
-		hc.CloseIdleConnections()
+	res.dur = time.Since(start)
+	res.srvCPU, res.srvWall = e.srv.cpu()-cpu0, time.Since(atkStart)
+	if atk != nil {
+		res.tallies, res.atkErr = atk.finish()
+		res.atkDur, res.atkCPU = time.Since(atkStart), atk.cpu()
 	}
+	cancel()
 	// The search log is flushed every 200 ms: wait for the last rows.
 	time.Sleep(500 * time.Millisecond)
 	size1, err1 := pageBytes(e.data, "feind")
@@ -178,13 +192,17 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 
 // printPhase prints the phase's line for the victim and its attacks' answers.
 func printPhase(r phaseResult, limit time.Duration) {
-	fmt.Printf("\n--- Phase %s: Opfer %d recalls, p50 %s, p99 %s", r.name, len(r.lat.d), ms(r.lat.pct(50)), ms(r.lat.pct(99)))
+	fmt.Printf("\n--- Phase %s: Opfer %d recalls in %.1f s, p50 %s, p99 %s", r.name, len(r.lat.d), r.dur.Seconds(), ms(r.lat.pct(50)), ms(r.lat.pct(99)))
 	if limit > 0 {
 		fmt.Printf(" (Grenze %s)", ms(limit))
 	}
 	fmt.Printf(", Fehler %d; Heap lebend max %s (belegt %s), RSS max %s", r.lat.errs, mib(r.heapMax), mib(r.inuse), mib(r.rssMax))
 	if slicesHas(r.nrs, 5) {
 		fmt.Printf("; Angreiferdatei +%s", mib(r.growth))
+	}
+	fmt.Printf("\n    CPU: Server %.1f Kerne", r.srvCPU.Seconds()/r.srvWall.Seconds())
+	if r.atkDur > 0 {
+		fmt.Printf(", Angreiferprozess %.1f Kerne (%.1f s in %.1f s)", r.atkCPU.Seconds()/r.atkDur.Seconds(), r.atkCPU.Seconds(), r.atkDur.Seconds())
 	}
 	fmt.Println()
 	if len(r.tallies) == 0 {
@@ -217,6 +235,28 @@ func printPhase(r phaseResult, limit time.Duration) {
 	}
 }
 
+// printSummary prints each phase's victim latency against the quiet one.
+func printSummary(rs []phaseResult, quiet99, limit time.Duration) {
+	if len(rs) == 0 {
+		return
+	}
+	q50 := rs[0].lat.pct(50)
+	fmt.Printf("\nOpfer je Phase (ruhig: p50 %s, p99 %s; Grenze p99 %s)\n", ms(q50), ms(quiet99), ms(limit))
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "Phase\trecalls\tp50\tp50/ruhig\tp99\tp99/ruhig\tp99/Grenze\t")
+	ratio := func(a, b time.Duration) string {
+		if b <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", float64(a)/float64(b))
+	}
+	for _, r := range rs {
+		p50, p99 := r.lat.pct(50), r.lat.pct(99)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.name, len(r.lat.d), ms(p50), ratio(p50, q50), ms(p99), ratio(p99, quiet99), ratio(p99, limit))
+	}
+	tw.Flush()
+}
+
 func slicesHas(s []int, v int) bool {
 	for _, x := range s {
 		if x == v {
@@ -232,6 +272,10 @@ func parsePhases(spec string) ([][]int, []string, error) {
 	var names []string
 	for _, f := range strings.Split(spec, ",") {
 		f = strings.TrimSpace(f)
+		if f == "ruhig" { // no attack, measured and checked like one: the noise of the measurement
+			phases, names = append(phases, nil), append(names, f)
+			continue
+		}
 		if f == "alle" {
 			var all []int
 			for _, a := range attacks {

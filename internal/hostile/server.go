@@ -210,6 +210,25 @@ func (c *child) rss() int64 {
 	return 0
 }
 
+// cpu is the server's CPU time so far (user and system) from /proc, 0
+// where there is none. The kernel counts in ticks of 1/100 s (USER_HZ).
+func (c *child) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 // fileSize is the size of a workspace file with its WAL.
 func fileSize(data, workspace string) int64 {
 	var n int64
