@@ -12,11 +12,12 @@ import (
 )
 
 // TestRecallLimitsOverREST: a query over the term cap is 400 invalid naming
-// both numbers; a key over its recall rate gets 429 budget_exhausted with a
+// both numbers (and spends a token of the rate, which comes first); a key
+// over its recall rate gets 429 budget_exhausted with a
 // Retry-After of the wait.
 func TestRecallLimitsOverREST(t *testing.T) {
 	now := time.Now()
-	f := newFixture(t, service.Options{RecallRate: 0.1, RecallBurst: 2, Now: func() time.Time { return now }})
+	f := newFixture(t, service.Options{RecallRate: 0.1, RecallBurst: 3, Now: func() time.Time { return now }})
 	var words []string
 	for i := range 33 {
 		words = append(words, fmt.Sprintf("qz%c%c", 'b'+i/10, 'b'+i%10))

@@ -14,7 +14,7 @@ import (
 // and the rate limit as budget_exhausted, as tool errors naming the numbers.
 func TestRecallLimitsOverMCP(t *testing.T) {
 	now := time.Now()
-	h := newHarness(t, service.Options{RecallRate: 0.1, RecallBurst: 2, Now: func() time.Time { return now }})
+	h := newHarness(t, service.Options{RecallRate: 0.1, RecallBurst: 3, Now: func() time.Time { return now }})
 	token, _ := h.env.Key(t, "ws", "proj", "alice", memory.RoleRead)
 	c := h.client(t, token)
 	var words []string

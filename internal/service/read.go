@@ -49,15 +49,17 @@ func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQue
 	if err := memory.ValidateTags(q.Tags); err != nil {
 		return nil, err
 	}
-	// Each term is a search over every text field: the count bounds the CPU.
-	if n := s.index.QueryTerms(q.Text); n > memory.MaxQueryTerms {
-		return nil, memory.Errorf(memory.CodeInvalid, "query has %d distinct search terms; at most %d are allowed", n, memory.MaxQueryTerms)
-	}
+	// The key's rate comes before the analysis of the query: a flood of
+	// over-long queries must turn into cheap refusals, not analyses.
 	release, err := s.recallLimit.acquire(key)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	// Each term is a search over every text field: the count bounds the CPU.
+	if n := s.index.QueryTerms(q.Text); n > memory.MaxQueryTerms {
+		return nil, memory.Errorf(memory.CodeInvalid, "query has %d distinct search terms; at most %d are allowed", n, memory.MaxQueryTerms)
+	}
 	start := time.Now()
 	hits, err := s.index.Search(ctx, key.Project, q)
 	if err != nil {
