@@ -225,7 +225,10 @@ func startChild(t *testing.T, bin, data string, wantKey bool) child {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--budget-off")
+	// All agents share the first key; the limits per key would turn most of
+	// their writes away, and this test is about durability, not limits.
+	cmd := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--budget-off",
+		"--rate-per-key=-1", "--max-inflight-per-key=-1")
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
 	if err != nil {
 		t.Fatal(err)

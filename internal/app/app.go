@@ -58,6 +58,9 @@ type Config struct {
 	// MaxInFlightPerKey limits one key's requests served at once; the excess
 	// gets 429 (0: the default, negative: no limit).
 	MaxInFlightPerKey int
+	// RatePerKey limits one key's requests per second (0: the default,
+	// negative: no limit).
+	RatePerKey float64
 	// SessionIdleTTL ends MCP sessions unused for this long (0: the default).
 	SessionIdleTTL time.Duration
 	// MaxSessions, MaxSessionsPerKey and MaxStreamsPerKey bound live MCP
@@ -106,6 +109,8 @@ func (c Config) checkRecallLimits() error {
 		return fmt.Errorf("search log days must be -1 (keep forever), 0 (the default) or more, got %d", c.SearchLogDays)
 	case c.SearchLogRows < -1:
 		return fmt.Errorf("search log rows must be -1 (no limit), 0 (the default) or more, got %d", c.SearchLogRows)
+	case math.IsNaN(c.RatePerKey) || math.IsInf(c.RatePerKey, 0):
+		return fmt.Errorf("requests per second per key must be a number, got %g", c.RatePerKey)
 	case math.IsNaN(c.RecallRate) || math.IsInf(c.RecallRate, 0) || (c.RecallRate < 0 && c.RecallRate != -1):
 		return fmt.Errorf("recall rate must be -1 (no limit), 0 (the default) or more recalls per second, got %g", c.RecallRate)
 	case c.RecallBurst < 0:
@@ -207,6 +212,7 @@ func (a *App) httpServer() *http.Server {
 		Web:               a.Web,
 		MaxInFlight:       a.cfg.MaxInFlight,
 		MaxInFlightPerKey: a.cfg.MaxInFlightPerKey,
+		RatePerKey:        a.cfg.RatePerKey,
 		Metrics:           a.Metrics,
 	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }

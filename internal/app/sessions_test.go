@@ -20,7 +20,7 @@ func TestIdleSessionsExpire(t *testing.T) {
 		sessions = 1_000
 	}
 	// One key opens them all, so its per-key limit is lifted for this test.
-	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:8080", SessionIdleTTL: ttl, MaxSessionsPerKey: sessions,
+	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:8080", SessionIdleTTL: ttl, MaxSessionsPerKey: sessions, RatePerKey: -1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

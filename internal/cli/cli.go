@@ -100,6 +100,7 @@ var envOf = map[string]string{
 	"allowed-origins": "MUNIN_ALLOWED_ORIGINS", "write-budget": "MUNIN_WRITE_BUDGET",
 	"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
 	"max-inflight": "MUNIN_MAX_INFLIGHT", "max-inflight-per-key": "MUNIN_MAX_INFLIGHT_PER_KEY",
+	"rate-per-key":     "MUNIN_RATE_PER_KEY",
 	"session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
 	"search-log-off":   "MUNIN_SEARCH_LOG_OFF", "key": "MUNIN_KEY",
 	"search-log-days": "MUNIN_SEARCH_LOG_DAYS", "search-log-rows": "MUNIN_SEARCH_LOG_ROWS",

@@ -33,6 +33,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.BudgetOff, "budget-off", false, "switch the write budget off for the whole server (env MUNIN_BUDGET_OFF)")
 	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "largest entry content in bytes (env MUNIN_MAX_CONTENT)")
 	fs.IntVar(&cfg.MaxInFlight, "max-inflight", 64, "requests served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT; -1: no limit)")
+	fs.Float64Var(&cfg.RatePerKey, "rate-per-key", httpserver.DefaultRatePerKey, "requests per second of one key, bursts of twice that; the excess gets 429 (env MUNIN_RATE_PER_KEY; -1: no limit)")
 	fs.IntVar(&cfg.MaxInFlightPerKey, "max-inflight-per-key", httpserver.DefaultMaxInFlightPerKey, "requests of one key served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT_PER_KEY; -1: no limit)")
 	fs.DurationVar(&cfg.SessionIdleTTL, "session-idle-ttl", 30*time.Minute, "end MCP sessions unused for this long (env MUNIN_SESSION_IDLE_TTL)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "live MCP sessions in total; past it initialize gets 429 (env MUNIN_MAX_SESSIONS)")

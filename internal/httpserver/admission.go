@@ -1,8 +1,10 @@
 package httpserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"munin/internal/api"
 	"munin/internal/memory"
@@ -31,7 +33,10 @@ func admit(limit int, m *metrics.Metrics, next http.Handler) http.Handler {
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
-				defer func() { <-slots }()
+				var once sync.Once
+				free := func() { once.Do(func() { <-slots }) }
+				defer free()
+				r = r.WithContext(context.WithValue(r.Context(), slotKey{}, free))
 			default:
 				m.Rejected()
 				// The connection stays open: net/http discards a small unread
@@ -46,6 +51,18 @@ func admit(limit int, m *metrics.Metrics, next http.Handler) http.Handler {
 		defer m.InFlight(-1)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// slotKey carries the function that gives a request's admission slot back.
+type slotKey struct{}
+
+// freeSlot gives the request's admission slot back before it ends: a
+// refusal that is held back (see limitPerKey) must not keep a slot that an
+// accepted request of another key could use.
+func freeSlot(ctx context.Context) {
+	if free, ok := ctx.Value(slotKey{}).(func()); ok {
+		free()
+	}
 }
 
 func exempt(r *http.Request) bool {

@@ -4,71 +4,186 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	"munin/internal/api"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
 
-// DefaultMaxInFlightPerKey is how many requests of one key are served at
-// once by default. The server-wide limit (DefaultMaxInFlight) keeps the
-// server from queueing; this one keeps one key from taking that whole limit,
-// and with it the CPU, from every other key: an agent makes one call at a
-// time, or a few in parallel.
-const DefaultMaxInFlightPerKey = 8
+// Defaults of the limits per key. The server-wide limit (DefaultMaxInFlight)
+// keeps the server from queueing; these keep one key from taking that limit,
+// and with it the CPU, from every other key. An agent makes one call at a
+// time, or a few in parallel, and seldom more than a few per second.
+const (
+	DefaultMaxInFlightPerKey = 8
+	DefaultRatePerKey        = 50 // requests per second, with a burst of twice that
+	// DefaultRefusalHold is how long a refusal of a key over its limits is
+	// held back before it is sent. A client that honours Retry-After never
+	// notices; one that retries at once (a loop, an attacker) is slowed to
+	// one request per connection and second, instead of costing the server
+	// a core in refusals.
+	DefaultRefusalHold = time.Second
+	// maxHeldPerKey bounds the refusals held back for one key; beyond it a
+	// refusal is sent at once and its connection closed.
+	maxHeldPerKey = 32
+	// keyStateIdle is how long a key's state outlives its last request once
+	// its bucket is full again.
+	keyStateIdle = time.Minute
+)
 
-// keySlots counts each key's requests in flight. Keys without requests in
-// flight have no entry, so its size follows the keys that are busy now.
-type keySlots struct {
-	limit int
-	mu    sync.Mutex
-	busy  map[int64]int
+// keyLimits counts each key's requests in flight and requests per second.
+// Keys idle for keyStateIdle have no entry, so its size follows the keys in use.
+type keyLimits struct {
+	inFlight int        // ≤0: no limit
+	rate     rate.Limit // ≤0: no limit
+	burst    int
+	hold     time.Duration
+	now      func() time.Time
+
+	mu        sync.Mutex
+	keys      map[int64]*keyState
+	lastSweep time.Time
 }
 
-func newKeySlots(limit int) *keySlots {
-	return &keySlots{limit: limit, busy: map[int64]int{}}
+type keyState struct {
+	busy, held int
+	bucket     *rate.Limiter
+	seen       time.Time
 }
 
-// acquire takes a slot of key id, or reports false if all are taken.
-func (k *keySlots) acquire(id int64) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.busy[id] >= k.limit {
-		return false
+// newKeyLimits returns nil if neither limit is set.
+func newKeyLimits(inFlight int, perSecond float64, hold time.Duration) *keyLimits {
+	if inFlight <= 0 && perSecond <= 0 {
+		return nil
 	}
-	k.busy[id]++
-	return true
+	return &keyLimits{inFlight: inFlight, rate: rate.Limit(perSecond), burst: max(1, int(2*perSecond)),
+		hold: hold, now: time.Now, keys: map[int64]*keyState{}}
 }
 
-func (k *keySlots) release(id int64) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.busy[id]--; k.busy[id] <= 0 {
-		delete(k.busy, id)
+// verdict is what admit decided for one request.
+type verdict int
+
+const (
+	admitted verdict = iota
+	overInFlight
+	overRate
+)
+
+// admit counts a request of key id; stream requests count only against the
+// rate (their number has its own cap in mcpserver).
+func (l *keyLimits) admit(id int64, stream bool) verdict {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.sweep(now)
+	st := l.keys[id]
+	if st == nil {
+		st = &keyState{}
+		if l.rate > 0 {
+			st.bucket = rate.NewLimiter(l.rate, l.burst)
+		}
+		l.keys[id] = st
+	}
+	st.seen = now
+	switch {
+	case !stream && l.inFlight > 0 && st.busy >= l.inFlight:
+		return overInFlight
+	case st.bucket != nil && !st.bucket.AllowN(now, 1):
+		return overRate
+	}
+	if !stream {
+		st.busy++
+	}
+	return admitted
+}
+
+func (l *keyLimits) done(id int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st := l.keys[id]; st != nil {
+		st.busy--
 	}
 }
 
-// limitPerKey answers a key's requests beyond its limit in flight 429 with
-// Retry-After at once, before the body is read. It sits behind requireKey.
-// MCP's GET stream is long-lived and idle and has its own cap per key
-// (mcpserver's streams per key), so it is not counted. A nil k: no limit.
-func limitPerKey(k *keySlots, next http.Handler) http.Handler {
-	if k == nil {
+// holdRefusal reports how long a refusal of key id is held back (0: not at
+// all); a held one counts until unhold.
+func (l *keyLimits) holdRefusal(id int64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.keys[id]
+	if l.hold <= 0 || st == nil || st.held >= maxHeldPerKey {
+		return 0
+	}
+	st.held++
+	return l.hold
+}
+
+func (l *keyLimits) unhold(id int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st := l.keys[id]; st != nil {
+		st.held--
+	}
+}
+
+// sweep drops the state of keys with nothing in flight or held whose bucket
+// has refilled, at most once per keyStateIdle. The caller holds mu.
+func (l *keyLimits) sweep(now time.Time) {
+	if now.Sub(l.lastSweep) < keyStateIdle {
+		return
+	}
+	l.lastSweep = now
+	for id, st := range l.keys {
+		full := st.bucket == nil || st.bucket.TokensAt(now) >= float64(l.burst)
+		if st.busy == 0 && st.held == 0 && full && now.Sub(st.seen) >= keyStateIdle {
+			delete(l.keys, id)
+		}
+	}
+}
+
+// limitPerKey answers a key's requests beyond its limits 429 with
+// Retry-After, before the body is read. It sits behind requireKey. The
+// refusal gives its admission slot back and is held back DefaultRefusalHold
+// (see there). A nil l: no limits.
+func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
+	if l == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := service.KeyFrom(r.Context())
-		if err != nil || exempt(r) {
+		if err != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !k.acquire(key.ID) {
-			w.Header().Set("Retry-After", "1")
-			api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable,
-				fmt.Sprintf("key %d (%s) has %d requests in flight, the most one key may; retry after 1 second", key.ID, key.Agent, k.limit))
+		v := l.admit(key.ID, exempt(r))
+		if v == admitted {
+			if !exempt(r) {
+				defer l.done(key.ID)
+			}
+			next.ServeHTTP(w, r)
 			return
 		}
-		defer k.release(key.ID)
-		next.ServeHTTP(w, r)
+		msg := fmt.Sprintf("key %d (%s) has %d requests in flight, the most one key may", key.ID, key.Agent, l.inFlight)
+		if v == overRate {
+			msg = fmt.Sprintf("key %d (%s) sends more than %g requests per second, the most one key may", key.ID, key.Agent, float64(l.rate))
+		}
+		msg += "; retry after 1 s"
+		if hold := l.holdRefusal(key.ID); hold > 0 {
+			freeSlot(r.Context())
+			t := time.NewTimer(hold)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+			}
+			l.unhold(key.ID)
+		} else {
+			w.Header().Set("Connection", "close")
+		}
+		w.Header().Set("Retry-After", "1")
+		api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable, msg)
 	})
 }

@@ -1,13 +1,18 @@
 package httpserver
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // TestOneKeyCannotTakeEverySlot: a key with its limit of requests in flight
@@ -24,7 +29,7 @@ func TestOneKeyCannotTakeEverySlot(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	})
-	s := newStack(t, Config{MaxInFlight: 64, MaxInFlightPerKey: perKey}, blocking, nil)
+	s := newStack(t, Config{MaxInFlight: 64, MaxInFlightPerKey: perKey, RatePerKey: -1, RefusalHold: -1}, blocking, nil)
 	other, _ := s.env.Key(t, "ws2", "proj", "agent-2", memory.RoleRead)
 	s.serve(t)
 	send := func(token string, hold bool) (int, string, string) {
@@ -74,11 +79,11 @@ func TestOneKeyCannotTakeEverySlot(t *testing.T) {
 	}
 }
 
-// TestKeySlotsUnderConcurrency: many goroutines of a few keys never hold more
-// than the limit of one key at once, and the table is empty afterwards.
-func TestKeySlotsUnderConcurrency(t *testing.T) {
+// TestKeyLimitsUnderConcurrency: many goroutines of a few keys never hold
+// more than one key's limit in flight at once.
+func TestKeyLimitsUnderConcurrency(t *testing.T) {
 	const limit, keys, workers = 4, 3, 48
-	k := newKeySlots(limit)
+	l := newKeyLimits(limit, -1, -1)
 	var mu sync.Mutex
 	held := map[int64]int{}
 	var wg sync.WaitGroup
@@ -88,7 +93,7 @@ func TestKeySlotsUnderConcurrency(t *testing.T) {
 			defer wg.Done()
 			id := int64(w % keys)
 			for range 200 {
-				if !k.acquire(id) {
+				if l.admit(id, false) != admitted {
 					continue
 				}
 				mu.Lock()
@@ -96,16 +101,101 @@ func TestKeySlotsUnderConcurrency(t *testing.T) {
 				if held[id] > limit {
 					t.Errorf("key %d holds %d slots, limit %d", id, held[id], limit)
 				}
-				mu.Unlock()
-				mu.Lock()
 				held[id]--
 				mu.Unlock()
-				k.release(id)
+				l.done(id)
 			}
 		}()
 	}
 	wg.Wait()
-	if len(k.busy) != 0 {
-		t.Fatalf("slots kept for idle keys: %v", k.busy)
+	for id, st := range l.keys {
+		if st.busy != 0 {
+			t.Errorf("key %d still has %d requests in flight", id, st.busy)
+		}
+	}
+}
+
+// TestKeyRateRefusalIsHeldWithoutItsSlot: a key past its requests per second
+// is refused 429 with Retry-After; the refusal is held back, but gives its
+// admission slot back at once, so another key is served meanwhile even with
+// a server-wide limit of one request. Idle keys' state is dropped.
+func TestKeyRateRefusalIsHeldWithoutItsSlot(t *testing.T) {
+	now := time.Now()
+	var clock sync.Mutex
+	l := newKeyLimits(-1, 1, 2*time.Second) // 1/s, burst 2
+	l.now = func() time.Time { clock.Lock(); defer clock.Unlock(); return now }
+	keyA := memory.Key{ID: 1, Agent: "a"}
+	keyB := memory.Key{ID: 2, Agent: "b"}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{}`)) })
+	h := admit(1, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := keyA
+		if r.Header.Get("X-Key") == "b" {
+			key = keyB
+		}
+		limitPerKey(l, ok).ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+	}))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	get := func(ctx context.Context, who string) (int, string, string) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/v1/x", strings.NewReader(`{}`))
+		req.Header.Set("X-Key", who)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(body)
+	}
+	for i := range 2 {
+		if st, _, body := get(context.Background(), "a"); st != http.StatusOK {
+			t.Fatalf("request %d of the burst: %d %s", i+1, st, body)
+		}
+	}
+	refused := make(chan [3]string, 1)
+	go func() {
+		st, retry, body := get(context.Background(), "a")
+		refused <- [3]string{strconv.Itoa(st), retry, body}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l.mu.Lock()
+		n := l.keys[keyA.ID].held
+		l.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refusal over the rate was never held")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if st, _, body := get(context.Background(), "b"); st != http.StatusOK {
+		t.Fatalf("another key while a refusal is held: %d %s (the held refusal kept the admission slot)", st, body)
+	}
+	r := <-refused // after the hold
+	st, retry, body := r[0], r[1], r[2]
+	if st != "429" || retry != "1" || errorCode(t, []byte(body)) != "unavailable" ||
+		!strings.Contains(body, "more than 1 requests per second") {
+		t.Fatalf("request over the rate: %s, Retry-After %q: %s", st, retry, body)
+	}
+	l.mu.Lock()
+	l.hold = -1 // refusals are sent at once, their connection closed
+	l.mu.Unlock()
+	code, retry, body := get(context.Background(), "a")
+	if code != http.StatusTooManyRequests || retry == "" || errorCode(t, []byte(body)) != "unavailable" ||
+		!strings.Contains(body, "more than 1 requests per second") {
+		t.Fatalf("request over the rate, not held: %d, Retry-After %q: %s", code, retry, body)
+	}
+	clock.Lock()
+	now = now.Add(2 * keyStateIdle)
+	clock.Unlock()
+	if st, _, body := get(context.Background(), "b"); st != http.StatusOK {
+		t.Fatalf("after the idle time: %d %s", st, body)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, kept := l.keys[keyA.ID]; kept || len(l.keys) != 1 {
+		t.Fatalf("state of idle keys is kept: %d keys", len(l.keys))
 	}
 }

@@ -59,6 +59,12 @@ type Config struct {
 	// MaxInFlightPerKey limits one key's requests served at once (default
 	// DefaultMaxInFlightPerKey; negative: no limit); the excess gets 429.
 	MaxInFlightPerKey int
+	// RatePerKey limits one key's requests per second, with a burst of
+	// twice that (default DefaultRatePerKey; negative: no limit).
+	RatePerKey float64
+	// RefusalHold is how long a refusal of a key over its limits is held
+	// back (default DefaultRefusalHold; negative: sent at once).
+	RefusalHold time.Duration
 	// Metrics, when set, is served at /metrics (server-admin key) and fed with
 	// request counts, in-flight requests and overload rejections.
 	Metrics *metrics.Metrics
@@ -83,6 +89,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxInFlightPerKey == 0 {
 		c.MaxInFlightPerKey = DefaultMaxInFlightPerKey
+	}
+	if c.RatePerKey == 0 {
+		c.RatePerKey = DefaultRatePerKey
+	}
+	if c.RefusalHold == 0 {
+		c.RefusalHold = DefaultRefusalHold
 	}
 	return c
 }
@@ -120,10 +132,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	r.SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 
-	var perKey *keySlots
-	if cfg.MaxInFlightPerKey > 0 {
-		perKey = newKeySlots(cfg.MaxInFlightPerKey)
-	}
+	perKey := newKeyLimits(cfg.MaxInFlightPerKey, cfg.RatePerKey, cfg.RefusalHold)
 	authed := func(refuse refuseFunc, h http.Handler) http.Handler {
 		return requireKey(svc, limitPerKey(perKey, bufferBody(refuse, h)))
 	}

@@ -44,10 +44,14 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		MaxInFlight: *lastZulassung,
 		// Each agent recalls in a closed loop, ~33/s with 32 agents and
 		// hundreds/s in a sweep's first steps: far beyond one key's rate.
-		RecallRate:   -1,
-		SearchLogOff: searchLogOff,
-		Synchronous:  *lastSynchronous,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RecallRate: -1,
+		// The same for every request of a key: the load test measures the
+		// server's speed, not the limits that protect keys from each other.
+		RatePerKey:        -1,
+		MaxInFlightPerKey: -1,
+		SearchLogOff:      searchLogOff,
+		Synchronous:       *lastSynchronous,
+		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
 	s.start()
 	return s
