@@ -51,7 +51,7 @@ func TestHostile(t *testing.T) {
 
 	common := commonWords()
 	seedTally := newTally("Saat")
-	seedClient := clientFor(seedTally, 4, false)
+	seedClient := clientFor(seedTally, 4, true) // waits out the rate per key, as a well-behaved client
 	seed(t, seedClient, srv.base, vicWrite, "wissen", *feindEintraege, victimText)
 	seed(t, seedClient, srv.base, atkWrite, "haeufig", *feindEintraege, attackerText(common))
 	seedClient.CloseIdleConnections()

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"munin/internal/memory"
 )
 
@@ -19,6 +21,23 @@ type budget struct {
 
 	mu       sync.Mutex
 	projects map[memory.ProjectRef]*window
+	// pace spreads each project's byte budget over its hour: a token bucket
+	// that refills at the budget per hour and holds an eighth of it (at
+	// least paceMinBurst). A project cannot write its whole hour's bytes in
+	// one burst, whose indexing would take the CPU from every other
+	// project for seconds; a team writing notes never notices.
+	pace map[memory.ProjectRef]*rate.Limiter
+}
+
+// paceMinBurst is the least a project may write at once, whatever its byte
+// budget: more than the largest content (1 MiB request bodies).
+const paceMinBurst = 1 << 20
+
+// reservation is a write taken from a project's budget: its hour's window
+// and its bytes from the pace.
+type reservation struct {
+	w    *window
+	pace *rate.Reservation
 }
 
 // limits are a project's allowances per hour.
@@ -34,14 +53,16 @@ type window struct {
 }
 
 func newBudget(store Store, fallback limits, now func() time.Time) *budget {
-	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{}}
+	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{},
+		pace: map[memory.ProjectRef]*rate.Limiter{}}
 }
 
 // reserve takes one write of size content bytes from the project's budget or
 // fails with budget_exhausted (too_large for a write larger than the whole
-// byte budget). It returns the window it took the write from, for release.
-func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (*window, error) {
-	w, err := b.lockWindow(ctx, ref, b.now().UTC().Truncate(time.Hour))
+// byte budget). It returns what it took, for release.
+func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (*reservation, error) {
+	now := b.now()
+	w, err := b.lockWindow(ctx, ref, now.UTC().Truncate(time.Hour))
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +78,34 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 		return nil, b.exhausted(w, "project %s wrote %d of its %d bytes this hour and this write has %d",
 			ref, w.bytes, w.limit.bytes, size)
 	}
+	pace := b.pacer(ref, w.limit.bytes).ReserveN(now, size)
+	if wait := pace.DelayFrom(now); !pace.OK() || wait > 0 {
+		pace.CancelAt(now)
+		err := memory.Errorf(memory.CodeBudgetExhausted,
+			"project %s writes its %d bytes per hour faster than they refill (at most %d at once); retry in %s",
+			ref, w.limit.bytes, paceBurst(w.limit.bytes), max(time.Second, wait.Round(time.Second)))
+		err.RetryAfter = max(time.Second, wait)
+		return nil, err
+	}
 	w.used++
 	w.bytes += size
-	return w, nil
+	return &reservation{w: w, pace: pace}, nil
 }
+
+// pacer is the project's byte pace for a budget of perHour bytes (made anew
+// when the budget changes). The caller holds b.mu.
+func (b *budget) pacer(ref memory.ProjectRef, perHour int) *rate.Limiter {
+	limit := rate.Limit(float64(perHour) / time.Hour.Seconds())
+	if p := b.pace[ref]; p != nil && p.Limit() == limit {
+		return p
+	}
+	p := rate.NewLimiter(limit, paceBurst(perHour))
+	b.pace[ref] = p
+	return p
+}
+
+// paceBurst is what a project with a budget of perHour bytes may write at once.
+func paceBurst(perHour int) int { return max(perHour/8, paceMinBurst) }
 
 // exhausted is budget_exhausted with what ran out and when the window resets.
 func (b *budget) exhausted(w *window, format string, args ...any) *memory.Error {
@@ -91,10 +136,14 @@ func (b *budget) lockWindow(ctx context.Context, ref memory.ProjectRef, hour tim
 // release gives back a reserved write of size bytes that did not happen.
 // Only to the window it came from: a new hour, or a window reloaded from the
 // audit log after a budget change, never counted it.
-func (b *budget) release(ref memory.ProjectRef, from *window, size int) {
+func (b *budget) release(ref memory.ProjectRef, from *reservation, size int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w := b.projects[ref]; w == from && w.used > 0 {
+	if from == nil {
+		return
+	}
+	from.pace.CancelAt(b.now())
+	if w := b.projects[ref]; w == from.w && w.used > 0 {
 		w.used--
 		w.bytes = max(0, w.bytes-size)
 	}

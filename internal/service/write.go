@@ -61,7 +61,7 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	if err := writes(key, op); err != nil {
 		return memory.WriteResult{}, err
 	}
-	var reserved *window
+	var reserved *reservation
 	size := len(w.Content) // the byte budget counts content, as history's size does
 	if !s.opts.BudgetOff {
 		var err error

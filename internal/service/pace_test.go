@@ -1,0 +1,62 @@
+package service_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+	"munin/internal/servicetest"
+)
+
+// TestByteBudgetIsPaced: a project cannot write its hour's bytes in one
+// burst: an eighth of the budget (at least 1 MiB) goes at once, then the
+// bytes refill at the budget per hour. The refusal says when to retry; a
+// write that fails (a conflict) gives its bytes back, and another project
+// has its own pace.
+func TestByteBudgetIsPaced(t *testing.T) {
+	var mu sync.Mutex
+	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(5 * time.Minute)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
+	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 16 << 20, Now: now})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	_, other := env.Key(t, "w", "q", "agent", memory.RoleWrite)
+	content := strings.Repeat("x", 64<<10)
+	remember := func(k memory.Key, slug string, expected *int) error {
+		_, err := env.Svc.Remember(ctx, k, service.RememberInput{Slug: slug, Content: content, ExpectedVersion: expected})
+		return err
+	}
+	for i := range 32 { // 2 MiB: the burst
+		if err := remember(key, fmt.Sprintf("s%d", i), nil); err != nil {
+			t.Fatalf("write %d of the burst: %v", i+1, err)
+		}
+	}
+	err := remember(key, "over", nil)
+	var merr *memory.Error
+	if memory.ErrorCode(err) != memory.CodeBudgetExhausted || !strings.Contains(err.Error(), "faster than they refill") {
+		t.Fatalf("write past the burst: %v, want budget_exhausted naming the pace", err)
+	}
+	if !errors.As(err, &merr) || merr.RetryAfter < time.Second || merr.RetryAfter > 30*time.Second {
+		t.Fatalf("Retry-After %s, want the time 64 KiB take to refill (about 14 s)", merr.RetryAfter)
+	}
+	if err := remember(other, "elsewhere", nil); err != nil {
+		t.Fatalf("another project while the first is paced: %v", err)
+	}
+	mu.Lock()
+	at = at.Add(15 * time.Second) // 64 KiB refill in 14 s at 16 MiB/h
+	mu.Unlock()
+	zero := 0
+	if err := remember(key, "s0", &zero); memory.ErrorCode(err) != memory.CodeConflict {
+		t.Fatalf("conditional write on an existing slug: %v, want conflict", err)
+	}
+	if err := remember(key, "after", nil); err != nil {
+		t.Fatalf("write after the refill (the conflict gave its bytes back): %v", err)
+	}
+	if err := remember(key, "again", nil); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
+		t.Fatalf("second write after one refill: %v, want budget_exhausted", err)
+	}
+}
