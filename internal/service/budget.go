@@ -22,7 +22,7 @@ type budget struct {
 	mu       sync.Mutex
 	projects map[memory.ProjectRef]*window
 	// pace spreads each project's byte budget over its hour: a token bucket
-	// that refills at the budget per hour and holds an eighth of it (at
+	// that refills at the budget per hour and holds a sixteenth of it (at
 	// least paceMinBurst). A project cannot write its whole hour's bytes in
 	// one burst, whose indexing would take the CPU from every other
 	// project for seconds; a team writing notes never notices.
@@ -105,7 +105,7 @@ func (b *budget) pacer(ref memory.ProjectRef, perHour int) *rate.Limiter {
 }
 
 // paceBurst is what a project with a budget of perHour bytes may write at once.
-func paceBurst(perHour int) int { return max(perHour/8, paceMinBurst) }
+func paceBurst(perHour int) int { return max(perHour/16, paceMinBurst) }
 
 // exhausted is budget_exhausted with what ran out and when the window resets.
 func (b *budget) exhausted(w *window, format string, args ...any) *memory.Error {
