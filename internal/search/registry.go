@@ -109,6 +109,7 @@ func NewRegistry(src Source, opts Options) *Registry {
 	if err != nil {
 		panic("search: invalid index mapping: " + err.Error())
 	}
+	limitAnalysis()
 	base, cancel := context.WithCancel(context.Background())
 	return &Registry{
 		src:      src,
