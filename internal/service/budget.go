@@ -22,16 +22,15 @@ type budget struct {
 	mu       sync.Mutex
 	projects map[memory.ProjectRef]*window
 	// pace spreads each project's byte budget over its hour: a token bucket
-	// that refills at the budget per hour and holds a sixteenth of it (at
-	// least paceMinBurst). A project cannot write its whole hour's bytes in
-	// one burst, whose indexing would take the CPU from every other
-	// project for seconds; a team writing notes never notices.
+	// that refills at the budget per hour and holds a minute's worth of it
+	// (at least paceFloor). A project cannot write its whole hour's bytes in
+	// one burst, whose indexing would take the CPU from every other project
+	// for seconds; a team writing notes never notices.
 	pace map[memory.ProjectRef]*rate.Limiter
+	// paceFloor is the least a project may write at once: twice the largest
+	// content, so that every write the content limit allows can pass.
+	paceFloor int
 }
-
-// paceMinBurst is the least a project may write at once, whatever its byte
-// budget: more than the largest content (1 MiB request bodies).
-const paceMinBurst = 1 << 20
 
 // reservation is a write taken from a project's budget: its hour's window
 // and its bytes from the pace.
@@ -54,7 +53,7 @@ type window struct {
 
 func newBudget(store Store, fallback limits, now func() time.Time) *budget {
 	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{},
-		pace: map[memory.ProjectRef]*rate.Limiter{}}
+		pace: map[memory.ProjectRef]*rate.Limiter{}, paceFloor: 2 * memory.DefaultMaxContent}
 }
 
 // reserve takes one write of size content bytes from the project's budget or
@@ -83,7 +82,7 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 		pace.CancelAt(now)
 		err := memory.Errorf(memory.CodeBudgetExhausted,
 			"project %s writes its %d bytes per hour faster than they refill (at most %d at once); retry in %s",
-			ref, w.limit.bytes, paceBurst(w.limit.bytes), max(time.Second, wait.Round(time.Second)))
+			ref, w.limit.bytes, b.paceBurst(w.limit.bytes), max(time.Second, wait.Round(time.Second)))
 		err.RetryAfter = max(time.Second, wait)
 		return nil, err
 	}
@@ -99,13 +98,14 @@ func (b *budget) pacer(ref memory.ProjectRef, perHour int) *rate.Limiter {
 	if p := b.pace[ref]; p != nil && p.Limit() == limit {
 		return p
 	}
-	p := rate.NewLimiter(limit, paceBurst(perHour))
+	p := rate.NewLimiter(limit, b.paceBurst(perHour))
 	b.pace[ref] = p
 	return p
 }
 
-// paceBurst is what a project with a budget of perHour bytes may write at once.
-func paceBurst(perHour int) int { return max(perHour/16, paceMinBurst) }
+// paceBurst is what a project with a budget of perHour bytes may write at
+// once: a minute's worth, at least paceFloor.
+func (b *budget) paceBurst(perHour int) int { return max(perHour/60, b.paceFloor) }
 
 // exhausted is budget_exhausted with what ran out and when the window resets.
 func (b *budget) exhausted(w *window, format string, args ...any) *memory.Error {

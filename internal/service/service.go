@@ -78,6 +78,7 @@ func New(store Store, index Index, opts Options) *Service {
 	}
 	s := &Service{store: store, index: index, opts: opts, log: opts.Logger}
 	s.budget = newBudget(store, limits{writes: opts.DefaultWriteBudget, bytes: opts.DefaultWriteBudgetBytes}, opts.Now)
+	s.budget.paceFloor = 2 * opts.MaxContent
 	s.slog = newSearchLog(store, opts.Logger, opts.retention())
 	s.recallLimit = opts.recallLimiter()
 	return s
