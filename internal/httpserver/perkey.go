@@ -26,9 +26,12 @@ const (
 	// one request per connection and second, instead of costing the server
 	// a core in refusals.
 	DefaultRefusalHold = time.Second
-	// maxHeldPerKey bounds the refusals held back for one key; beyond it a
-	// refusal is sent at once and its connection closed.
-	maxHeldPerKey = 32
+	// maxHeldPerKey and maxHeld bound the refusals held back for one key and
+	// in all (a held refusal costs a goroutine and its connection's buffers,
+	// about 16 KiB: 2,048 are 32 MiB); beyond them a refusal is sent at once
+	// and its connection closed.
+	maxHeldPerKey = 128
+	maxHeld       = 2048
 	// keyStateIdle is how long a key's state outlives its last request once
 	// its bucket is full again.
 	keyStateIdle = time.Minute
@@ -45,6 +48,7 @@ type keyLimits struct {
 
 	mu        sync.Mutex
 	keys      map[int64]*keyState
+	held      int // refusals held back, all keys
 	lastSweep time.Time
 }
 
@@ -114,10 +118,11 @@ func (l *keyLimits) holdRefusal(id int64) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.keys[id]
-	if l.hold <= 0 || st == nil || st.held >= maxHeldPerKey {
+	if l.hold <= 0 || st == nil || st.held >= maxHeldPerKey || l.held >= maxHeld {
 		return 0
 	}
 	st.held++
+	l.held++
 	return l.hold
 }
 
@@ -127,6 +132,7 @@ func (l *keyLimits) unhold(id int64) {
 	if st := l.keys[id]; st != nil {
 		st.held--
 	}
+	l.held--
 }
 
 // sweep drops the state of keys with nothing in flight or held whose bucket
