@@ -51,7 +51,7 @@ var (
 	feindParallel     = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff im Angreiferprozess (Angriff 2: ein Viertel)")
 	feindFaktor       = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")
 	feindBoden        = flag.Duration("feind.boden", 5*time.Millisecond, "Untergrenze des ruhigen p99 für den Vergleich (Loopback misst sonst Bruchteile einer Millisekunde)")
-	feindHeap         = flag.Int64("feind.heap", 512<<20, "Grenze für den lebenden Heap des Servers in Bytes (aus go_memstats_next_gc_bytes)")
+	feindHeap         = flag.Int64("feind.heap", 256<<20, "Grenze für den lebenden Heap des Servers in Bytes (aus go_memstats_next_gc_bytes)")
 	feindWachstum     = flag.Int64("feind.wachstum", 64<<20, "erlaubtes Wachstum der Angreiferdatei (Seiten × Seitengröße, WAL eingerechnet) durch die recall-Flut in Bytes je Stunde, dazu 1 MiB")
 	feindNotbremse    = flag.Int64("feind.notbremse", 4<<30, "RSS des Servers, bei der der Test abbricht, um die Maschine zu schützen")
 	feindServerflag   = flag.String("feind.server", "", "zusätzliche Flags für munin serve, durch Leerzeichen getrennt")
