@@ -23,19 +23,40 @@ import (
 // directory and returns its base URL and the bootstrap admin key.
 func startServer(t *testing.T) (*App, string, string) {
 	t.Helper()
-	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return serveWith(t, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
+
+// serveWith serves an App opened with cfg on a loopback port until the test
+// ends and returns it, its base URL and the first admin key.
+func serveWith(t *testing.T, cfg Config) (*App, string, string) {
+	t.Helper()
+	cfg.DataDir, cfg.Addr = t.TempDir(), "127.0.0.1:0"
+	a, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	token, err := a.Svc.Bootstrap(context.Background())
+	if err != nil || token == "" {
+		t.Fatalf("bootstrap: token %q, err %v", token, err)
+	}
+	return a, serve(t, a, listen(t)), token
+}
+
+// listen opens a free loopback port.
+func listen(t *testing.T) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln
+}
+
+// serve runs a on ln until the test ends, then stops and closes it, and
+// returns its base URL.
+func serve(t *testing.T, a *App, ln net.Listener) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	token, err := a.Svc.Bootstrap(ctx)
-	if err != nil || token == "" {
-		t.Fatalf("bootstrap: token %q, err %v", token, err)
-	}
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ctx, ln) }()
 	t.Cleanup(func() {
@@ -47,7 +68,7 @@ func startServer(t *testing.T) (*App, string, string) {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return a, "http://" + ln.Addr().String(), token
+	return "http://" + ln.Addr().String()
 }
 
 func connect(t *testing.T, base, token string) *client.Client {

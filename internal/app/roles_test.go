@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -26,27 +25,13 @@ func TestFirstStartPrintsBothKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listen(t)
 	base := "http://" + ln.Addr().String()
 	var out bytes.Buffer
 	if err := a.Welcome(context.Background(), &out, base); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if err := a.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	serve(t, a, ln)
 
 	text := out.String()
 	// The first key line is the project key (scripts such as the crash test

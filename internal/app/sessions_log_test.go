@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -31,38 +30,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// serveWith serves an App opened with cfg on a loopback port until the test
-// ends and returns it, its base URL and the first admin key.
-func serveWith(t *testing.T, cfg Config) (*App, string, string) {
-	t.Helper()
-	cfg.DataDir, cfg.Addr = t.TempDir(), "127.0.0.1:0"
-	a, err := Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	token, err := a.Svc.Bootstrap(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if err := a.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return a, "http://" + ln.Addr().String(), token
 }
 
 // mcpRequest sends one request to /mcp and returns its status; a stream
