@@ -20,6 +20,7 @@ const DefaultBatchBytes = 1 << 20
 // for an index that keeps 125 MiB. The price is a segment per BatchBytes
 // instead of one per round or build batch (about 20 µs per segment and
 // search), and a search may see part of a round applied.
+// TestLargeBatchPeakHeap pins the peak.
 type sizedBatch struct {
 	idx      bleve.Index
 	b        *bleve.Batch

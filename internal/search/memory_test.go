@@ -313,6 +313,9 @@ func peakLiveHeap(fn func()) uint64 {
 // finished index holds. The bound is loose: one batch measured ~78 bytes of
 // peak live heap per byte of text, batches of a MiB ~17 (the index ~8).
 func TestLargeBatchPeakHeap(t *testing.T) {
+	if raceEnabled {
+		t.Skip("indexes 16 MiB: minutes under the race detector")
+	}
 	for _, build := range []bool{false, true} {
 		t.Run(map[bool]string{false: "refresh", true: "build"}[build], func(t *testing.T) {
 			const n = 128
