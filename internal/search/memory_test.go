@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -268,5 +271,93 @@ func TestRefreshSegmentsKeepNoSpareBuffer(t *testing.T) {
 	heap, text, _ := indexMemory(t, c, Options{})
 	if ratio := float64(heap) / float64(text); ratio > 40 {
 		t.Fatalf("refreshed entries hold %.0f bytes of heap per byte of text, want at most 40", ratio)
+	}
+}
+
+// peakLiveHeap runs fn and returns the highest live heap (as marked by the
+// last GC) seen meanwhile. A low GOGC makes collections frequent, so the
+// live heap follows what fn holds closely; a sampler polls it.
+func peakLiveHeap(fn func()) uint64 {
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	var peak atomic.Uint64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	fn()
+	runtime.GC()
+	close(stop)
+	<-stopped
+	return peak.Load()
+}
+
+// TestLargeBatchPeakHeap: many large entries reach the index in one go when
+// they are written at once (one refresh round) and when a project is built
+// (Options.BuildBatch documents a batch). Scorch holds the analysis of a
+// whole bleve batch (about 40 bytes per byte of random words) until its
+// segment is built, so one batch of a round took 720–1045 MiB of live heap
+// for a write key's 16 MiB hour on the hostile-load test. Batches hold at
+// most Options.BatchBytes (see batch.go); the peak is then about what the
+// finished index holds. The bound is loose: one batch measured ~78 bytes of
+// peak live heap per byte of text, batches of a MiB ~17 (the index ~8).
+func TestLargeBatchPeakHeap(t *testing.T) {
+	if raceEnabled {
+		t.Skip("indexes 16 MiB: minutes under the race detector")
+	}
+	for _, build := range []bool{false, true} {
+		t.Run(map[bool]string{false: "refresh", true: "build"}[build], func(t *testing.T) {
+			const n = 128
+			src := newFakeSource()
+			rng := rand.New(rand.NewPCG(3, 4))
+			var text uint64
+			slugs := make([]string, n)
+			for i := range slugs {
+				c := randomWords(rng, 64<<10)
+				text += uint64(len(c))
+				slugs[i] = fmt.Sprintf("notes/entry-%05d", i)
+				src.put(projA, slugs[i], "Entry", c)
+			}
+			r := newTestRegistry(t, src, Options{IndexWait: time.Hour})
+			if !build {
+				// Build the index over the entries' first versions, then
+				// rewrite them all at once: one refresh round.
+				if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "entry"}); err != nil {
+					t.Fatal(err)
+				}
+				for _, slug := range slugs {
+					src.put(projA, slug, "Entry", randomWords(rng, 64<<10))
+				}
+			}
+			before := liveHeap()
+			peak := peakLiveHeap(func() {
+				for _, slug := range slugs[:n*btoi(!build)] {
+					if err := r.Queue(projA, slug); err != nil {
+						t.Error(err)
+					}
+				}
+				// No test deadline: the batches take seconds, longer under -race.
+				hits, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "entry"})
+				if err != nil || len(hits) == 0 {
+					t.Errorf("search: %d hits, %v", len(hits), err)
+				}
+			})
+			ratio := float64(peak-min(before, peak)) / float64(text)
+			t.Logf("peak live heap %d MiB over %d MiB before, %.1f bytes per byte of text", peak>>20, before>>20, ratio)
+			if ratio > 30 {
+				t.Fatalf("%d MiB of text peaked at %.0f bytes of live heap per byte, want at most 30", text>>20, ratio)
+			}
+		})
 	}
 }

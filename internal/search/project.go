@@ -158,32 +158,16 @@ func (p *project) buildIndex() (bleve.Index, map[string]int, error) {
 		return nil, nil, fmt.Errorf("new index for %s: %w", p.ref, err)
 	}
 	versions := make(map[string]int)
-	b := idx.NewBatch()
-	flush := func() error {
-		if b.Size() == 0 {
-			return nil
-		}
-		if err := idx.Batch(b); err != nil {
-			return fmt.Errorf("index batch: %w", err)
-		}
-		b.Reset()
-		return nil
-	}
+	b := newSizedBatch(idx, r.opts.BatchBytes, r.opts.BuildBatch)
 	err = r.src.ScanLatest(r.base, p.ref, func(v memory.Version) error {
 		if v.Deleted {
 			return nil // ScanLatest promises live versions; be safe anyway
 		}
-		if err := b.Index(v.Slug, docFor(v)); err != nil {
-			return fmt.Errorf("index %s: %w", v.Slug, err)
-		}
 		versions[v.Slug] = v.Version
-		if b.Size() >= r.opts.BuildBatch {
-			return flush()
-		}
-		return nil
+		return b.index(v)
 	})
 	if err == nil {
-		err = flush()
+		err = b.flush()
 	}
 	if err != nil {
 		idx.Close()
@@ -193,47 +177,49 @@ func (p *project) buildIndex() (bleve.Index, map[string]int, error) {
 	return idx, versions, nil
 }
 
-// applyLocked rereads each slug from the Source and applies them all in one
-// bleve batch. p.mu is held and the index is built. compaction marks the
+// applyLocked rereads each slug from the Source and applies them in bleve
+// batches of at most Options.BatchBytes of text (usually one). p.mu is held and the index is built. compaction marks the
 // re-indexing of compactLocked, which is not counted as a refresh batch.
 func (p *project) applyLocked(slugs map[string]struct{}, compaction bool) error {
 	r := p.reg
-	idx := p.index()
-	b := idx.NewBatch()
+	b := newSizedBatch(p.index(), r.opts.BatchBytes, 0)
 	seen := make(map[string]int, len(slugs))
 	latest, err := p.readLatest(slugs)
 	if err != nil {
+		return err
+	}
+	// drop throws the index away once it may hold part of the batch: the
+	// next use rebuilds it from the Source, the only safe state.
+	drop := func(err error) error {
+		if b.applied {
+			if old := p.setIndex(nil); old != nil {
+				old.Close()
+			}
+		}
 		return err
 	}
 	for slug := range slugs {
 		v, err := latest(slug)
 		switch {
 		case memory.ErrorCode(err) == memory.CodeNotFound:
-			b.Delete(slug)
+			b.delete(slug)
 			seen[slug] = -1
 		case err != nil:
-			return fmt.Errorf("read %s in %s: %w", slug, p.ref, err)
+			return drop(fmt.Errorf("read %s in %s: %w", slug, p.ref, err))
 		case v.Version < p.versions[slug]:
 			// Stale read: a newer version (or tombstone) is already applied.
 		case v.Deleted:
-			b.Delete(slug)
+			b.delete(slug)
 			seen[slug] = v.Version
 		default:
-			if err := b.Index(slug, docFor(v)); err != nil {
-				return fmt.Errorf("index %s in %s: %w", slug, p.ref, err)
+			if err := b.index(v); err != nil {
+				return drop(fmt.Errorf("apply batch to %s: %w", p.ref, err))
 			}
 			seen[slug] = v.Version
 		}
 	}
-	if b.Size() > 0 {
-		if err := idx.Batch(b); err != nil {
-			// The index may now hold part of the batch. Throw it away: the
-			// next use rebuilds it from the Source, the only safe state.
-			if old := p.setIndex(nil); old != nil {
-				old.Close()
-			}
-			return fmt.Errorf("apply batch to %s: %w", p.ref, err)
-		}
+	if err := b.flush(); err != nil {
+		return drop(fmt.Errorf("apply batch to %s: %w", p.ref, err))
 	}
 	for slug, ver := range seen {
 		if ver < 0 {
@@ -293,8 +279,9 @@ const compactFoldEvery = 8
 // leaves all refresh segments since then without live documents, so scorch
 // drops them; earlier compaction segments may keep live documents, so every
 // compactFoldEvery-th compaction re-indexes every slug touched since the
-// build instead (one segment again). That bounds the segments at about
-// CompactAfter + compactFoldEvery + 1 while a compaction costs the recently
+// build instead (one segment again, or one per BatchBytes of their text).
+// That bounds the segments at about CompactAfter + compactFoldEvery + 1
+// (plus one per BatchBytes of large rounds) while a compaction costs the recently
 // touched slugs, not the whole history. When the touched set grows past a
 // quarter of the project, a full rebuild is cheaper per document and starts
 // over. p.mu is held.

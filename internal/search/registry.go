@@ -33,6 +33,11 @@ type Options struct {
 	// BuildBatch is how many documents one bleve batch takes while a project
 	// index is built from the Source (default 1000).
 	BuildBatch int
+	// BatchBytes is how much text (slug, title, content, tags) one bleve
+	// batch takes at most (default DefaultBatchBytes); a build or refresh
+	// batch holding more is applied in parts. Scorch holds the analysis of a
+	// whole batch at once, about 40 bytes per byte of text (see batch.go).
+	BatchBytes int
 	// CompactAfter is how many refresh batches a project index takes before
 	// they are folded into one segment (default 100). In-memory scorch has no
 	// background merger, so every batch stays a segment of its own and search
@@ -53,6 +58,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.BuildBatch <= 0 {
 		o.BuildBatch = 1000
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = DefaultBatchBytes
 	}
 	if o.CompactAfter <= 0 {
 		o.CompactAfter = 100

@@ -1,0 +1,78 @@
+package search
+
+import (
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"munin/internal/memory"
+)
+
+// DefaultBatchBytes is the default of Options.BatchBytes.
+const DefaultBatchBytes = 1 << 20
+
+// sizedBatch is a bleve batch that applies itself whenever it holds
+// Options.BatchBytes of text (or, in a build, Options.BuildBatch documents).
+// Scorch analyzes every document of a batch before it builds the batch's
+// segment and holds all the analyses until then: one refresh round of 255
+// entries of 64 KB random words (a write key's hourly byte budget, 16 MiB)
+// peaked at 686 MiB of live heap in one batch, 231 MiB in batches of 1 MiB,
+// for an index that keeps 125 MiB. The price is a segment per BatchBytes
+// instead of one per round or build batch (about 20 µs per segment and
+// search), and a search may see part of a round applied.
+// TestLargeBatchPeakHeap pins the peak.
+type sizedBatch struct {
+	idx      bleve.Index
+	b        *bleve.Batch
+	bytes    int
+	maxBytes int
+	maxDocs  int // 0: no limit
+	// applied is set once part of the batch is in the index.
+	applied bool
+}
+
+// newSizedBatch returns an empty batch for idx of at most maxBytes of text
+// and, unless maxDocs is 0, maxDocs documents.
+func newSizedBatch(idx bleve.Index, maxBytes, maxDocs int) *sizedBatch {
+	return &sizedBatch{idx: idx, b: idx.NewBatch(), maxBytes: maxBytes, maxDocs: maxDocs}
+}
+
+// index adds v's document and applies the batch if it is now full.
+func (s *sizedBatch) index(v memory.Version) error {
+	if err := s.b.Index(v.Slug, docFor(v)); err != nil {
+		return fmt.Errorf("index %s: %w", v.Slug, err)
+	}
+	s.bytes += textBytes(v)
+	if s.bytes >= s.maxBytes || (s.maxDocs > 0 && s.b.Size() >= s.maxDocs) {
+		return s.flush()
+	}
+	return nil
+}
+
+// delete removes slug's document.
+func (s *sizedBatch) delete(slug string) {
+	s.b.Delete(slug)
+}
+
+// flush applies what the batch holds, if anything.
+func (s *sizedBatch) flush() error {
+	if s.b.Size() == 0 {
+		return nil
+	}
+	s.applied = true
+	if err := s.idx.Batch(s.b); err != nil {
+		return fmt.Errorf("index batch: %w", err)
+	}
+	s.b.Reset()
+	s.bytes = 0
+	return nil
+}
+
+// textBytes is the text of v that the index analyzes.
+func textBytes(v memory.Version) int {
+	n := len(v.Slug) + len(v.Title) + len(v.Content)
+	for _, t := range v.Tags {
+		n += len(t)
+	}
+	return n
+}
