@@ -63,7 +63,12 @@ func (s *sizedBatch) flush() error {
 	if err := s.idx.Batch(s.b); err != nil {
 		return fmt.Errorf("index batch: %w", err)
 	}
-	s.b.Reset()
+	// A new batch, never Reset: scorch's Batch returns once every document
+	// is analyzed, but the goroutine that queued them may still be ranging
+	// over the batch's map (bleve v2.6.3, index/scorch/scorch.go:543), so
+	// clearing that map races with it (TestChangeDuringBuildIsNotLost under
+	// -race found it).
+	s.b = s.idx.NewBatch()
 	s.bytes = 0
 	return nil
 }
