@@ -1,0 +1,117 @@
+package httpserver
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// perKeyServer serves h behind limitPerKey(l) as key for every request.
+func perKeyServer(t *testing.T, l *keyLimits, key memory.Key, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limitPerKey(l, h).ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestKeyRateRetryAfterFollowsTheRate: with a rate below one request per
+// second, Retry-After and the message say when the next request may come,
+// not a fixed second that would be refused again.
+func TestKeyRateRetryAfterFollowsTheRate(t *testing.T) {
+	now := time.Now()
+	l := newKeyLimits(-1, 0.25, -1) // one request per 4 s, burst 1; refusals sent at once
+	l.now = func() time.Time { return now }
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{}`)) })
+	srv := perKeyServer(t, l, memory.Key{ID: 1, Agent: "a"}, ok)
+	send := func() (int, string, string) {
+		resp, err := http.Post(srv.URL+"/api/v1/x", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(body)
+	}
+	if st, _, body := send(); st != http.StatusOK {
+		t.Fatalf("first request: %d %s", st, body)
+	}
+	st, retry, body := send()
+	secs, err := strconv.Atoi(retry)
+	if st != http.StatusTooManyRequests || err != nil || secs != 4 || !strings.Contains(body, "retry after 4 s") {
+		t.Fatalf("request over a rate of 0.25/s: %d, Retry-After %q: %s; want 429, Retry-After 4 and the same in the message", st, retry, body)
+	}
+}
+
+// TestStreamsDoNotTakeTheKeysSlots: open GET /mcp streams of a key, as many
+// as its in-flight limit and more, leave its POSTs their slots (a stream is
+// long-lived; the streams' number has its own cap in mcpserver), while they
+// still count against the key's rate.
+func TestStreamsDoNotTakeTheKeysSlots(t *testing.T) {
+	const slots = 2
+	l := newKeyLimits(slots, -1, -1)
+	release := make(chan struct{})
+	// ready gets "" when a stream is open, its status when it is refused.
+	ready := make(chan string, 2*slots)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ready <- ""
+			<-release
+		}
+		_, _ = w.Write([]byte(`{}`))
+	})
+	srv := perKeyServer(t, l, memory.Key{ID: 1, Agent: "a"}, h)
+	var streams sync.WaitGroup
+	t.Cleanup(func() { close(release); streams.Wait() })
+	for range 2 * slots {
+		streams.Add(1)
+		go func() {
+			defer streams.Done()
+			resp, err := http.Get(srv.URL + "/mcp")
+			if err != nil {
+				ready <- err.Error()
+				return
+			}
+			if resp.StatusCode != http.StatusOK {
+				ready <- resp.Status
+			}
+			resp.Body.Close()
+		}()
+	}
+	for range 2 * slots {
+		if st := <-ready; st != "" {
+			t.Fatalf("stream refused: %s (streams count against the key's requests in flight)", st)
+		}
+	}
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST while %d streams are open: %d %s (the streams took the key's slots)", 2*slots, resp.StatusCode, body)
+	}
+
+	// The rate counts streams: a burst of 2 (1/s) is spent by two GETs.
+	r := newKeyLimits(slots, 1, -1)
+	fixed := time.Now()
+	r.now = func() time.Time { return fixed }
+	for i := range 2 {
+		if v := r.admit(1, true); v != admitted {
+			t.Fatalf("stream %d of the burst: verdict %d", i+1, v)
+		}
+	}
+	if v := r.admit(1, true); v != overRate {
+		t.Fatalf("a stream past the rate: verdict %d, want overRate", v)
+	}
+}
