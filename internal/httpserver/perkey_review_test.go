@@ -115,3 +115,65 @@ func TestStreamsDoNotTakeTheKeysSlots(t *testing.T) {
 		t.Fatalf("a stream past the rate: verdict %d, want overRate", v)
 	}
 }
+
+// TestHeldRefusalsAreBounded: at most maxHeldPerKey refusals of one key and
+// maxHeld in all are held back; beyond them a refusal is sent at once. Many
+// goroutines holding and letting go leave no count behind.
+func TestHeldRefusalsAreBounded(t *testing.T) {
+	l := newKeyLimits(1, -1, time.Second)
+	keys := maxHeld/maxHeldPerKey + 1
+	for id := range int64(keys) {
+		l.admit(id, false) // the state a refusal is held on
+		l.done(id)
+	}
+	for range maxHeldPerKey {
+		if l.holdRefusal(0) == 0 {
+			t.Fatal("a refusal under the key's cap was not held")
+		}
+	}
+	if d := l.holdRefusal(0); d != 0 {
+		t.Fatalf("refusal %d of one key held %s, want sent at once", maxHeldPerKey+1, d)
+	}
+	for id := int64(1); id < int64(keys)-1; id++ {
+		for range maxHeldPerKey {
+			l.holdRefusal(id)
+		}
+	}
+	if d := l.holdRefusal(int64(keys) - 1); d != 0 || l.held != maxHeld {
+		t.Fatalf("refusal past %d held in all: held %s (%d held), want sent at once", maxHeld, d, l.held)
+	}
+	for id := range int64(keys) - 1 {
+		for range maxHeldPerKey {
+			l.unhold(id)
+		}
+	}
+
+	var wg sync.WaitGroup
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := int64(w % 4)
+			for range 200 {
+				if l.admit(id, false) == admitted {
+					l.done(id)
+					continue
+				}
+				if l.holdRefusal(id) > 0 {
+					l.unhold(id)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held != 0 {
+		t.Fatalf("%d refusals still counted as held", l.held)
+	}
+	for id, st := range l.keys {
+		if st.held != 0 || st.busy != 0 {
+			t.Fatalf("key %d: %d held, %d busy after every request ended", id, st.held, st.busy)
+		}
+	}
+}
