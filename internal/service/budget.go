@@ -31,10 +31,9 @@ type budget struct {
 }
 
 // reservation is a write taken from a project's budget: its hour's window
-// and its bytes from the pace.
+// (its bytes go back to the project's pace).
 type reservation struct {
-	w    *window
-	pace *pace
+	w *window
 }
 
 // limits are a project's allowances per hour.
@@ -75,7 +74,7 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 		return nil, b.exhausted(w, "project %s wrote %d of its %d bytes this hour and this write has %d",
 			ref, w.bytes, w.limit.bytes, size)
 	}
-	p := b.pacer(ref, w.limit.bytes)
+	p := b.pacer(ref, w.limit.bytes, now)
 	if wait, ok := p.take(now, size); !ok || wait > 0 {
 		err := memory.Errorf(memory.CodeBudgetExhausted,
 			"project %s writes its %d bytes per hour faster than they refill (at most %d at once); retry in %s",
@@ -85,17 +84,24 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 	}
 	w.used++
 	w.bytes += size
-	return &reservation{w: w, pace: p}, nil
+	return &reservation{w: w}, nil
 }
 
-// pacer is the project's byte pace for a budget of perHour bytes (made anew
-// when the budget changes). The caller holds b.mu.
-func (b *budget) pacer(ref memory.ProjectRef, perHour int) *pace {
+// pacer is the project's byte pace for a budget of perHour bytes (made anew,
+// with what is left of the old one, when the budget changes). The caller
+// holds b.mu.
+func (b *budget) pacer(ref memory.ProjectRef, perHour int, now time.Time) *pace {
 	perSecond := float64(perHour) / time.Hour.Seconds()
 	if p := b.pace[ref]; p != nil && p.perSecond == perSecond {
 		return p
 	}
 	p := newPace(perSecond, b.paceBurst(perHour))
+	if old := b.pace[ref]; old != nil {
+		// What was spent stays spent: a budget changed back and forth
+		// must not hand out a fresh burst each time.
+		old.fill(now)
+		p.tokens, p.last = min(p.burst, old.tokens), now
+	}
 	b.pace[ref] = p
 	return p
 }
@@ -139,7 +145,9 @@ func (b *budget) release(ref memory.ProjectRef, from *reservation, size int) {
 	if from == nil {
 		return
 	}
-	from.pace.give(b.now(), size)
+	if p := b.pace[ref]; p != nil {
+		p.give(b.now(), size) // the current pace, even if the budget changed since
+	}
 	if w := b.projects[ref]; w == from.w && w.used > 0 {
 		w.used--
 		w.bytes = max(0, w.bytes-size)
