@@ -167,6 +167,22 @@ func (l *keyLimits) sweep(now time.Time) {
 	}
 }
 
+// KeyLimits are the limits per key of one server, to be shared with a
+// handler that authenticates on its own (the web UI's sessions), so that a
+// key's requests count the same whichever way they come.
+type KeyLimits struct{ l *keyLimits }
+
+// NewKeyLimits makes the limits per key that cfg asks for (its
+// MaxInFlightPerKey, RatePerKey and RefusalHold, defaults applied).
+func NewKeyLimits(cfg Config) *KeyLimits {
+	cfg = cfg.withDefaults()
+	return &KeyLimits{newKeyLimits(cfg.MaxInFlightPerKey, cfg.RatePerKey, cfg.RefusalHold)}
+}
+
+// Limit wraps next with the limits; the key is taken from the request
+// context (service.WithKey). Its refusals are the API's 429 with Retry-After.
+func (k *KeyLimits) Limit(next http.Handler) http.Handler { return limitPerKey(k.l, next) }
+
 // limitPerKey answers a key's requests beyond its limits 429 with
 // Retry-After, before the body is read. It sits behind requireKey. The
 // refusal gives its admission slot back and is held back DefaultRefusalHold
