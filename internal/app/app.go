@@ -133,6 +133,7 @@ type App struct {
 	// Metrics are served at /metrics to server-admin keys.
 	Metrics *metrics.Metrics
 	Web     *web.Handler
+	perKey  *httpserver.KeyLimits // shared by the HTTP server and Web
 }
 
 // Open opens the data directory and builds the layers; nothing listens yet.
@@ -177,7 +178,9 @@ func Open(cfg Config) (*App, error) {
 
 		DefaultWriteBudgetBytes: cfg.WriteBudgetBytes,
 	})
-	ui, err := web.New(service.NewBrowser(svc, st), web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins})
+	// One set of limits per key for REST, MCP and the web UI's sessions.
+	perKey := httpserver.NewKeyLimits(httpserver.Config{MaxInFlightPerKey: cfg.MaxInFlightPerKey, RatePerKey: cfg.RatePerKey})
+	ui, err := web.New(service.NewBrowser(svc, st), web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins, LimitKey: perKey.Limit})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
 	}
@@ -196,6 +199,7 @@ func Open(cfg Config) (*App, error) {
 		MCP:     mcp,
 		Web:     ui,
 		Metrics: m,
+		perKey:  perKey,
 	}, nil
 }
 
@@ -213,6 +217,7 @@ func (a *App) httpServer() *http.Server {
 		MaxInFlight:       a.cfg.MaxInFlight,
 		MaxInFlightPerKey: a.cfg.MaxInFlightPerKey,
 		RatePerKey:        a.cfg.RatePerKey,
+		KeyLimits:         a.perKey,
 		Metrics:           a.Metrics,
 	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }

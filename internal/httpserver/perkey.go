@@ -2,7 +2,9 @@ package httpserver
 
 import (
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -104,6 +106,21 @@ func (l *keyLimits) admit(id int64, stream bool) verdict {
 	return admitted
 }
 
+// retryAfter is when key id may send again after refusal v, in whole
+// seconds (at least one): for the rate, when its bucket holds a token again
+// (more than a second below one request per second); for requests in
+// flight nobody knows, so a second.
+func (l *keyLimits) retryAfter(id int64, v verdict) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.keys[id]
+	if v != overRate || st == nil || st.bucket == nil {
+		return 1
+	}
+	missing := 1 - st.bucket.TokensAt(l.now())
+	return max(1, int(math.Ceil(missing/float64(l.rate))))
+}
+
 func (l *keyLimits) done(id int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -150,6 +167,22 @@ func (l *keyLimits) sweep(now time.Time) {
 	}
 }
 
+// KeyLimits are the limits per key of one server, to be shared with a
+// handler that authenticates on its own (the web UI's sessions), so that a
+// key's requests count the same whichever way they come.
+type KeyLimits struct{ l *keyLimits }
+
+// NewKeyLimits makes the limits per key that cfg asks for (its
+// MaxInFlightPerKey, RatePerKey and RefusalHold, defaults applied).
+func NewKeyLimits(cfg Config) *KeyLimits {
+	cfg = cfg.withDefaults()
+	return &KeyLimits{newKeyLimits(cfg.MaxInFlightPerKey, cfg.RatePerKey, cfg.RefusalHold)}
+}
+
+// Limit wraps next with the limits; the key is taken from the request
+// context (service.WithKey). Its refusals are the API's 429 with Retry-After.
+func (k *KeyLimits) Limit(next http.Handler) http.Handler { return limitPerKey(k.l, next) }
+
 // limitPerKey answers a key's requests beyond its limits 429 with
 // Retry-After, before the body is read. It sits behind requireKey. The
 // refusal gives its admission slot back and is held back DefaultRefusalHold
@@ -176,7 +209,8 @@ func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
 		if v == overRate {
 			msg = fmt.Sprintf("key %d (%s) sends more than %g requests per second, the most one key may", key.ID, key.Agent, float64(l.rate))
 		}
-		msg += "; retry after 1 s"
+		retry := l.retryAfter(key.ID, v)
+		msg += fmt.Sprintf("; retry after %d s", retry)
 		if hold := l.holdRefusal(key.ID); hold > 0 {
 			freeSlot(r.Context())
 			t := time.NewTimer(hold)
@@ -189,7 +223,7 @@ func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
 		} else {
 			w.Header().Set("Connection", "close")
 		}
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
 		api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable, msg)
 	})
 }

@@ -65,6 +65,9 @@ type Config struct {
 	// RefusalHold is how long a refusal of a key over its limits is held
 	// back (default DefaultRefusalHold; negative: sent at once).
 	RefusalHold time.Duration
+	// KeyLimits, when set, are the limits per key, shared with the web UI;
+	// nil: made from the three fields above.
+	KeyLimits *KeyLimits
 	// Metrics, when set, is served at /metrics (server-admin key) and fed with
 	// request counts, in-flight requests and overload rejections.
 	Metrics *metrics.Metrics
@@ -132,9 +135,12 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	r.SkipClean(true)
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 
-	perKey := newKeyLimits(cfg.MaxInFlightPerKey, cfg.RatePerKey, cfg.RefusalHold)
+	perKey := cfg.KeyLimits
+	if perKey == nil {
+		perKey = NewKeyLimits(cfg)
+	}
 	authed := func(refuse refuseFunc, h http.Handler) http.Handler {
-		return requireKey(svc, limitPerKey(perKey, bufferBody(refuse, h)))
+		return requireKey(svc, perKey.Limit(bufferBody(refuse, h)))
 	}
 	// CORS sits outside the method and key checks: a preflight is an
 	// OPTIONS request without a key, answered before either.

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"munin/internal/memory"
 )
 
@@ -26,17 +24,16 @@ type budget struct {
 	// (at least paceFloor). A project cannot write its whole hour's bytes in
 	// one burst, whose indexing would take the CPU from every other project
 	// for seconds; a team writing notes never notices.
-	pace map[memory.ProjectRef]*rate.Limiter
+	pace map[memory.ProjectRef]*pace
 	// paceFloor is the least a project may write at once: twice the largest
 	// content, so that every write the content limit allows can pass.
 	paceFloor int
 }
 
 // reservation is a write taken from a project's budget: its hour's window
-// and its bytes from the pace.
+// (its bytes go back to the project's pace).
 type reservation struct {
-	w    *window
-	pace *rate.Reservation
+	w *window
 }
 
 // limits are a project's allowances per hour.
@@ -53,7 +50,7 @@ type window struct {
 
 func newBudget(store Store, fallback limits, now func() time.Time) *budget {
 	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{},
-		pace: map[memory.ProjectRef]*rate.Limiter{}, paceFloor: 2 * memory.DefaultMaxContent}
+		pace: map[memory.ProjectRef]*pace{}, paceFloor: 2 * memory.DefaultMaxContent}
 }
 
 // reserve takes one write of size content bytes from the project's budget or
@@ -77,9 +74,8 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 		return nil, b.exhausted(w, "project %s wrote %d of its %d bytes this hour and this write has %d",
 			ref, w.bytes, w.limit.bytes, size)
 	}
-	pace := b.pacer(ref, w.limit.bytes).ReserveN(now, size)
-	if wait := pace.DelayFrom(now); !pace.OK() || wait > 0 {
-		pace.CancelAt(now)
+	p := b.pacer(ref, w.limit.bytes, now)
+	if wait, ok := p.take(now, size); !ok || wait > 0 {
 		err := memory.Errorf(memory.CodeBudgetExhausted,
 			"project %s writes its %d bytes per hour faster than they refill (at most %d at once); retry in %s",
 			ref, w.limit.bytes, b.paceBurst(w.limit.bytes), max(time.Second, wait.Round(time.Second)))
@@ -88,17 +84,24 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 	}
 	w.used++
 	w.bytes += size
-	return &reservation{w: w, pace: pace}, nil
+	return &reservation{w: w}, nil
 }
 
-// pacer is the project's byte pace for a budget of perHour bytes (made anew
-// when the budget changes). The caller holds b.mu.
-func (b *budget) pacer(ref memory.ProjectRef, perHour int) *rate.Limiter {
-	limit := rate.Limit(float64(perHour) / time.Hour.Seconds())
-	if p := b.pace[ref]; p != nil && p.Limit() == limit {
+// pacer is the project's byte pace for a budget of perHour bytes (made anew,
+// with what is left of the old one, when the budget changes). The caller
+// holds b.mu.
+func (b *budget) pacer(ref memory.ProjectRef, perHour int, now time.Time) *pace {
+	perSecond := float64(perHour) / time.Hour.Seconds()
+	if p := b.pace[ref]; p != nil && p.perSecond == perSecond {
 		return p
 	}
-	p := rate.NewLimiter(limit, b.paceBurst(perHour))
+	p := newPace(perSecond, b.paceBurst(perHour))
+	if old := b.pace[ref]; old != nil {
+		// What was spent stays spent: a budget changed back and forth
+		// must not hand out a fresh burst each time.
+		old.fill(now)
+		p.tokens, p.last = min(p.burst, old.tokens), now
+	}
 	b.pace[ref] = p
 	return p
 }
@@ -142,7 +145,9 @@ func (b *budget) release(ref memory.ProjectRef, from *reservation, size int) {
 	if from == nil {
 		return
 	}
-	from.pace.CancelAt(b.now())
+	if p := b.pace[ref]; p != nil {
+		p.give(b.now(), size) // the current pace, even if the budget changed since
+	}
 	if w := b.projects[ref]; w == from.w && w.used > 0 {
 		w.used--
 		w.bytes = max(0, w.bytes-size)

@@ -60,3 +60,35 @@ func TestByteBudgetIsPaced(t *testing.T) {
 		t.Fatalf("second write after one refill: %v, want budget_exhausted", err)
 	}
 }
+
+// TestBudgetChangeKeepsThePace: a project admin who changes the byte budget
+// back and forth gets no fresh burst from it — the pace keeps what was
+// spent, so the hour's bytes still cannot go in one burst.
+func TestBudgetChangeKeepsThePace(t *testing.T) {
+	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(5 * time.Minute)
+	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 16 << 20, Now: func() time.Time { return at }})
+	_, admin := env.Key(t, "w", "p", "agent", memory.RoleAdmin)
+	content := strings.Repeat("x", 64<<10)
+	n := 0
+	remember := func() error {
+		n++
+		_, err := env.Svc.Remember(ctx, admin, service.RememberInput{Slug: fmt.Sprintf("s%d", n), Content: content})
+		return err
+	}
+	for i := range 4 {
+		if err := remember(); err != nil {
+			t.Fatalf("write %d of the burst: %v", i+1, err)
+		}
+	}
+	if err := remember(); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
+		t.Fatalf("write past the burst: %v, want budget_exhausted", err)
+	}
+	for i, bytes := range []int{16<<20 - 1, 16 << 20, 8 << 20} {
+		if err := env.Svc.SetWriteBudgets(ctx, admin, nil, &bytes); err != nil {
+			t.Fatalf("budget change %d: %v", i+1, err)
+		}
+		if err := remember(); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
+			t.Fatalf("write after budget change %d to %d bytes/h: %v, want budget_exhausted (a fresh burst)", i+1, bytes, err)
+		}
+	}
+}

@@ -23,9 +23,11 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, nil, http.StatusOK, "login", view{Title: "Sign in"})
 		return
 	}
-	if err := h.overview(w, r, rq); err != nil {
-		h.renderError(w, r, rq, err)
-	}
+	h.limited(w, r, rq, func(w http.ResponseWriter, r *http.Request) {
+		if err := h.overview(w, r, rq); err != nil {
+			h.renderError(w, r, rq, err)
+		}
+	})
 }
 
 // workspaceGroup is one workspace of the overview with its projects.

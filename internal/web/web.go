@@ -39,6 +39,10 @@ type Options struct {
 	TrustedOrigins []string
 	// Now is the clock; nil means time.Now. Tests move it.
 	Now func() time.Time
+	// LimitKey, when set, wraps every signed-in request with the server's
+	// limits per key (the key is in the request context, service.WithKey),
+	// so a session is held to its key's limits as REST and MCP are.
+	LimitKey func(http.Handler) http.Handler
 }
 
 // Handler serves the web UI. Mount it at "/" behind the server's common
@@ -51,6 +55,7 @@ type Handler struct {
 	sessions *sessions
 	pages    *pages
 	cursors  *cursors
+	limitKey func(http.Handler) http.Handler // nil: no limits per key
 	h        http.Handler
 }
 
@@ -84,6 +89,7 @@ func New(br *service.Browser, opts Options) (*Handler, error) {
 		sessions: newSessions(opts.IdleTimeout, opts.MaxAge, opts.Now),
 		pages:    p,
 		cursors:  cur,
+		limitKey: opts.LimitKey,
 	}
 	// CrossOriginProtection rejects state-changing requests a browser marks
 	// as cross-site (Sec-Fetch-Site, else Origin against Host); the
@@ -203,10 +209,22 @@ func (h *Handler) page(fn handlerFunc) http.Handler {
 			h.renderError(w, r, nil, err)
 			return
 		}
-		if err := fn(w, r, rq); err != nil {
-			h.renderError(w, r, rq, err)
-		}
+		h.limited(w, r, rq, func(w http.ResponseWriter, r *http.Request) {
+			if err := fn(w, r, rq); err != nil {
+				h.renderError(w, r, rq, err)
+			}
+		})
 	})
+}
+
+// limited runs a signed-in request within its key's limits, if any; the
+// limits answer a request over them themselves (429).
+func (h *Handler) limited(w http.ResponseWriter, r *http.Request, rq *request, run http.HandlerFunc) {
+	if h.limitKey == nil {
+		run(w, r)
+		return
+	}
+	h.limitKey(run).ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), rq.key)))
 }
 
 // post wraps a state-changing handler (its route takes POST only): it needs
@@ -222,19 +240,21 @@ func (h *Handler) post(fn handlerFunc) http.Handler {
 			h.renderError(w, r, nil, err)
 			return
 		}
-		if err := parseForm(r); err != nil {
-			h.renderError(w, r, rq, err)
-			return
-		}
-		token := r.PostFormValue("csrf")
-		if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(rq.sess.csrf)) != 1 {
-			h.renderError(w, r, rq, memory.Errorf(memory.CodeForbidden,
-				"this form is out of date or did not come from Munin (missing or wrong CSRF token); reload the page and try again"))
-			return
-		}
-		if err := fn(w, r, rq); err != nil {
-			h.renderError(w, r, rq, err)
-		}
+		h.limited(w, r, rq, func(w http.ResponseWriter, r *http.Request) {
+			if err := parseForm(r); err != nil {
+				h.renderError(w, r, rq, err)
+				return
+			}
+			token := r.PostFormValue("csrf")
+			if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(rq.sess.csrf)) != 1 {
+				h.renderError(w, r, rq, memory.Errorf(memory.CodeForbidden,
+					"this form is out of date or did not come from Munin (missing or wrong CSRF token); reload the page and try again"))
+				return
+			}
+			if err := fn(w, r, rq); err != nil {
+				h.renderError(w, r, rq, err)
+			}
+		})
 	})
 }
 
