@@ -189,6 +189,7 @@ func Open(cfg Config) (*App, error) {
 	m.GaugeFunc("munin_writer_queue_depth", "Writes waiting for their workspace's writer.", func() float64 { return float64(st.Stats().Queued) })
 	m.GaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(mcp.OpenSessions()) })
 	registerSessionCounters(m, mcp)
+	registerKeyLimitCounters(m, perKey)
 	return &App{
 		cfg:     cfg,
 		log:     cfg.Logger,

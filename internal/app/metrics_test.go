@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -139,5 +140,41 @@ func TestReadyz(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("readyz: %d", resp.StatusCode)
+	}
+}
+
+// TestKeyLimitRejectionsAreCounted: the refusals of a key over its requests
+// per second show in munin_key_limit_rejections_total{reason="rate"}, one
+// per 429 the key got.
+func TestKeyLimitRejectionsAreCounted(t *testing.T) {
+	// One request per 100 s: after the first, every request is refused
+	// (each refusal held back a second).
+	a, base, token := serveWith(t, Config{RatePerKey: 0.01, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	refused := 0
+	for range 3 {
+		req, _ := http.NewRequest("GET", base+"/api/v1/entries", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Fatalf("3 requests at one per 100 s: %d refused, want 2", refused)
+	}
+	ops, _, err := a.Svc.CreateServerAdminKey(context.Background(), "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := scrape(t, base, ops)
+	if got := metricValue(t, body, `munin_key_limit_rejections_total{reason="rate"}`); got != float64(refused) {
+		t.Fatalf(`munin_key_limit_rejections_total{reason="rate"} = %v, want %d`, got, refused)
+	}
+	if got := metricValue(t, body, `munin_key_limit_rejections_total{reason="in_flight"}`); got != 0 {
+		t.Fatalf(`munin_key_limit_rejections_total{reason="in_flight"} = %v, want 0`, got)
 	}
 }

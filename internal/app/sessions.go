@@ -1,6 +1,7 @@
 package app
 
 import (
+	"munin/internal/httpserver"
 	"munin/internal/mcpserver"
 	"munin/internal/metrics"
 )
@@ -20,4 +21,13 @@ func registerSessionCounters(m *metrics.Metrics, mcp *mcpserver.Server) {
 	m.CounterFunc("munin_mcp_sessions_evicted_total",
 		"MCP sessions ended because their key opened more than its limit (its least recently used).", "", "",
 		func() float64 { return float64(mcp.SessionStats().Evicted) })
+}
+
+// registerKeyLimitCounters exposes what the limits per key refused.
+func registerKeyLimitCounters(m *metrics.Metrics, k *httpserver.KeyLimits) {
+	const help = "Requests refused because their key was over its requests in flight (in_flight) or per second (rate)."
+	m.CounterFunc("munin_key_limit_rejections_total", help, "reason", "in_flight",
+		func() float64 { return float64(k.Refused(true)) })
+	m.CounterFunc("munin_key_limit_rejections_total", help, "reason", "rate",
+		func() float64 { return float64(k.Refused(false)) })
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -52,6 +53,10 @@ type keyLimits struct {
 	keys      map[int64]*keyState
 	held      int // refusals held back, all keys
 	lastSweep time.Time
+
+	// refused counts refusals by verdict (overInFlight, overRate), for
+	// the metrics.
+	refused [3]atomic.Int64
 }
 
 type keyState struct {
@@ -179,6 +184,18 @@ func NewKeyLimits(cfg Config) *KeyLimits {
 	return &KeyLimits{newKeyLimits(cfg.MaxInFlightPerKey, cfg.RatePerKey, cfg.RefusalHold)}
 }
 
+// Refused is how many requests the limits refused for being over a key's
+// requests in flight (inFlight true) or over its requests per second.
+func (k *KeyLimits) Refused(inFlight bool) int64 {
+	if k == nil || k.l == nil {
+		return 0
+	}
+	if inFlight {
+		return k.l.refused[overInFlight].Load()
+	}
+	return k.l.refused[overRate].Load()
+}
+
 // Limit wraps next with the limits; the key is taken from the request
 // context (service.WithKey). Its refusals are the API's 429 with Retry-After.
 func (k *KeyLimits) Limit(next http.Handler) http.Handler { return limitPerKey(k.l, next) }
@@ -198,6 +215,9 @@ func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
 			return
 		}
 		v := l.admit(key.ID, exempt(r))
+		if v != admitted {
+			l.refused[v].Add(1)
+		}
 		if v == admitted {
 			if !exempt(r) {
 				defer l.done(key.ID)
