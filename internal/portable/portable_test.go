@@ -264,6 +264,7 @@ func TestImportRefusesBadLines(t *testing.T) {
 		{"newline in agent", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"a\nb"`, 1), memory.CodeInvalid, []string{"line 2", "agent"}},
 		{"ESC in agent", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"\u001b[31mroot"`, 1), memory.CodeInvalid, []string{"line 2", "agent"}},
 		{"bidi in agent", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"a\u202eb"`, 1), memory.CodeInvalid, []string{"line 2", "agent"}},
+		{"empty content", okLine + "\n" + strings.Replace(at(1, ""), `"content":"x"`, `"content":" \n"`, 1), memory.CodeInvalid, []string{"line 2", "gap v1", "content must not be empty"}},
 		{"duplicate name", okLine + "\n" + strings.Replace(okLine, `"agent":"a"`, `"agent":"a","agent":"b"`, 1), memory.CodeInvalid, []string{"line 2", `duplicate key "agent"`}},
 	}
 	for _, c := range cases {

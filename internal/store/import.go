@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"munin/internal/memory"
@@ -70,6 +71,9 @@ func ValidateVersion(v memory.Version, maxContent int) error {
 		return memory.Errorf(memory.CodeInvalid, "%s v%d: created_at %s is outside 1678–2262", v.Slug, v.Version, v.CreatedAt.Format(time.RFC3339))
 	case v.Deleted && v.Content != "":
 		return memory.Errorf(memory.CodeInvalid, "%s v%d: a tombstone (deleted) carries no content", v.Slug, v.Version)
+	case !v.Deleted && strings.TrimSpace(v.Content) == "":
+		// remember refuses it too: only a tombstone is empty.
+		return memory.Errorf(memory.CodeInvalid, "%s v%d: content must not be empty (only a tombstone is)", v.Slug, v.Version)
 	}
 	return nil
 }
