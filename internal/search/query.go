@@ -62,6 +62,13 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	if err := memory.ValidateTags(q.Tags); err != nil {
 		return nil, err
 	}
+	// The query is analyzed once: its distinct words bound the search's
+	// cost (each is a term search over every text field), so a query with
+	// more than the limit is refused before it waits for or costs a search.
+	terms := r.analyzeQuery(text)
+	if n := terms.count(); n > memory.MaxQueryTerms {
+		return nil, memory.Errorf(memory.CodeInvalid, "query has %d distinct search terms; at most %d are allowed", n, memory.MaxQueryTerms)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -80,7 +87,7 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	}
 	defer release()
 
-	req := bleve.NewSearchRequestOptions(buildQuery(r.analyzeQuery(text), q.Tags), limit, 0, false)
+	req := bleve.NewSearchRequestOptions(buildQuery(terms, q.Tags), limit, 0, false)
 	req.Fields = storedFields
 	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {

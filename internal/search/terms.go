@@ -60,10 +60,3 @@ func (r *Registry) analyzeQuery(text string) queryTerms {
 // A word searches at most two terms (its English and German stem), so the
 // cost of a search is bounded by twice this count.
 func (t queryTerms) count() int { return t.words }
-
-// QueryTerms counts the distinct words a recall of text would search for
-// (see memory.MaxQueryTerms); the service refuses queries with more before
-// they cost a search.
-func (r *Registry) QueryTerms(text string) int {
-	return r.analyzeQuery(text).count()
-}

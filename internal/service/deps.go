@@ -72,7 +72,4 @@ type Index interface {
 	Queue(ref memory.ProjectRef, slug string) error
 	// Search runs a recall over a project's live entries.
 	Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
-	// QueryTerms counts the distinct terms a recall of text searches for,
-	// after analysis (see memory.MaxQueryTerms).
-	QueryTerms(text string) int
 }

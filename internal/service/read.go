@@ -56,10 +56,8 @@ func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQue
 		return nil, err
 	}
 	defer release()
-	// Each term is a search over every text field: the count bounds the CPU.
-	if n := s.index.QueryTerms(q.Text); n > memory.MaxQueryTerms {
-		return nil, memory.Errorf(memory.CodeInvalid, "query has %d distinct search terms; at most %d are allowed", n, memory.MaxQueryTerms)
-	}
+	// The index refuses a query of more than memory.MaxQueryTerms distinct
+	// words: only its analysis knows them, and it analyzes the query once.
 	start := time.Now()
 	hits, err := s.index.Search(ctx, key.Project, q)
 	if err != nil {
