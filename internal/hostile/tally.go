@@ -12,10 +12,11 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"munin/internal/httpretry"
 )
 
 // tally counts the answers one client got.
@@ -90,36 +91,6 @@ func (c counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// retry429 waits out a 429 (Retry-After, one second if absent) and sends
-// the request again, as a well-behaved client does; the victim uses it, so
-// its measured latency includes the waits the server asked for.
-type retry429 struct{ next http.RoundTripper }
-
-func (r retry429) RoundTrip(req *http.Request) (*http.Response, error) {
-	for {
-		resp, err := r.next.RoundTrip(req)
-		if err != nil || resp.StatusCode != http.StatusTooManyRequests || req.GetBody == nil {
-			return resp, err
-		}
-		wait := time.Second
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-			wait = time.Duration(s) * time.Second
-		}
-		resp.Body.Close()
-		select {
-		case <-time.After(wait):
-		case <-req.Context().Done():
-			return nil, req.Context().Err()
-		}
-		body, err := req.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		req = req.Clone(req.Context())
-		req.Body = body
-	}
-}
-
 // clientFor is an HTTP client whose answers land in t; conns is how many
 // idle connections it keeps, one per concurrent caller.
 func clientFor(t *tally, conns int, retry bool) *http.Client {
@@ -128,7 +99,9 @@ func clientFor(t *tally, conns int, retry bool) *http.Client {
 		IdleConnTimeout:     90 * time.Second,
 	}, t}
 	if retry {
-		rt = retry429{rt}
+		// Waits out 429s as a well-behaved client does; the victim uses it,
+		// so its latency includes the waits the server asked for.
+		rt = httpretry.On429{Next: rt}
 	}
 	return &http.Client{Transport: rt}
 }

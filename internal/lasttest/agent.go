@@ -18,6 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"munin/internal/httpretry"
 )
 
 func seededSlug(i int) string    { return fmt.Sprintf("wissen/eintrag-%04d", i) }
@@ -53,12 +55,12 @@ func uniqueWord(agent, n int) string {
 // connection per agent (Go's default of two per host would open and close a
 // connection per call and run the machine out of local ports).
 func transportFor(agents int) *http.Client {
-	return &http.Client{Transport: retryOn429{&http.Transport{
+	return &http.Client{Transport: httpretry.On429{Next: &http.Transport{
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: agents + 8,
 		MaxConnsPerHost:     0,
 		IdleConnTimeout:     90 * time.Second,
-	}}}
+	}, Seen: countOverload}}
 }
 
 // agent is one MCP session with its own key.

@@ -10,10 +10,8 @@ package lasttest
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // statusCounts are the overload answers the shared transport saw.
@@ -22,41 +20,14 @@ var statusCounts struct {
 	serverError atomic.Int64 // 5xx
 }
 
-// retryOn429 waits out a 429 and resends the request; it counts 429s and 5xx.
-type retryOn429 struct{ next http.RoundTripper }
-
-// RoundTrip sends req and, while the answer is 429, waits Retry-After
-// (one second if absent) and sends it again; requests without GetBody are
-// not retried.
-func (rt retryOn429) RoundTrip(req *http.Request) (*http.Response, error) {
-	for {
-		resp, err := rt.next.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode >= 500 {
-			statusCounts.serverError.Add(1)
-		}
-		if resp.StatusCode != http.StatusTooManyRequests || req.GetBody == nil {
-			return resp, nil
-		}
+// countOverload counts the 429s and 5xx the shared transport sees
+// (httpretry.On429 waits out the 429s).
+func countOverload(resp *http.Response) {
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
 		statusCounts.rejected.Add(1)
-		wait := time.Second
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-			wait = time.Duration(s) * time.Second
-		}
-		resp.Body.Close()
-		select {
-		case <-time.After(wait):
-		case <-req.Context().Done():
-			return nil, req.Context().Err()
-		}
-		body, err := req.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		req = req.Clone(req.Context())
-		req.Body = body
+	case resp.StatusCode >= 500:
+		statusCounts.serverError.Add(1)
 	}
 }
 
