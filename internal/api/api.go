@@ -24,8 +24,8 @@ type handler struct {
 	svc *service.Service
 }
 
-// keyed is a route body that runs with the caller's authenticated key.
-type keyed func(w http.ResponseWriter, r *http.Request, key memory.Key)
+// keyed is a route body that runs with the authenticated caller.
+type keyed func(w http.ResponseWriter, r *http.Request, c memory.Caller)
 
 // New returns the REST API handler. It serves paths starting with Prefix and
 // expects the caller's key in the request context; without one it answers 401.
@@ -55,19 +55,20 @@ func New(svc *service.Service) http.Handler {
 	v1.Handle("/recall", h.with(h.recallGet)).Methods(http.MethodGet)
 	v1.Handle("/recall", h.with(h.recallPost)).Methods(http.MethodPost)
 	v1.Handle("/project/budget", h.with(h.setBudget)).Methods(http.MethodPut)
+	v1.Handle("/me", h.with(h.me)).Methods(http.MethodGet)
 	return r
 }
 
-// with runs fn with the key from the context, or answers 401. The middleware
+// with runs fn with the caller from the context, or answers 401. The middleware
 // should have refused the request already; this guards a mount without it.
 func (h *handler) with(fn keyed) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := service.KeyFrom(r.Context())
+		c, err := service.CallerFrom(r.Context())
 		if err != nil {
 			WriteError(w, err)
 			return
 		}
-		fn(w, r, key)
+		fn(w, r, c)
 	})
 }
 
@@ -87,11 +88,11 @@ func (p prefixed) Handle(path string, h http.Handler) *mux.Route {
 	return p.r.Handle(Prefix+path, h)
 }
 
-// nonNil makes an absent list encode as [] rather than null: clients index
-// into arrays without a nil check.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+// me: GET /me → the projects the caller's keys reach, with role and agent.
+func (h *handler) me(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+	if _, err := readParams(r); err != nil {
+		WriteError(w, err)
+		return
 	}
-	return s
+	writeJSON(w, http.StatusOK, h.svc.Me(c))
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/gorilla/mux"
 
@@ -11,46 +10,9 @@ import (
 	"munin/internal/service"
 )
 
-// rememberRequest is the body of POST /entries; the names are the MCP tool's.
-type rememberRequest struct {
-	Slug            string   `json:"slug"`
-	Content         string   `json:"content"`
-	Title           string   `json:"title"`
-	Tags            []string `json:"tags"`
-	ExpectedVersion *int     `json:"expected_version"`
-	IdempotencyKey  string   `json:"idempotency_key"`
-}
-
-// entryResponse is GET /entries/{slug}: one live version and the slug's latest.
-type entryResponse struct {
-	Slug          string    `json:"slug"`
-	Version       int       `json:"version"`
-	Title         string    `json:"title"`
-	Content       string    `json:"content"`
-	Tags          []string  `json:"tags"`
-	Agent         string    `json:"agent"`
-	CreatedAt     time.Time `json:"created_at"`
-	LatestVersion int       `json:"latest_version"`
-}
-
-type listResponse struct {
-	Entries    []memory.EntrySummary `json:"entries"`
-	NextCursor string                `json:"next_cursor"`
-}
-
-type historyResponse struct {
-	Slug     string               `json:"slug"`
-	Versions []memory.VersionInfo `json:"versions"`
-}
-
-type forgetResponse struct {
-	Slug    string `json:"slug"`
-	Version int    `json:"version"`
-}
-
 // remember: POST /entries → 201 {slug, version, created_at}.
-func (h *handler) remember(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	var in rememberRequest
+func (h *handler) remember(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+	var in service.RememberRequest
 	if !decodeJSON(w, r, &in) {
 		return
 	}
@@ -63,14 +25,7 @@ func (h *handler) remember(w http.ResponseWriter, r *http.Request, key memory.Ke
 		}
 		in.IdempotencyKey = hk
 	}
-	res, err := h.svc.Remember(r.Context(), key, service.RememberInput{
-		Slug:            in.Slug,
-		Title:           in.Title,
-		Content:         in.Content,
-		Tags:            in.Tags,
-		ExpectedVersion: in.ExpectedVersion,
-		IdempotencyKey:  in.IdempotencyKey,
-	})
+	res, err := h.svc.Remember(r.Context(), c, in)
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -79,9 +34,9 @@ func (h *handler) remember(w http.ResponseWriter, r *http.Request, key memory.Ke
 	writeJSON(w, http.StatusCreated, res)
 }
 
-// list: GET /entries?prefix=&tag=&limit=&cursor= → {entries, next_cursor}.
-func (h *handler) list(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	p, err := readParams(r, "prefix", "tag", "limit", "cursor")
+// list: GET /entries?project=&prefix=&tag=&limit=&cursor= → {entries, next_cursor}.
+func (h *handler) list(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+	p, err := readParams(r, "project", "prefix", "tag", "limit", "cursor")
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -91,26 +46,23 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, key memory.Key) {
 		WriteError(w, err)
 		return
 	}
-	entries, next, err := h.svc.List(r.Context(), key, memory.ListQuery{
-		Prefix: p.str("prefix"),
-		Tag:    p.str("tag"),
-		Limit:  limit,
-		Cursor: p.str("cursor"),
+	res, err := h.svc.List(r.Context(), c, service.ListRequest{
+		Project: p.str("project"),
+		Prefix:  p.str("prefix"),
+		Tag:     p.str("tag"),
+		Limit:   limit,
+		Cursor:  p.str("cursor"),
 	})
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	entries = nonNil(entries)
-	for i := range entries {
-		entries[i].Tags = nonNil(entries[i].Tags)
-	}
-	writeJSON(w, http.StatusOK, listResponse{Entries: entries, NextCursor: next})
+	writeJSON(w, http.StatusOK, res)
 }
 
-// get: GET /entries/{slug}?version=N → the version (default: latest live one).
-func (h *handler) get(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	p, err := readParams(r, "version")
+// get: GET /entries/{slug}?project=&version=N → the version (default: latest live one).
+func (h *handler) get(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+	p, err := readParams(r, "project", "version")
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -125,26 +77,17 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, key memory.Key) {
 		WriteError(w, memory.Errorf(memory.CodeInvalid, "query parameter version must be 1 or more, got %d", version))
 		return
 	}
-	res, err := h.svc.Get(r.Context(), key, mux.Vars(r)["slug"], version)
+	res, err := h.svc.Get(r.Context(), c, service.GetRequest{Project: p.str("project"), Slug: mux.Vars(r)["slug"], Version: version})
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, entryResponse{
-		Slug:          res.Slug,
-		Version:       res.Version.Version,
-		Title:         res.Title,
-		Content:       res.Content,
-		Tags:          nonNil(res.Tags),
-		Agent:         res.Agent,
-		CreatedAt:     res.CreatedAt,
-		LatestVersion: res.LatestVersion,
-	})
+	writeJSON(w, http.StatusOK, res)
 }
 
-// history: GET /history/{slug}?limit= → {slug, versions} newest first.
-func (h *handler) history(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	p, err := readParams(r, "limit")
+// history: GET /history/{slug}?project=&limit= → {project, slug, versions} newest first.
+func (h *handler) history(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+	p, err := readParams(r, "project", "limit")
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -154,18 +97,17 @@ func (h *handler) history(w http.ResponseWriter, r *http.Request, key memory.Key
 		WriteError(w, err)
 		return
 	}
-	slug := mux.Vars(r)["slug"]
-	versions, err := h.svc.History(r.Context(), key, slug, limit)
+	res, err := h.svc.History(r.Context(), c, service.HistoryRequest{Project: p.str("project"), Slug: mux.Vars(r)["slug"], Limit: limit})
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, historyResponse{Slug: slug, Versions: nonNil(versions)})
+	writeJSON(w, http.StatusOK, res)
 }
 
-// forget: DELETE /entries/{slug}?expected_version= → {slug, version} of the tombstone.
-func (h *handler) forget(w http.ResponseWriter, r *http.Request, key memory.Key) {
-	p, err := readParams(r, "expected_version")
+// forget: DELETE /entries/{slug}?project=&expected_version= → {project, slug, version, created_at} of the tombstone.
+func (h *handler) forget(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+	p, err := readParams(r, "project", "expected_version")
 	if err != nil {
 		WriteError(w, err)
 		return
@@ -179,12 +121,12 @@ func (h *handler) forget(w http.ResponseWriter, r *http.Request, key memory.Key)
 	if given {
 		expected = &ev
 	}
-	res, err := h.svc.Forget(r.Context(), key, mux.Vars(r)["slug"], expected)
+	res, err := h.svc.Forget(r.Context(), c, service.ForgetRequest{Project: p.str("project"), Slug: mux.Vars(r)["slug"], ExpectedVersion: expected})
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, forgetResponse{Slug: res.Slug, Version: res.Version})
+	writeJSON(w, http.StatusOK, res)
 }
 
 // escapeSlug escapes each segment of a slug for a URL path, keeping the slashes.

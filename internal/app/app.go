@@ -180,7 +180,7 @@ func Open(cfg Config) (*App, error) {
 	})
 	// One set of limits per key for REST, MCP and the web UI's sessions.
 	perKey := httpserver.NewKeyLimits(httpserver.Config{MaxInFlightPerKey: cfg.MaxInFlightPerKey, RatePerKey: cfg.RatePerKey})
-	ui, err := web.New(service.NewBrowser(svc, st), web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins, LimitKey: perKey.Limit})
+	ui, err := web.New(svc, web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins, LimitKey: perKey.Limit})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
 	}

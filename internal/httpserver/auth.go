@@ -10,10 +10,11 @@ import (
 	"munin/internal/service"
 )
 
-// requireKey authenticates "Authorization: Bearer <key>" and puts the key in
-// the request context (service.WithKey); handlers behind it never look at
-// credentials. A missing, malformed, unknown or revoked key is a 401 with
-// WWW-Authenticate (set by api.WriteError).
+// requireKey authenticates "Authorization: Bearer <key>[,<key>…]" (one
+// agent, several projects) and puts the caller in the request context
+// (service.WithCaller); handlers behind it never look at credentials. A
+// missing, malformed, unknown or revoked key is a 401 with WWW-Authenticate
+// (set by api.WriteError) that names its position in the list.
 func requireKey(svc *service.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, err := bearerToken(r)
@@ -21,17 +22,27 @@ func requireKey(svc *service.Service, next http.Handler) http.Handler {
 			api.WriteError(w, err)
 			return
 		}
-		key, err := svc.Authenticate(r.Context(), token)
+		c, err := svc.Authenticate(r.Context(), token)
 		if err != nil {
 			api.WriteError(w, err)
 			return
 		}
-		reqlog.NoteCaller(r.Context(), key.Agent, key.ProjectLabel())
-		next.ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+		noteCaller(r, c)
+		next.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), c)))
 	})
 }
 
-// bearerToken extracts the token; the scheme name is case-insensitive (RFC 9110).
+// noteCaller names the caller in the request log: its first key's agent and
+// the projects of all its keys.
+func noteCaller(r *http.Request, c memory.Caller) {
+	projects := make([]string, 0, len(c.Keys()))
+	for _, k := range c.Keys() {
+		projects = append(projects, k.ProjectLabel())
+	}
+	reqlog.NoteCaller(r.Context(), c.First().Agent, strings.Join(projects, ","))
+}
+
+// bearerToken extracts the token list; the scheme name is case-insensitive (RFC 9110).
 func bearerToken(r *http.Request) (string, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {

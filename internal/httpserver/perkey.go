@@ -196,8 +196,9 @@ func (k *KeyLimits) Refused(inFlight bool) int64 {
 	return k.l.refused[overRate].Load()
 }
 
-// Limit wraps next with the limits; the key is taken from the request
-// context (service.WithKey). Its refusals are the API's 429 with Retry-After.
+// Limit wraps next with the limits; the key is the first key of the caller
+// in the request context (service.WithCaller): a request carrying several
+// keys is one request of the agent that holds them, charged once. Its refusals are the API's 429 with Retry-After.
 func (k *KeyLimits) Limit(next http.Handler) http.Handler { return limitPerKey(k.l, next) }
 
 // limitPerKey answers a key's requests beyond its limits 429 with
@@ -209,11 +210,12 @@ func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := service.KeyFrom(r.Context())
+		c, err := service.CallerFrom(r.Context())
 		if err != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
+		key := c.First()
 		v := l.admit(key.ID, exempt(r))
 		if v != admitted {
 			l.refused[v].Add(1)

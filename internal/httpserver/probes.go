@@ -39,9 +39,9 @@ func (rd *readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // metrics (server-admin keys only).
 func requireServerAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := service.KeyFrom(r.Context())
+		c, err := service.CallerFrom(r.Context())
 		if err == nil {
-			err = service.ReadMetrics(key)
+			err = service.ReadMetrics(c)
 		}
 		if err != nil {
 			api.WriteError(w, err)

@@ -53,13 +53,14 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	key, err := service.KeyFrom(r.Context())
+	c, err := service.CallerFrom(r.Context())
 	if err != nil {
 		writeRPCError(w, http.StatusUnauthorized, 0, "unauthorized: the request carries no key")
 		return
 	}
 	ids := g.srv.ids
-	pass := &gatePass{owner: ownerOf(key)}
+	pass := &gatePass{owner: ownerOf(c)}
+	agent := c.First().Agent
 	id := r.Header.Get(server.HeaderKeySessionID)
 	switch {
 	case id == "" && r.Method == http.MethodPost:
@@ -73,7 +74,7 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		pass.ticket = t
 		if evicted != "" { // before the answer, so the client sees it gone
-			g.dropEvicted(evicted, key.Agent)
+			g.dropEvicted(evicted, agent)
 		}
 	case id == "":
 		writeRPCError(w, http.StatusBadRequest, 0, fmt.Sprintf(
@@ -98,7 +99,7 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer ids.closeStream(id, pass.owner, n)
 		r = r.WithContext(ctx)
 	}
-	defer g.finish(pass, id, r.Method, key.Agent)
+	defer g.finish(pass, id, r.Method, agent)
 	g.next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), gatePassKey{}, pass)))
 }
 

@@ -15,8 +15,8 @@ import (
 )
 
 // toolFunc is one tool's logic: typed arguments in, the structured result and
-// its short text rendering out. The key is already resolved.
-type toolFunc[A, R any] func(ctx context.Context, key memory.Key, args A) (R, string, error)
+// its short text rendering out. The caller is already authenticated.
+type toolFunc[A, R any] func(ctx context.Context, c memory.Caller, args A) (R, string, error)
 
 // toolImpl is one tool's mcp-go handler plus the strict argument check it
 // runs, kept so that schema-validation failures can be explained the same way.
@@ -35,7 +35,7 @@ func typed[A, R any](log *slog.Logger, m *metrics.Metrics, tool string, fn toolF
 		defer func() { m.ToolCall(tool, outcome(res), time.Since(start)) }()
 		// The HTTP auth middleware (or ServeStdio) puts the key in the
 		// context; a missing one means the handler was mounted without it.
-		key, err := callerKey(ctx)
+		c, err := callerOf(ctx)
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
@@ -46,7 +46,7 @@ func typed[A, R any](log *slog.Logger, m *metrics.Metrics, tool string, fn toolF
 		if finishOnEOF(ctx) {
 			ctx = context.WithoutCancel(ctx)
 		}
-		out, text, err := fn(ctx, key, args)
+		out, text, err := fn(ctx, c, args)
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
@@ -68,9 +68,6 @@ func errorResult(log *slog.Logger, tool string, err error) *mcp.CallToolResult {
 	return mcp.NewToolResultError(memory.PublicMessage(err))
 }
 
-// stamp renders a time the same way in every result: UTC, RFC 3339.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // when renders a time for the text content: to the second is what a reader needs.
 func when(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
@@ -80,14 +77,6 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// nonNil keeps arrays in results from marshaling as null (the output schemas say array).
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // oneLine flattens s to a single line of at most n runes for text renderings.

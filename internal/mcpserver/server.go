@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"munin/internal/memory"
 	"munin/internal/metrics"
 	"munin/internal/service"
 )
@@ -22,10 +24,27 @@ import (
 // Endpoint is the path the HTTP server mounts HTTPHandler at.
 const Endpoint = "/mcp"
 
-// instructions are sent once per session in the initialize answer.
+// instructions are sent once per session in the initialize answer, followed
+// by the caller's projects (see reachNote).
 const instructions = `Munin is memory shared by a team of agents. Entries are named by slugs like decisions/db-choice.
 remember stores a new version (pass expected_version to avoid overwriting someone else's change); recall searches; get reads one entry; list and history browse; forget hides an entry (its history stays).
-Errors start with a code: invalid, not_found, conflict, forbidden, unauthorized, budget_exhausted, too_large.`
+Every tool takes an optional project ("workspace/project"): without it, recall searches all your projects and the others act in your first one.
+Errors start with a code: invalid, not_found, conflict, forbidden, unauthorized, budget_exhausted, too_large, unavailable.`
+
+// reachNote names the projects the caller's keys reach, with role and the
+// agent name recorded with its writes there: tools/list stays the same for
+// everyone, the initialize answer is per session.
+func reachNote(c memory.Caller) string {
+	var b strings.Builder
+	b.WriteString("\nYour projects (role, agent):")
+	for i, k := range c.Keys() {
+		fmt.Fprintf(&b, "\n- %s (%s, %s)", k.Project, k.Role, k.Agent)
+		if i == 0 {
+			b.WriteString(" — the default")
+		}
+	}
+	return b.String()
+}
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
@@ -101,6 +120,11 @@ func New(svc *service.Service, opts Options) *Server {
 	}
 	hooks := &server.Hooks{}
 	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger, checks))
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if c, err := callerOf(ctx); err == nil {
+			res.Instructions = instructions + reachNote(c)
+		}
+	})
 	// mcp-go ends a session's id through the manager on DELETE and on idle
 	// expiry (not when a GET stream closes: the session lives on); the gate
 	// ends one when its key opens one more than its limit.
@@ -150,14 +174,14 @@ func New(svc *service.Service, opts Options) *Server {
 // the key that opened the session (see gate).
 func (s *Server) HTTPHandler() http.Handler { return gate{srv: s, next: s.http} }
 
-// carryKey copies the authenticated key from the HTTP request into the
+// carryKey copies the authenticated caller from the HTTP request into the
 // context the tool handlers run in. mcp-go already derives that context from
 // the request's, so this is belt and braces: it keeps working if a later
 // mcp-go version stops doing so (a tool call without a key fails with
 // unauthorized, never runs as someone else).
 func carryKey(ctx context.Context, r *http.Request) context.Context {
-	if key, err := service.KeyFrom(r.Context()); err == nil {
-		return service.WithKey(ctx, key)
+	if c, err := service.CallerFrom(r.Context()); err == nil {
+		return service.WithCaller(ctx, c)
 	}
 	return ctx
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,12 +44,12 @@ const (
 	sessionIDLen = len(sessionPrefix) + 32
 )
 
-// owner is the caller a session belongs to. Today a caller is one key, so
-// it is that key's id; a caller holding several keys would be the sorted
-// set of their ids, still one comparable value.
+// owner is the caller a session belongs to: the sorted ids of its keys
+// (memory.Caller.Owner). A session id works only with exactly those keys,
+// and the limits per key count the sessions of each such set.
 type owner string
 
-func ownerOf(key memory.Key) owner { return owner(strconv.FormatInt(key.ID, 10)) }
+func ownerOf(c memory.Caller) owner { return owner(c.Owner()) }
 
 // session is one live MCP session.
 type session struct {

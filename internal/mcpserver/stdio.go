@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -14,24 +15,25 @@ import (
 
 // ServeStdio serves the tools as newline-delimited JSON-RPC on in and out
 // until in ends or ctx is cancelled; both are a normal stop and return nil.
-// A token that does not authenticate is refused before anything is read.
-// Every call runs under the token's key: a stdio client is one process on
-// the operator's machine, so there are no per-request credentials, but the
-// key is checked again on every tool call (the store's key cache makes that
-// a map lookup), so a key revoked while stdio runs acts no more.
+// tokens is one key or a comma-separated list (one agent, several
+// projects); a list that does not authenticate is refused before anything
+// is read. Every call runs under those keys: a stdio client is one process
+// on the operator's machine, so there are no per-request credentials, but
+// the keys are checked again on every tool call (the store's key cache
+// makes that a map lookup), so a key revoked while stdio runs acts no more.
 //
 // mcp-go keeps one process-wide stdio session, so only one ServeStdio may run
 // per process at a time.
-func (s *Server) ServeStdio(ctx context.Context, token string, in io.Reader, out io.Writer) error {
-	key, err := s.svc.Authenticate(ctx, token)
+func (s *Server) ServeStdio(ctx context.Context, tokens string, in io.Reader, out io.Writer) error {
+	c, err := s.svc.Authenticate(ctx, tokens)
 	if err != nil {
 		return err
 	}
-	auth := stdioAuth{svc: s.svc, token: token, first: key}
+	auth := stdioAuth{svc: s.svc, tokens: tokens}
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
-		return context.WithValue(context.WithValue(service.WithKey(ctx, key), stdioAuthKey{}, auth), finishOnEOFKey{}, true)
+		return context.WithValue(context.WithValue(service.WithCaller(ctx, c), stdioAuthKey{}, auth), finishOnEOFKey{}, true)
 	})
 	drain := newDrainingStdio(ctx, in, out)
 	err = stdio.Listen(ctx, drain, answerWriter{d: drain})
@@ -45,29 +47,27 @@ type finishOnEOFKey struct{}
 
 type stdioAuthKey struct{}
 
-// stdioAuth authenticates the token of a stdio session again for each call.
+// stdioAuth authenticates the keys of a stdio session again for each call.
 type stdioAuth struct {
-	svc   *service.Service
-	token string
-	first memory.Key // the key at start, to name it when it is gone
+	svc    *service.Service
+	tokens string
 }
 
-// callerKey is the key a tool call runs under: over HTTP the one the auth
-// middleware put in ctx for this request, over stdio the session's token
+// callerOf is the caller a tool call runs as: over HTTP the one the auth
+// middleware put in ctx for this request, over stdio the session's keys
 // authenticated now.
-func callerKey(ctx context.Context) (memory.Key, error) {
+func callerOf(ctx context.Context) (memory.Caller, error) {
 	auth, ok := ctx.Value(stdioAuthKey{}).(stdioAuth)
 	if !ok {
-		return service.KeyFrom(ctx)
+		return service.CallerFrom(ctx)
 	}
-	key, err := auth.svc.Authenticate(ctx, auth.token)
+	c, err := auth.svc.Authenticate(ctx, auth.tokens)
 	if memory.ErrorCode(err) == memory.CodeUnauthorized {
 		// Keys are revoked, never deleted: a key that authenticated at
 		// start and does not now was revoked.
-		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "key %d of agent %q in %s was revoked; this munin stdio acts for it no more",
-			auth.first.ID, auth.first.Agent, auth.first.Project)
+		return memory.Caller{}, memory.Errorf(memory.CodeUnauthorized, "%s; this munin stdio acts for its keys no more", strings.TrimPrefix(memory.PublicMessage(err), "unauthorized: "))
 	}
-	return key, err
+	return c, err
 }
 
 // finishOnEOF reports whether a call came over stdio. mcp-go cancels every

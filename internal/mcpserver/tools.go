@@ -2,110 +2,12 @@ package mcpserver
 
 import (
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"munin/internal/service"
 )
 
-// The tool contract: argument and result types whose JSON schemas are what
-// clients see in tools/list. Descriptions are kept short on purpose: the whole
-// tools/list answer lands in every agent's context window (budget: < 6 KB).
-
-type rememberArgs struct {
-	Slug            string   `json:"slug" jsonschema:"entry id: lowercase path like decisions/db-choice"`
-	Content         string   `json:"content" jsonschema:"the text (markdown), at most 64 KiB"`
-	Title           string   `json:"title,omitempty" jsonschema:"default: first line of content"`
-	Tags            []string `json:"tags,omitempty"`
-	ExpectedVersion *int     `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this; 0: slug must be new"`
-	IdempotencyKey  string   `json:"idempotency_key,omitempty" jsonschema:"a retry with the same key returns the first result"`
-}
-
-type rememberResult struct {
-	Slug      string `json:"slug"`
-	Version   int    `json:"version"`
-	CreatedAt string `json:"created_at"`
-}
-
-type recallArgs struct {
-	Query string   `json:"query" jsonschema:"words to search for: at most 1 KB and 32 distinct words, function words not counted"`
-	Limit int      `json:"limit,omitempty" jsonschema:"1-50, default 10"`
-	Tags  []string `json:"tags,omitempty" jsonschema:"only entries with all these tags"`
-}
-
-type recallHit struct {
-	Slug      string   `json:"slug"`
-	Title     string   `json:"title"`
-	Version   int      `json:"version"`
-	Score     float64  `json:"score"`
-	Snippet   string   `json:"snippet"`
-	Tags      []string `json:"tags"`
-	UpdatedAt string   `json:"updated_at"`
-}
-
-type recallResult struct {
-	Hits []recallHit `json:"hits"`
-}
-
-type getArgs struct {
-	Slug    string `json:"slug"`
-	Version int    `json:"version,omitempty" jsonschema:"default: latest"`
-}
-
-type getResult struct {
-	Slug          string   `json:"slug"`
-	Version       int      `json:"version"`
-	Title         string   `json:"title"`
-	Content       string   `json:"content"`
-	Tags          []string `json:"tags"`
-	Agent         string   `json:"agent"`
-	CreatedAt     string   `json:"created_at"`
-	LatestVersion int      `json:"latest_version"`
-}
-
-type listArgs struct {
-	Prefix string `json:"prefix,omitempty" jsonschema:"only slugs starting with this"`
-	Tag    string `json:"tag,omitempty"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
-}
-
-type listEntry struct {
-	Slug      string   `json:"slug"`
-	Title     string   `json:"title"`
-	Version   int      `json:"version"`
-	Tags      []string `json:"tags"`
-	UpdatedAt string   `json:"updated_at"`
-}
-
-type listResult struct {
-	Entries    []listEntry `json:"entries"`
-	NextCursor string      `json:"next_cursor"`
-}
-
-type historyArgs struct {
-	Slug  string `json:"slug"`
-	Limit int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
-}
-
-type historyVersion struct {
-	Version   int    `json:"version"`
-	Title     string `json:"title"`
-	Agent     string `json:"agent"`
-	CreatedAt string `json:"created_at"`
-	Deleted   bool   `json:"deleted"`
-	Size      int    `json:"size"`
-}
-
-type historyResult struct {
-	Versions []historyVersion `json:"versions"`
-}
-
-type forgetArgs struct {
-	Slug            string `json:"slug"`
-	ExpectedVersion *int   `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this"`
-}
-
-type forgetResult struct {
-	Slug    string `json:"slug"`
-	Version int    `json:"version"`
-}
+// The tool contract is the service's request and answer types (service/calls.go):
+// their JSON schemas are what clients see in tools/list.
 
 // toolDefs declares the six tools. Annotations: everything but remember and
 // forget is read-only; forget is the one destructive call (it hides an entry,
@@ -123,43 +25,43 @@ func toolDefs() []mcp.Tool {
 	tools := []mcp.Tool{
 		mcp.NewTool("remember",
 			mcp.WithDescription("Store a new version of an entry. Returns its version."),
-			mcp.WithInputSchema[rememberArgs](),
-			mcp.WithOutputSchema[rememberResult](),
+			mcp.WithInputSchema[service.RememberRequest](),
+			mcp.WithOutputSchema[service.WriteResult](),
 			mcp.WithDestructiveHintAnnotation(false),
 			closed,
 		),
 		mcp.NewTool("recall",
 			append([]mcp.ToolOption{
 				mcp.WithDescription("Full-text search over live entries; returns snippets. Use get for the full text."),
-				mcp.WithInputSchema[recallArgs](),
-				mcp.WithOutputSchema[recallResult](),
+				mcp.WithInputSchema[service.RecallRequest](),
+				mcp.WithOutputSchema[service.RecallResult](),
 			}, readOnly()...)...,
 		),
 		mcp.NewTool("get",
 			append([]mcp.ToolOption{
 				mcp.WithDescription("Read an entry: its latest version or the given one."),
-				mcp.WithInputSchema[getArgs](),
-				mcp.WithOutputSchema[getResult](),
+				mcp.WithInputSchema[service.GetRequest](),
+				mcp.WithOutputSchema[service.Entry](),
 			}, readOnly()...)...,
 		),
 		mcp.NewTool("list",
 			append([]mcp.ToolOption{
 				mcp.WithDescription("List live entries by slug, one page at a time."),
-				mcp.WithInputSchema[listArgs](),
-				mcp.WithOutputSchema[listResult](),
+				mcp.WithInputSchema[service.ListRequest](),
+				mcp.WithOutputSchema[service.ListResult](),
 			}, readOnly()...)...,
 		),
 		mcp.NewTool("history",
 			append([]mcp.ToolOption{
 				mcp.WithDescription("List an entry's versions, newest first, forgotten ones included."),
-				mcp.WithInputSchema[historyArgs](),
-				mcp.WithOutputSchema[historyResult](),
+				mcp.WithInputSchema[service.HistoryRequest](),
+				mcp.WithOutputSchema[service.HistoryResult](),
 			}, readOnly()...)...,
 		),
 		mcp.NewTool("forget",
 			mcp.WithDescription("Hide an entry by writing a tombstone version; its history stays."),
-			mcp.WithInputSchema[forgetArgs](),
-			mcp.WithOutputSchema[forgetResult](),
+			mcp.WithInputSchema[service.ForgetRequest](),
+			mcp.WithOutputSchema[service.WriteResult](),
 			mcp.WithDestructiveHintAnnotation(true),
 			mcp.WithIdempotentHintAnnotation(false),
 			closed,

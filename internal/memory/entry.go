@@ -97,13 +97,15 @@ type SearchQuery struct {
 
 // Hit is one recall result: bounded, a snippet instead of the whole content.
 type Hit struct {
-	Slug      string    `json:"slug"`
-	Title     string    `json:"title"`
-	Version   int       `json:"version"`
-	Score     float64   `json:"score"`
-	Snippet   string    `json:"snippet"`
-	Tags      []string  `json:"tags"`
-	UpdatedAt time.Time `json:"updated_at"`
+	// Project is where the hit was found (a recall may search several).
+	Project   ProjectRef `json:"-"`
+	Slug      string     `json:"slug"`
+	Title     string     `json:"title"`
+	Version   int        `json:"version"`
+	Score     float64    `json:"score"`
+	Snippet   string     `json:"snippet"`
+	Tags      []string   `json:"tags"`
+	UpdatedAt time.Time  `json:"updated_at"`
 }
 
 // SearchLogRow is one row of the search log: who searched what, and how it went.

@@ -6,28 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// Limits that bound what one call may store.
-const (
-	// DefaultMaxContent is the default limit of an entry's content in bytes.
-	DefaultMaxContent = 64 << 10
-	// MaxTitle is the limit of a title in bytes.
-	MaxTitle = 512
-	// MaxTags is the most tags one entry may carry.
-	MaxTags = 32
-	// MaxTag is the limit of one tag in bytes.
-	MaxTag = 64
-	// MaxAgent is the limit of an agent name in bytes.
-	MaxAgent = 128
-	// MaxIdempotencyKey is the limit of an idempotency key in bytes.
-	MaxIdempotencyKey = 128
-	// MaxQuery is the limit of a recall query in bytes.
-	MaxQuery = 1024
-	// MaxQueryTerms is the most distinct terms a recall searches for, counted
-	// after analysis (function words dropped, words of one stem counted once).
-	// Each term is a search over every text field, so this bounds a recall's CPU.
-	MaxQueryTerms = 32
-)
-
 var (
 	nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]{0,127}$`)

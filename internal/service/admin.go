@@ -50,8 +50,8 @@ func administers(key memory.Key, what string) error {
 
 // ReadMetrics refuses every key but a server-admin key: /metrics shows the
 // load of every project, which is no project's business.
-func ReadMetrics(key memory.Key) error {
-	if !key.ServerAdmin() {
+func ReadMetrics(c memory.Caller) error {
+	if !c.ServerAdmin() {
 		return memory.Errorf(memory.CodeForbidden, "metrics need a server-admin key (munin key create --server-admin)")
 	}
 	return nil
@@ -149,17 +149,20 @@ func (s *Service) FlushSearchLog() { s.slog.Flush() }
 
 // The calls below act for a caller's key and check its role.
 
-// SetWriteBudgets sets the write budgets of key's project (scoped with Scope
-// for a server-admin key): writes and content bytes per hour, each only if
-// given. Only admin keys may, and above the server defaults only server-admin
-// keys; both values are checked before either is set.
-func (s *Service) SetWriteBudgets(ctx context.Context, key memory.Key, writesPerHour, bytesPerHour *int) error {
+// SetWriteBudgets sets the write budgets of a project of the caller (its
+// first key's when project is ""; any project for a server-admin key):
+// writes and content bytes per hour, each only if given. Only admin keys
+// may, and above the server defaults only server-admin keys; both values are
+// checked before either is set.
+func (s *Service) SetWriteBudgets(ctx context.Context, c memory.Caller, project string, writesPerHour, bytesPerHour *int) error {
+	key, err := s.adminTarget(ctx, c, project)
+	if err != nil {
+		return err
+	}
 	if err := administers(key, "setting the write budget"); err != nil {
 		return err
 	}
 	switch {
-	case key.Project == (memory.ProjectRef{}):
-		return memory.Errorf(memory.CodeForbidden, "a server-admin key belongs to no project; set a project's budget on its settings page in the web UI, or with an admin key of the project")
 	case writesPerHour == nil && bytesPerHour == nil:
 		return memory.Errorf(memory.CodeInvalid, "give writes_per_hour, bytes_per_hour or both (0 means the server default)")
 	case writesPerHour != nil && *writesPerHour < 0:
@@ -194,42 +197,80 @@ func (s *Service) SetWriteBudgets(ctx context.Context, key memory.Key, writesPer
 	return nil
 }
 
-// Settings summarizes key's project for its settings page (the write budget
+// adminTarget is the key an administrative call acts with: a server-admin
+// key in the project named (which must exist), any other caller as target.
+func (s *Service) adminTarget(ctx context.Context, c memory.Caller, project string) (memory.Key, error) {
+	if !c.ServerAdmin() {
+		return target(c, project)
+	}
+	if project == "" {
+		return memory.Key{}, memory.Errorf(memory.CodeForbidden, "a server-admin key belongs to no project; name the project, or use its settings page in the web UI")
+	}
+	ref, err := memory.ParseProject("project", project)
+	if err != nil {
+		return memory.Key{}, err
+	}
+	return s.Scope(ctx, c, ref)
+}
+
+// Settings summarizes a project for its settings page (the write budget
 // and this hour's writes); admin and server-admin keys only.
-func (b *Browser) Settings(ctx context.Context, key memory.Key) (ProjectSummary, error) {
+func (s *Service) Settings(ctx context.Context, c memory.Caller, ref memory.ProjectRef) (ProjectSummary, error) {
+	key, err := s.Scope(ctx, c, ref)
+	if err != nil {
+		return ProjectSummary{}, err
+	}
 	if err := administers(key, "the settings page"); err != nil {
 		return ProjectSummary{}, err
 	}
-	return b.Project(ctx, key)
+	return s.summary(ctx, key)
 }
 
-// Keys lists the keys key administers (never a token): every key for a
-// server-admin key, its own project's keys for an admin key.
-func (b *Browser) Keys(ctx context.Context, key memory.Key) ([]memory.Key, error) {
-	if err := administers(key, "listing keys"); err != nil {
-		return nil, err
+// administered are the caller's keys that administer their project.
+func administered(c memory.Caller) []memory.Key {
+	var out []memory.Key
+	for _, k := range c.Keys() {
+		if k.Role.Administers() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ProjectKeys lists the keys the caller administers (never a token): every
+// key for a server-admin key, the keys of each project it holds an admin
+// key for otherwise.
+func (s *Service) ProjectKeys(ctx context.Context, c memory.Caller) ([]memory.Key, error) {
+	admins := administered(c)
+	if len(admins) == 0 {
+		return nil, administers(c.First(), "listing keys")
+	}
+	if c.ServerAdmin() {
+		keys, err := s.ListKeys(ctx)
+		if err != nil {
+			return nil, s.internalErr("list keys", c.First(), err)
+		}
+		return keys, nil
 	}
 	var keys []memory.Key
-	var err error
-	if key.ServerAdmin() {
-		keys, err = b.svc.ListKeys(ctx)
-	} else {
-		keys, err = b.svc.store.ListProjectKeys(ctx, key.Project)
-	}
-	if err != nil {
-		return nil, b.svc.internalErr("list keys", key, err)
+	for _, admin := range admins {
+		some, err := s.store.ListProjectKeys(ctx, admin.Project)
+		if err != nil {
+			return nil, s.internalErr("list keys", admin, err)
+		}
+		keys = append(keys, some...)
 	}
 	return keys, nil
 }
 
-// CreateKey creates a key of a project role and returns the token, shown
-// once. An admin key creates keys of its own project only; a server-admin key
-// creates keys of any project, and the workspace and project with the first.
-// Both are held to the project's key limits (keyLimit); only the command
-// line is not.
-func (b *Browser) CreateKey(ctx context.Context, key memory.Key, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
-	if err := administers(key, "creating keys"); err != nil {
-		return "", memory.Key{}, err
+// CreateProjectKey creates a key of a project role and returns the token,
+// shown once. An admin key creates keys of its own project only; a
+// server-admin key creates keys of any project, and the workspace and
+// project with the first. Both are held to the project's key limits
+// (keyLimit); only the command line is not.
+func (s *Service) CreateProjectKey(ctx context.Context, c memory.Caller, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
+	if len(administered(c)) == 0 {
+		return "", memory.Key{}, administers(c.First(), "creating keys")
 	}
 	if err := ref.Validate(); err != nil {
 		return "", memory.Key{}, err
@@ -237,37 +278,52 @@ func (b *Browser) CreateKey(ctx context.Context, key memory.Key, ref memory.Proj
 	if _, err := memory.ParseRole(string(role)); err != nil {
 		return "", memory.Key{}, err
 	}
-	if !key.ServerAdmin() && ref != key.Project {
+	key, ok := c.KeyFor(ref)
+	if c.ServerAdmin() {
+		key, ok = c.First(), true
+	}
+	if !ok {
 		return "", memory.Key{}, notFound(ref)
+	}
+	if err := administers(key, "creating keys"); err != nil {
+		return "", memory.Key{}, err
 	}
 	// Bad input is named as such even when the limits would refuse the key.
 	if err := memory.ValidateAgent(agent); err != nil {
 		return "", memory.Key{}, err
 	}
-	token, k, err := b.svc.createLimited(ctx, ref, func() (string, memory.Key, error) {
-		return b.svc.CreateKey(ctx, ref, agent, role)
+	token, k, err := s.createLimited(ctx, ref, func() (string, memory.Key, error) {
+		return s.CreateKey(ctx, ref, agent, role)
 	})
 	if err != nil {
-		return "", memory.Key{}, b.svc.internalErr("create key", key, err)
+		return "", memory.Key{}, s.internalErr("create key", key, err)
 	}
 	return token, k, nil
 }
 
-// RevokeKey revokes a key by id; its sessions end at once. An admin key
-// revokes keys of its own project only: any other id is not_found, as an
-// unknown one. A server-admin key revokes any key.
-func (b *Browser) RevokeKey(ctx context.Context, key memory.Key, id int64) error {
-	if err := administers(key, "revoking keys"); err != nil {
-		return err
+// RevokeProjectKey revokes a key by id; its sessions end at once. An admin
+// key revokes keys of its own project only: any other id is not_found, as
+// an unknown one. A server-admin key revokes any key.
+func (s *Service) RevokeProjectKey(ctx context.Context, c memory.Caller, id int64) error {
+	admins := administered(c)
+	if len(admins) == 0 {
+		return administers(c.First(), "revoking keys")
+	}
+	if c.ServerAdmin() {
+		if err := s.RevokeKey(ctx, id); err != nil {
+			return s.internalErr("revoke key", c.First(), err)
+		}
+		return nil
 	}
 	var err error
-	if key.ServerAdmin() {
-		err = b.svc.RevokeKey(ctx, id)
-	} else {
-		err = b.svc.store.RevokeProjectKey(ctx, key.Project, id)
+	for _, admin := range admins {
+		err = s.store.RevokeProjectKey(ctx, admin.Project, id)
+		if memory.ErrorCode(err) != memory.CodeNotFound {
+			break
+		}
 	}
 	if err != nil {
-		return b.svc.internalErr("revoke key", key, err)
+		return s.internalErr("revoke key", admins[0], err)
 	}
 	return nil
 }

@@ -8,8 +8,8 @@ import (
 	"munin/internal/memory"
 )
 
-// BrowseStore is what the browse use cases need of storage beyond Store;
-// *store.Store implements it.
+// BrowseStore is what the use cases of people browsing and curating memory
+// (the web UI) need of storage beyond the agents' calls; part of Store.
 type BrowseStore interface {
 	// EntryStats counts live entries and returns the time of the last write.
 	EntryStats(ctx context.Context, ref memory.ProjectRef) (live int, lastWrite time.Time, err error)
@@ -25,32 +25,16 @@ type BrowseStore interface {
 	KeyByID(ctx context.Context, id int64) (memory.Key, error)
 }
 
-// Browser holds the use cases of people browsing and curating memory (the
-// web UI). It writes only through Service, so a person's edit goes through
-// the same role check, budget, audit log and index refresh as an agent's.
-type Browser struct {
-	svc   *Service
-	store BrowseStore
-}
-
-// NewBrowser builds the browse use cases over svc and its store.
-func NewBrowser(svc *Service, st BrowseStore) *Browser {
-	return &Browser{svc: svc, store: st}
-}
-
-// Service returns the service the browser writes through.
-func (b *Browser) Service() *Service { return b.svc }
-
 // KeyByID returns the live key with this id, or CodeUnauthorized when it is
 // unknown or revoked: a web session holds a key id and checks it on every
 // request, so revoking a key ends its sessions at once.
-func (b *Browser) KeyByID(ctx context.Context, id int64) (memory.Key, error) {
-	k, err := b.store.KeyByID(ctx, id)
+func (s *Service) KeyByID(ctx context.Context, id int64) (memory.Key, error) {
+	k, err := s.store.KeyByID(ctx, id)
 	if memory.ErrorCode(err) == memory.CodeNotFound || (err == nil && k.Revoked) {
 		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "the key of this session was revoked; sign in again")
 	}
 	if err != nil {
-		return memory.Key{}, b.svc.internalErr("key by id", memory.Key{}, err)
+		return memory.Key{}, s.internalErr("key by id", memory.Key{}, err)
 	}
 	return k, nil
 }
@@ -68,14 +52,15 @@ type ProjectSummary struct {
 	Bytes, BytesBudget int
 }
 
-// Projects returns the projects key may see: every project for a
-// server-admin key (counts and budgets only), its own project for any other.
-func (b *Browser) Projects(ctx context.Context, key memory.Key) ([]ProjectSummary, error) {
-	refs := []memory.ProjectRef{key.Project}
-	if key.ServerAdmin() {
-		all, err := b.svc.ListProjects(ctx)
+// Projects returns the projects the caller may see: every project for a
+// server-admin key (counts and budgets only), the projects of its keys for
+// any other caller.
+func (s *Service) Projects(ctx context.Context, c memory.Caller) ([]ProjectSummary, error) {
+	refs := c.Projects()
+	if c.ServerAdmin() {
+		all, err := s.ListProjects(ctx)
 		if err != nil {
-			return nil, b.svc.internalErr("list projects", key, err)
+			return nil, s.internalErr("list projects", c.First(), err)
 		}
 		refs = refs[:0]
 		for _, p := range all {
@@ -84,8 +69,7 @@ func (b *Browser) Projects(ctx context.Context, key memory.Key) ([]ProjectSummar
 	}
 	out := make([]ProjectSummary, 0, len(refs))
 	for _, ref := range refs {
-		key.Project = ref
-		p, err := b.Project(ctx, key)
+		p, err := s.Project(ctx, c, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -94,16 +78,25 @@ func (b *Browser) Projects(ctx context.Context, key memory.Key) ([]ProjectSummar
 	return out, nil
 }
 
-// Project summarizes the project of key (scope it first with Service.Scope).
-func (b *Browser) Project(ctx context.Context, key memory.Key) (ProjectSummary, error) {
+// Project summarizes a project the caller reaches.
+func (s *Service) Project(ctx context.Context, c memory.Caller, ref memory.ProjectRef) (ProjectSummary, error) {
+	key, err := s.Scope(ctx, c, ref)
+	if err != nil {
+		return ProjectSummary{}, err
+	}
+	return s.summary(ctx, key)
+}
+
+// summary summarizes the project of key.
+func (s *Service) summary(ctx context.Context, key memory.Key) (ProjectSummary, error) {
 	p := ProjectSummary{Ref: key.Project}
 	var err error
-	if p.Entries, p.LastWrite, err = b.store.EntryStats(ctx, key.Project); err != nil {
-		return p, b.svc.internalErr("entry stats", key, err)
+	if p.Entries, p.LastWrite, err = s.store.EntryStats(ctx, key.Project); err != nil {
+		return p, s.internalErr("entry stats", key, err)
 	}
-	w, err := b.svc.budget.usage(ctx, key.Project)
+	w, err := s.budget.usage(ctx, key.Project)
 	if err != nil {
-		return p, b.svc.internalErr("write usage", key, err)
+		return p, s.internalErr("write usage", key, err)
 	}
 	p.Writes, p.Budget, p.Bytes, p.BytesBudget = w.used, w.limit.writes, w.bytes, w.limit.bytes
 	return p, nil
@@ -114,16 +107,17 @@ type EntryQuery struct {
 	Tag    string
 	Order  string // memory.OrderUpdated (default), memory.OrderSlug or memory.OrderTitle
 	Offset int
-	Limit  int // default DefaultListLimit, at most MaxListLimit
+	Limit  int // default memory.DefaultListLimit, at most memory.MaxListLimit
 }
 
-// Entries returns one page of the live entries of key's project and how many
-// match in all.
-func (b *Browser) Entries(ctx context.Context, key memory.Key, q EntryQuery) ([]memory.EntrySummary, int, error) {
-	if err := readsMemory(key); err != nil {
+// Entries returns one page of the live entries of a project of the caller
+// and how many match in all.
+func (s *Service) Entries(ctx context.Context, c memory.Caller, ref memory.ProjectRef, q EntryQuery) ([]memory.EntrySummary, int, error) {
+	key, err := s.reader(ctx, c, ref)
+	if err != nil {
 		return nil, 0, err
 	}
-	limit, err := bounded("limit", q.Limit, DefaultListLimit, MaxListLimit)
+	limit, err := bounded("limit", q.Limit, memory.DefaultListLimit, memory.MaxListLimit)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -132,9 +126,9 @@ func (b *Browser) Entries(ctx context.Context, key memory.Key, q EntryQuery) ([]
 			return nil, 0, err
 		}
 	}
-	entries, total, err := b.store.ListEntries(ctx, key.Project, q.Tag, q.Order, q.Offset, limit)
+	entries, total, err := s.store.ListEntries(ctx, key.Project, q.Tag, q.Order, q.Offset, limit)
 	if err != nil {
-		return nil, 0, b.svc.internalErr("list entries", key, err)
+		return nil, 0, s.internalErr("list entries", key, err)
 	}
 	return entries, total, nil
 }
@@ -155,48 +149,51 @@ func checkFilter(f memory.LogFilter) error {
 	return nil
 }
 
-// AuditLog returns the audit rows of key's project matching f, newest first.
-func (b *Browser) AuditLog(ctx context.Context, key memory.Key, f memory.LogFilter) ([]memory.AuditRow, error) {
-	if err := readsMemory(key); err != nil {
+// AuditLog returns the audit rows of a project of the caller matching f, newest first.
+func (s *Service) AuditLog(ctx context.Context, c memory.Caller, ref memory.ProjectRef, f memory.LogFilter) ([]memory.AuditRow, error) {
+	key, err := s.reader(ctx, c, ref)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkFilter(f); err != nil {
 		return nil, err
 	}
-	rows, err := b.store.AuditRows(ctx, key.Project, f)
+	rows, err := s.store.AuditRows(ctx, key.Project, f)
 	if err != nil {
-		return nil, b.svc.internalErr("audit log", key, err)
+		return nil, s.internalErr("audit log", key, err)
 	}
 	return rows, nil
 }
 
-// SearchLog returns the search-log rows of key's project matching f, newest
-// first. Rows still buffered in memory are written first, so a search shows
-// up at once.
-func (b *Browser) SearchLog(ctx context.Context, key memory.Key, f memory.LogFilter) ([]memory.SearchRow, error) {
-	if err := readsMemory(key); err != nil {
+// SearchLog returns the search-log rows of a project of the caller matching
+// f, newest first. Rows still buffered in memory are written first, so a
+// search shows up at once.
+func (s *Service) SearchLog(ctx context.Context, c memory.Caller, ref memory.ProjectRef, f memory.LogFilter) ([]memory.SearchRow, error) {
+	key, err := s.reader(ctx, c, ref)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkFilter(f); err != nil {
 		return nil, err
 	}
-	b.svc.FlushSearchLog()
-	rows, err := b.store.SearchRows(ctx, key.Project, f)
+	s.FlushSearchLog()
+	rows, err := s.store.SearchRows(ctx, key.Project, f)
 	if err != nil {
-		return nil, b.svc.internalErr("search log", key, err)
+		return nil, s.internalErr("search log", key, err)
 	}
 	return rows, nil
 }
 
-// MissedQueries returns the queries of key's project that found nothing
-// since the given time, most asked first.
-func (b *Browser) MissedQueries(ctx context.Context, key memory.Key, since time.Time, limit int) ([]memory.MissedQuery, error) {
-	if err := readsMemory(key); err != nil {
+// MissedQueries returns the queries of a project of the caller that found
+// nothing since the given time, most asked first.
+func (s *Service) MissedQueries(ctx context.Context, c memory.Caller, ref memory.ProjectRef, since time.Time, limit int) ([]memory.MissedQuery, error) {
+	key, err := s.reader(ctx, c, ref)
+	if err != nil {
 		return nil, err
 	}
-	rows, err := b.store.MissedQueries(ctx, key.Project, since, limit)
+	rows, err := s.store.MissedQueries(ctx, key.Project, since, limit)
 	if err != nil {
-		return nil, b.svc.internalErr("missed queries", key, err)
+		return nil, s.internalErr("missed queries", key, err)
 	}
 	return rows, nil
 }
@@ -204,25 +201,29 @@ func (b *Browser) MissedQueries(ctx context.Context, key memory.Key, since time.
 // Restore writes an old version of a slug again as its newest version. It
 // is conditional on the latest version it read, so a write that lands in
 // between makes it fail with conflict instead of being overwritten.
-func (b *Browser) Restore(ctx context.Context, key memory.Key, slug string, version int) (memory.WriteResult, error) {
+func (s *Service) Restore(ctx context.Context, c memory.Caller, ref memory.ProjectRef, slug string, version int) (WriteResult, error) {
+	key, err := s.Scope(ctx, c, ref)
+	if err != nil {
+		return WriteResult{}, err
+	}
 	if err := readsMemory(key); err != nil {
-		return memory.WriteResult{}, err
+		return WriteResult{}, err
 	}
 	if version < 1 {
-		return memory.WriteResult{}, memory.Errorf(memory.CodeInvalid, "version to restore must be 1 or more, got %d", version)
+		return WriteResult{}, memory.Errorf(memory.CodeInvalid, "version to restore must be 1 or more, got %d", version)
 	}
 	if err := writes(key, "restore"); err != nil {
-		return memory.WriteResult{}, err
+		return WriteResult{}, err
 	}
-	old, err := b.svc.Get(ctx, key, slug, version)
+	old, err := s.get(ctx, key, slug, version)
 	if err != nil {
-		return memory.WriteResult{}, err
+		return WriteResult{}, err
 	}
-	if old.Version.Version == old.LatestVersion {
-		return memory.WriteResult{}, memory.Errorf(memory.CodeInvalid, "version %d is already the latest version of %s", version, slug)
+	if old.Version == old.LatestVersion {
+		return WriteResult{}, memory.Errorf(memory.CodeInvalid, "version %d is already the latest version of %s", version, slug)
 	}
 	latest := old.LatestVersion
-	return b.svc.Remember(ctx, key, RememberInput{
+	return s.remember(ctx, key, RememberRequest{
 		Slug:            slug,
 		Title:           old.Title,
 		Content:         old.Content,

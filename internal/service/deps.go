@@ -62,6 +62,8 @@ type Store interface {
 	// (zero: none by age) and beyond its keep newest (≤ 0: none by count), in
 	// bounded deletes through the writer, and returns how many it deleted.
 	PruneSearchLog(ctx context.Context, ref memory.ProjectRef, before time.Time, keep int) (int, error)
+
+	BrowseStore
 }
 
 // Index is what the service needs of search; *search.Registry implements it.
@@ -70,6 +72,8 @@ type Index interface {
 	// rereads the latest version and updates or removes the document. Every
 	// Search that starts after Queue returned sees that state (read-your-writes).
 	Queue(ref memory.ProjectRef, slug string) error
-	// Search runs a recall over a project's live entries.
-	Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
+	// SearchProjects runs one recall over the live entries of several
+	// projects: one list ranked with statistics of all of them, each hit
+	// naming its project, q.Limit applied to the list.
+	SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
 }

@@ -8,31 +8,47 @@ import (
 	"munin/internal/memory"
 )
 
-// Bounds of the read calls.
-const (
-	DefaultRecallLimit  = 10
-	MaxRecallLimit      = 50
-	DefaultListLimit    = 50
-	MaxListLimit        = 200
-	DefaultHistoryLimit = 50
-	MaxHistoryLimit     = 200
-)
-
-// GetResult is one version plus the slug's latest version number.
-type GetResult struct {
-	memory.Version
-	LatestVersion int
+// Recall searches one project of the caller, or every project it holds a key
+// for when the request names none, and logs the search in each project searched.
+func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest) (RecallResult, error) {
+	keys, err := recallKeys(c, req.Project)
+	if err != nil {
+		return RecallResult{}, err
+	}
+	hits, err := s.recall(ctx, keys, memory.SearchQuery{Text: req.Query, Limit: req.Limit, Tags: req.Tags}, true)
+	if err != nil {
+		return RecallResult{}, err
+	}
+	out := RecallResult{Hits: make([]Hit, 0, len(hits))}
+	for _, h := range hits {
+		out.Hits = append(out.Hits, Hit{
+			Project: h.Project.String(), Slug: h.Slug, Title: h.Title, Version: h.Version,
+			Score: h.Score, Snippet: h.Snippet, Tags: nonNil(h.Tags), UpdatedAt: h.UpdatedAt.UTC(),
+		})
+	}
+	return out, nil
 }
 
-// Recall searches the caller's project and logs the search.
-func (s *Service) Recall(ctx context.Context, key memory.Key, q memory.SearchQuery) ([]memory.Hit, error) {
-	return s.recall(ctx, key, q, true)
+// recallKeys are the keys a recall searches with: the one for the project
+// named, or every key of the caller.
+func recallKeys(c memory.Caller, project string) ([]memory.Key, error) {
+	if project != "" || c.ServerAdmin() {
+		k, err := target(c, project)
+		if err != nil {
+			return nil, err
+		}
+		return []memory.Key{k}, nil
+	}
+	return c.Keys(), nil
 }
 
-// recall is Recall; logged says whether the search log gets a row.
-func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
-	if err := readsMemory(key); err != nil {
-		return nil, err
+// recall searches the projects of keys as one ranked list; logged says
+// whether each project's search log gets a row.
+func (s *Service) recall(ctx context.Context, keys []memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
+	for _, k := range keys {
+		if err := readsMemory(k); err != nil {
+			return nil, err
+		}
 	}
 	q.Text = strings.TrimSpace(q.Text)
 	if q.Text == "" {
@@ -41,7 +57,7 @@ func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQue
 	if err := memory.ValidateText("query", q.Text, memory.MaxQuery); err != nil {
 		return nil, err
 	}
-	limit, err := bounded("limit", q.Limit, DefaultRecallLimit, MaxRecallLimit)
+	limit, err := bounded("limit", q.Limit, memory.DefaultRecallLimit, memory.MaxRecallLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -49,105 +65,146 @@ func (s *Service) recall(ctx context.Context, key memory.Key, q memory.SearchQue
 	if err := memory.ValidateTags(q.Tags); err != nil {
 		return nil, err
 	}
-	// The key's rate comes before the analysis of the query: a flood of
-	// over-long queries must turn into cheap refusals, not analyses.
-	release, err := s.recallLimit.acquire(key)
+	// The rate of the caller's first key comes before the analysis of the
+	// query: a flood of over-long queries must turn into cheap refusals, not
+	// analyses. A recall across projects is one recall of that key.
+	release, err := s.recallLimit.acquire(keys[0])
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	refs := make([]memory.ProjectRef, len(keys))
+	for i, k := range keys {
+		refs[i] = k.Project
+	}
 	// The index refuses a query of more than memory.MaxQueryTerms distinct
 	// words: only its analysis knows them, and it analyzes the query once.
 	start := time.Now()
-	hits, err := s.index.Search(ctx, key.Project, q)
+	hits, err := s.index.SearchProjects(ctx, refs, q)
 	if err != nil {
-		return nil, s.internalErr("recall", key, err)
+		return nil, s.internalErr("recall", keys[0], err)
 	}
 	if logged && !s.opts.SearchLogOff {
-		s.slog.add(memory.SearchLogRow{
-			Project:    key.Project,
-			Agent:      key.Agent,
-			Query:      q.Text,
-			Hits:       len(hits),
-			DurationMS: float64(time.Since(start).Microseconds()) / 1000,
-			At:         s.opts.Now().UTC(),
-		})
+		s.logRecall(keys, q.Text, hits, time.Since(start))
 	}
 	return hits, nil
 }
 
+// logRecall writes a search-log row in every project searched, with that
+// project's agent and the hits found there.
+func (s *Service) logRecall(keys []memory.Key, query string, hits []memory.Hit, took time.Duration) {
+	found := make(map[memory.ProjectRef]int, len(keys))
+	for _, h := range hits {
+		found[h.Project]++
+	}
+	at := s.opts.Now().UTC()
+	for _, k := range keys {
+		s.slog.add(memory.SearchLogRow{
+			Project:    k.Project,
+			Agent:      k.Agent,
+			Query:      query,
+			Hits:       found[k.Project],
+			DurationMS: float64(took.Microseconds()) / 1000,
+			At:         at,
+		})
+	}
+}
+
 // Get returns the latest live version of a slug, or the given version.
-func (s *Service) Get(ctx context.Context, key memory.Key, slug string, version int) (GetResult, error) {
+func (s *Service) Get(ctx context.Context, c memory.Caller, req GetRequest) (Entry, error) {
+	key, err := target(c, req.Project)
+	if err != nil {
+		return Entry{}, err
+	}
+	return s.get(ctx, key, req.Slug, req.Version)
+}
+
+// get is Get with the key already chosen.
+func (s *Service) get(ctx context.Context, key memory.Key, slug string, version int) (Entry, error) {
 	if err := readsMemory(key); err != nil {
-		return GetResult{}, err
+		return Entry{}, err
 	}
 	if err := memory.ValidateSlug(slug); err != nil {
-		return GetResult{}, err
+		return Entry{}, err
 	}
 	if version < 0 {
-		return GetResult{}, memory.Errorf(memory.CodeInvalid, "version must be 1 or more, got %d", version)
+		return Entry{}, memory.Errorf(memory.CodeInvalid, "version must be 1 or more, got %d", version)
 	}
 	v, latest, err := s.store.Get(ctx, key.Project, slug, version)
 	if err != nil {
-		return GetResult{}, s.internalErr("get", key, err)
+		return Entry{}, s.internalErr("get", key, err)
 	}
 	if v.Deleted {
 		if version == 0 {
-			return GetResult{}, memory.Errorf(memory.CodeNotFound, "%s was forgotten at version %d; older versions are in its history", slug, v.Version)
+			return Entry{}, memory.Errorf(memory.CodeNotFound, "%s was forgotten at version %d; older versions are in its history", slug, v.Version)
 		}
-		return GetResult{}, memory.Errorf(memory.CodeNotFound, "version %d of %s is the tombstone written by forget", version, slug)
+		return Entry{}, memory.Errorf(memory.CodeNotFound, "version %d of %s is the tombstone written by forget", version, slug)
 	}
-	return GetResult{Version: v, LatestVersion: latest}, nil
+	return Entry{
+		Project: key.Project.String(), Slug: v.Slug, Version: v.Version, Title: v.Title, Content: v.Content,
+		Tags: nonNil(v.Tags), Agent: v.Agent, CreatedAt: v.CreatedAt.UTC(), LatestVersion: latest,
+	}, nil
 }
 
-// List pages through the live entries of the caller's project.
-func (s *Service) List(ctx context.Context, key memory.Key, q memory.ListQuery) ([]memory.EntrySummary, string, error) {
-	if err := readsMemory(key); err != nil {
-		return nil, "", err
-	}
-	limit, err := bounded("limit", q.Limit, DefaultListLimit, MaxListLimit)
+// List pages through the live entries of a project of the caller.
+func (s *Service) List(ctx context.Context, c memory.Caller, req ListRequest) (ListResult, error) {
+	key, err := target(c, req.Project)
 	if err != nil {
-		return nil, "", err
+		return ListResult{}, err
 	}
-	q.Limit = limit
-	if err := memory.ValidateText("prefix", q.Prefix, 128); err != nil {
-		return nil, "", err
+	limit, err := bounded("limit", req.Limit, memory.DefaultListLimit, memory.MaxListLimit)
+	if err != nil {
+		return ListResult{}, err
 	}
-	if q.Tag != "" {
-		if err := memory.ValidateTags([]string{q.Tag}); err != nil {
-			return nil, "", err
+	if err := memory.ValidateText("prefix", req.Prefix, memory.MaxPrefix); err != nil {
+		return ListResult{}, err
+	}
+	if req.Tag != "" {
+		if err := memory.ValidateTags([]string{req.Tag}); err != nil {
+			return ListResult{}, err
 		}
 	}
-	if err := memory.ValidateText("cursor", q.Cursor, 512); err != nil {
-		return nil, "", err
+	if err := memory.ValidateText("cursor", req.Cursor, memory.MaxCursor); err != nil {
+		return ListResult{}, err
 	}
-	entries, next, err := s.store.List(ctx, key.Project, q)
+	entries, next, err := s.store.List(ctx, key.Project, memory.ListQuery{Prefix: req.Prefix, Tag: req.Tag, Limit: limit, Cursor: req.Cursor})
 	if err != nil {
-		return nil, "", s.internalErr("list", key, err)
+		return ListResult{}, s.internalErr("list", key, err)
 	}
-	return entries, next, nil
+	out := ListResult{Entries: make([]ListEntry, 0, len(entries)), NextCursor: next}
+	for _, e := range entries {
+		out.Entries = append(out.Entries, ListEntry{
+			Project: key.Project.String(), Slug: e.Slug, Title: e.Title, Version: e.Version,
+			Tags: nonNil(e.Tags), UpdatedAt: e.UpdatedAt.UTC(),
+		})
+	}
+	return out, nil
 }
 
 // History lists a slug's versions, newest first, tombstones included.
-func (s *Service) History(ctx context.Context, key memory.Key, slug string, limit int) ([]memory.VersionInfo, error) {
-	if err := readsMemory(key); err != nil {
-		return nil, err
-	}
-	if err := memory.ValidateSlug(slug); err != nil {
-		return nil, err
-	}
-	limit, err := bounded("limit", limit, DefaultHistoryLimit, MaxHistoryLimit)
+func (s *Service) History(ctx context.Context, c memory.Caller, req HistoryRequest) (HistoryResult, error) {
+	key, err := target(c, req.Project)
 	if err != nil {
-		return nil, err
+		return HistoryResult{}, err
 	}
-	versions, err := s.store.History(ctx, key.Project, slug, limit)
+	if err := memory.ValidateSlug(req.Slug); err != nil {
+		return HistoryResult{}, err
+	}
+	limit, err := bounded("limit", req.Limit, memory.DefaultHistoryLimit, memory.MaxHistoryLimit)
 	if err != nil {
-		return nil, s.internalErr("history", key, err)
+		return HistoryResult{}, err
+	}
+	versions, err := s.store.History(ctx, key.Project, req.Slug, limit)
+	if err != nil {
+		return HistoryResult{}, s.internalErr("history", key, err)
 	}
 	if len(versions) == 0 {
-		return nil, memory.Errorf(memory.CodeNotFound, "no entry %s", slug)
+		return HistoryResult{}, memory.Errorf(memory.CodeNotFound, "no entry %s", req.Slug)
 	}
-	return versions, nil
+	for i := range versions {
+		versions[i].CreatedAt = versions[i].CreatedAt.UTC()
+	}
+	return HistoryResult{Project: key.Project.String(), Slug: req.Slug, Versions: versions}, nil
 }
 
 // bounded applies a default to 0 and rejects values outside 1..max.

@@ -7,8 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
-	"time"
+		"time"
 
 	"munin/internal/memory"
 )
@@ -87,32 +86,6 @@ func New(store Store, index Index, opts Options) *Service {
 // Close flushes the buffered search log. The store and index are closed by their owner.
 func (s *Service) Close() error {
 	return s.slog.Close()
-}
-
-// Authenticate turns a bearer token into the key it names.
-func (s *Service) Authenticate(ctx context.Context, token string) (memory.Key, error) {
-	token = strings.TrimSpace(token)
-	if token == "" {
-		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "missing key: send Authorization: Bearer munin_…")
-	}
-	if !strings.HasPrefix(token, memory.KeyPrefix) || len(token) > 256 {
-		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "unknown or revoked key")
-	}
-	return s.store.KeyByToken(ctx, token)
-}
-
-// AuthenticateMemory is Authenticate for a transport that serves memory
-// tools only (munin stdio): a server-admin key, which reads no memory, is
-// refused at once rather than on every call.
-func (s *Service) AuthenticateMemory(ctx context.Context, token string) (memory.Key, error) {
-	key, err := s.Authenticate(ctx, token)
-	if err != nil {
-		return memory.Key{}, err
-	}
-	if err := readsMemory(key); err != nil {
-		return memory.Key{}, err
-	}
-	return key, nil
 }
 
 // internalErr logs an unexpected error with context and hides it from the client.

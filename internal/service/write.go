@@ -8,45 +8,53 @@ import (
 	"munin/internal/memory"
 )
 
-// RememberInput is a remember call: the next version of a slug.
-type RememberInput struct {
-	Slug            string
-	Title           string
-	Content         string
-	Tags            []string
-	ExpectedVersion *int
-	IdempotencyKey  string
+// Remember stores a new version of an entry in a project of the caller.
+func (s *Service) Remember(ctx context.Context, c memory.Caller, req RememberRequest) (WriteResult, error) {
+	key, err := target(c, req.Project)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return s.remember(ctx, key, req)
 }
 
-// Remember stores a new version of an entry under the caller's key.
-func (s *Service) Remember(ctx context.Context, key memory.Key, in RememberInput) (memory.WriteResult, error) {
+// remember is Remember with the key already chosen.
+func (s *Service) remember(ctx context.Context, key memory.Key, req RememberRequest) (WriteResult, error) {
 	if err := readsMemory(key); err != nil {
-		return memory.WriteResult{}, err
+		return WriteResult{}, err
 	}
-	if err := s.checkRemember(&in); err != nil {
-		return memory.WriteResult{}, err
+	if err := s.checkRemember(&req); err != nil {
+		return WriteResult{}, err
 	}
 	return s.write(ctx, key, "remember", memory.Write{
-		Slug:            in.Slug,
-		Title:           in.Title,
-		Content:         in.Content,
-		Tags:            in.Tags,
+		Slug:            req.Slug,
+		Title:           req.Title,
+		Content:         req.Content,
+		Tags:            req.Tags,
 		Agent:           key.Agent,
-		ExpectedVersion: in.ExpectedVersion,
-		IdempotencyKey:  in.IdempotencyKey,
+		ExpectedVersion: req.ExpectedVersion,
+		IdempotencyKey:  req.IdempotencyKey,
 	})
 }
 
 // Forget writes a tombstone version; the history stays.
-func (s *Service) Forget(ctx context.Context, key memory.Key, slug string, expectedVersion *int) (memory.WriteResult, error) {
+func (s *Service) Forget(ctx context.Context, c memory.Caller, req ForgetRequest) (WriteResult, error) {
+	key, err := target(c, req.Project)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return s.forget(ctx, key, req.Slug, req.ExpectedVersion)
+}
+
+// forget is Forget with the key already chosen.
+func (s *Service) forget(ctx context.Context, key memory.Key, slug string, expectedVersion *int) (WriteResult, error) {
 	if err := readsMemory(key); err != nil {
-		return memory.WriteResult{}, err
+		return WriteResult{}, err
 	}
 	if err := memory.ValidateSlug(slug); err != nil {
-		return memory.WriteResult{}, err
+		return WriteResult{}, err
 	}
 	if err := checkExpected(expectedVersion); err != nil {
-		return memory.WriteResult{}, err
+		return WriteResult{}, err
 	}
 	return s.write(ctx, key, "forget", memory.Write{
 		Slug:            slug,
@@ -57,7 +65,16 @@ func (s *Service) Forget(ctx context.Context, key memory.Key, slug string, expec
 }
 
 // write is the one write path: role → budget → store (with audit) → index.
-func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory.Write) (memory.WriteResult, error) {
+func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory.Write) (WriteResult, error) {
+	res, err := s.append(ctx, key, op, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Project: key.Project.String(), Slug: res.Slug, Version: res.Version, CreatedAt: res.CreatedAt.UTC()}, nil
+}
+
+// append is write's body: it answers the store's result.
+func (s *Service) append(ctx context.Context, key memory.Key, op string, w memory.Write) (memory.WriteResult, error) {
 	if err := writes(key, op); err != nil {
 		return memory.WriteResult{}, err
 	}
@@ -120,7 +137,7 @@ func refusedByBudget(err error) bool {
 	return c == memory.CodeBudgetExhausted || c == memory.CodeTooLarge
 }
 
-func (s *Service) checkRemember(in *RememberInput) error {
+func (s *Service) checkRemember(in *RememberRequest) error {
 	if err := memory.ValidateSlug(in.Slug); err != nil {
 		return err
 	}

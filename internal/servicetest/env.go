@@ -40,8 +40,8 @@ func New(t testing.TB, opts service.Options) *Env {
 }
 
 // Key creates workspace/project if new and a key for agent with role; it
-// returns the token and the key as authentication would yield it.
-func (e *Env) Key(t testing.TB, workspace, project, agent string, role memory.Role) (string, memory.Key) {
+// returns the token and the caller authentication yields for it alone.
+func (e *Env) Key(t testing.TB, workspace, project, agent string, role memory.Role) (string, memory.Caller) {
 	t.Helper()
 	ref := memory.ProjectRef{Workspace: workspace, Project: project}
 	token, _, err := e.Svc.CreateKey(context.Background(), ref, agent, role)

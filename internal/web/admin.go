@@ -94,7 +94,7 @@ func (h *Handler) logView(w http.ResponseWriter, r *http.Request, rq *request, n
 func (h *Handler) audit(w http.ResponseWriter, r *http.Request, rq *request) error {
 	return h.logView(w, r, rq, "audit", "Audit log", func(key memory.Key, d *logPage) (int64, error) {
 		var err error
-		if d.Audit, err = h.br.AuditLog(r.Context(), key, d.Filter); err != nil || len(d.Audit) < logRows {
+		if d.Audit, err = h.svc.AuditLog(r.Context(), rq.caller, key.Project, d.Filter); err != nil || len(d.Audit) < logRows {
 			return 0, err
 		}
 		return d.Audit[len(d.Audit)-1].ID, nil
@@ -110,11 +110,11 @@ func (h *Handler) searches(w http.ResponseWriter, r *http.Request, rq *request) 
 		d.Filter.Slug = ""
 		d.MissedDays = missedDays
 		// SearchLog first: it flushes buffered rows, which Missed then counts.
-		if d.Searches, err = h.br.SearchLog(r.Context(), key, d.Filter); err != nil {
+		if d.Searches, err = h.svc.SearchLog(r.Context(), rq.caller, key.Project, d.Filter); err != nil {
 			return 0, err
 		}
 		since := time.Now().Add(-missedDays * 24 * time.Hour)
-		if d.Missed, err = h.br.MissedQueries(r.Context(), key, since, 20); err != nil || len(d.Searches) < logRows {
+		if d.Missed, err = h.svc.MissedQueries(r.Context(), rq.caller, key.Project, since, 20); err != nil || len(d.Searches) < logRows {
 			return 0, err
 		}
 		return d.Searches[len(d.Searches)-1].ID, nil
@@ -139,7 +139,7 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
-	p, err := h.br.Settings(r.Context(), key)
+	p, err := h.svc.Settings(r.Context(), rq.caller, key.Project)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, rq *reque
 	if mib >= 0 {
 		bytes = new(mib << 20)
 	}
-	if err := h.svc.SetWriteBudgets(r.Context(), key, &n, bytes); err != nil {
+	if err := h.svc.SetWriteBudgets(r.Context(), rq.caller, key.Project.String(), &n, bytes); err != nil {
 		return err
 	}
 	msg := "Write budget set to " + strconv.Itoa(n) + " writes per hour."
@@ -206,7 +206,7 @@ func (h *Handler) keys(w http.ResponseWriter, r *http.Request, rq *request) erro
 }
 
 func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request, status int, d keysPage, errMsg string) error {
-	keys, err := h.br.Keys(r.Context(), rq.key)
+	keys, err := h.svc.ProjectKeys(r.Context(), rq.caller)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request)
 		Role:      r.PostFormValue("role"),
 	}
 	ref := memory.ProjectRef{Workspace: d.Workspace, Project: d.Project}
-	token, k, err := h.br.CreateKey(r.Context(), rq.key, ref, d.Agent, memory.Role(d.Role))
+	token, k, err := h.svc.CreateProjectKey(r.Context(), rq.caller, ref, d.Agent, memory.Role(d.Role))
 	if err != nil {
 		if c := memory.ErrorCode(err); c != memory.CodeInvalid && c != memory.CodeTooLarge && c != memory.CodeBudgetExhausted {
 			return err
@@ -254,7 +254,7 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return memory.Errorf(memory.CodeInvalid, "key id must be a number")
 	}
-	if err := h.br.RevokeKey(r.Context(), rq.key, id); err != nil {
+	if err := h.svc.RevokeProjectKey(r.Context(), rq.caller, id); err != nil {
 		return err
 	}
 	return h.redirect(w, r, rq, "/keys", "Revoked key "+strconv.FormatInt(id, 10)+"; its sessions have ended.")

@@ -39,7 +39,7 @@ type workspaceGroup struct {
 // overview lists the workspaces and projects the key may see (the service
 // decides: its own project, or every project for a server-admin key).
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, rq *request) error {
-	projects, err := h.br.Projects(r.Context(), rq.key)
+	projects, err := h.svc.Projects(r.Context(), rq.caller)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, nil, err)
 		return
 	}
-	key, err := h.svc.Authenticate(r.Context(), r.PostFormValue("key"))
+	c, err := h.svc.Authenticate(r.Context(), r.PostFormValue("key"))
+	key := c.First()
 	if err != nil {
 		if memory.ErrorCode(err) == memory.CodeUnauthorized {
 			// One message for missing, unknown and revoked keys.

@@ -22,7 +22,7 @@ const pageSize = 50
 // answering as a missing one; a server-admin key in any).
 func (h *Handler) scoped(r *http.Request, rq *request) (memory.Key, error) {
 	vars := mux.Vars(r)
-	return h.svc.Scope(r.Context(), rq.key, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})
+	return h.svc.Scope(r.Context(), rq.caller, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})
 }
 
 // projectView is the frame of every project page.
@@ -84,7 +84,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	if d.Sort == "" {
 		d.Sort = memory.OrderUpdated
 	}
-	if d.Summary, err = h.br.Project(r.Context(), key); err != nil {
+	if d.Summary, err = h.svc.Project(r.Context(), rq.caller, key.Project); err != nil {
 		return err
 	}
 	var tags []string
@@ -93,7 +93,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	}
 	if d.Query != "" {
 		d.Searched = true
-		if d.Hits, err = h.br.Search(r.Context(), key, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags}); err != nil {
+		if d.Hits, err = h.svc.Search(r.Context(), rq.caller, key.Project, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags}); err != nil {
 			return err
 		}
 		h.render(w, r, rq, http.StatusOK, "project", projectView(key, "Search: "+d.Query, d))
@@ -105,7 +105,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	if maxPage := math.MaxInt / pageSize; d.Page > maxPage { // the offset must not wrap
 		return memory.Errorf(memory.CodeInvalid, "page must be at most %d, got %d", maxPage, d.Page)
 	}
-	d.Entries, d.Total, err = h.br.Entries(r.Context(), key, service.EntryQuery{
+	d.Entries, d.Total, err = h.svc.Entries(r.Context(), rq.caller, key.Project, service.EntryQuery{
 		Tag: d.Tag, Order: d.Sort, Offset: (d.Page - 1) * pageSize, Limit: pageSize,
 	})
 	if err != nil {
@@ -140,20 +140,21 @@ func (h *Handler) entry(w http.ResponseWriter, r *http.Request, rq *request) err
 		return err
 	}
 	slug := mux.Vars(r)["slug"]
-	history, err := h.svc.History(r.Context(), key, slug, service.MaxHistoryLimit)
+	res, err := h.svc.History(r.Context(), rq.caller, service.HistoryRequest{Project: key.Project.String(), Slug: slug, Limit: memory.MaxHistoryLimit})
 	if err != nil {
 		return err
 	}
+	history := res.Versions
 	d := entryPage{Slug: slug, History: history, Latest: history[0]}
 	from, to, err := diffParams(r)
 	if err != nil {
 		return err
 	}
 	if from > 0 {
-		if d.From, err = h.versionOrTombstone(r, key, slug, from, history); err != nil {
+		if d.From, err = h.versionOrTombstone(r, rq, key, slug, from, history); err != nil {
 			return err
 		}
-		if d.To, err = h.versionOrTombstone(r, key, slug, to, history); err != nil {
+		if d.To, err = h.versionOrTombstone(r, rq, key, slug, to, history); err != nil {
 			return err
 		}
 		d.Diff = lineDiff(d.From.Content, d.To.Content)
@@ -166,12 +167,13 @@ func (h *Handler) entry(w http.ResponseWriter, r *http.Request, rq *request) err
 		return err
 	}
 	if version != 0 || !d.Latest.Deleted {
-		got, err := h.svc.Get(r.Context(), key, slug, version)
+		got, err := h.svc.Get(r.Context(), rq.caller, service.GetRequest{Project: key.Project.String(), Slug: slug, Version: version})
 		if err != nil {
 			return err
 		}
-		d.Shown = &got.Version
-		d.IsLatest = got.Version.Version == d.Latest.Version
+		shown := asVersion(got)
+		d.Shown = &shown
+		d.IsLatest = got.Version == d.Latest.Version
 		d.HTML = renderMarkdown(got.Content)
 	}
 	h.render(w, r, rq, http.StatusOK, "entry", projectView(key, slug, d))
@@ -180,14 +182,19 @@ func (h *Handler) entry(w http.ResponseWriter, r *http.Request, rq *request) err
 
 // versionOrTombstone returns version n of slug; a tombstone counts as an
 // empty version, so a diff can show what forget removed.
-func (h *Handler) versionOrTombstone(r *http.Request, key memory.Key, slug string, n int, history []memory.VersionInfo) (memory.Version, error) {
+func (h *Handler) versionOrTombstone(r *http.Request, rq *request, key memory.Key, slug string, n int, history []memory.VersionInfo) (memory.Version, error) {
 	for _, vi := range history {
 		if vi.Version == n && vi.Deleted {
 			return memory.Version{Slug: slug, Version: n, Agent: vi.Agent, CreatedAt: vi.CreatedAt, Deleted: true}, nil
 		}
 	}
-	got, err := h.svc.Get(r.Context(), key, slug, n)
-	return got.Version, err
+	got, err := h.svc.Get(r.Context(), rq.caller, service.GetRequest{Project: key.Project.String(), Slug: slug, Version: n})
+	return asVersion(got), err
+}
+
+// asVersion is an entry as the pages show versions.
+func asVersion(e service.Entry) memory.Version {
+	return memory.Version{Slug: e.Slug, Version: e.Version, Title: e.Title, Content: e.Content, Tags: e.Tags, Agent: e.Agent, CreatedAt: e.CreatedAt}
 }
 
 // diffParams reads ?diff=A..B or ?from=A&to=B; (0, 0) means no diff.

@@ -44,7 +44,7 @@ func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
-	got, err := h.svc.Get(r.Context(), key, mux.Vars(r)["slug"], 0)
+	got, err := h.svc.Get(r.Context(), rq.caller, service.GetRequest{Project: key.Project.String(), Slug: mux.Vars(r)["slug"]})
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, rq *request) 
 // submit).
 func (h *Handler) scopedWriter(r *http.Request, rq *request) (memory.Key, error) {
 	vars := mux.Vars(r)
-	return h.svc.ScopeWriter(r.Context(), rq.key, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})
+	return h.svc.ScopeWriter(r.Context(), rq.caller, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})
 }
 
 // save stores the form as the next version of its slug, under the person's
@@ -86,8 +86,9 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request, rq *request) erro
 	d.Expected, err = intParam(r, "expected_version", 0, 0)
 	if err == nil {
 		expected := d.Expected
-		var res memory.WriteResult
-		res, err = h.svc.Remember(r.Context(), key, service.RememberInput{
+		var res service.WriteResult
+		res, err = h.svc.Remember(r.Context(), rq.caller, service.RememberRequest{
+			Project:         key.Project.String(),
 			Slug:            d.Slug,
 			Title:           d.Title,
 			Content:         d.Content,
@@ -125,7 +126,7 @@ func (h *Handler) forget(w http.ResponseWriter, r *http.Request, rq *request) er
 	if expected > 0 {
 		exp = &expected
 	}
-	res, err := h.svc.Forget(r.Context(), key, mux.Vars(r)["slug"], exp)
+	res, err := h.svc.Forget(r.Context(), rq.caller, service.ForgetRequest{Project: key.Project.String(), Slug: mux.Vars(r)["slug"], ExpectedVersion: exp})
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func (h *Handler) restore(w http.ResponseWriter, r *http.Request, rq *request) e
 		return err
 	}
 	slug := mux.Vars(r)["slug"]
-	res, err := h.br.Restore(r.Context(), key, slug, version)
+	res, err := h.svc.Restore(r.Context(), rq.caller, key.Project, slug, version)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,6 @@ type Options struct {
 // middleware (recovery, request log, Origin/Host check, body cap); it does
 // its own authentication with session cookies.
 type Handler struct {
-	br       *service.Browser
 	svc      *service.Service
 	log      *slog.Logger
 	sessions *sessions
@@ -61,7 +60,7 @@ type Handler struct {
 
 // New builds the web UI over the browse use cases (and the service they
 // write through).
-func New(br *service.Browser, opts Options) (*Handler, error) {
+func New(svc *service.Service, opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -83,8 +82,7 @@ func New(br *service.Browser, opts Options) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{
-		br:       br,
-		svc:      br.Service(),
+		svc:      svc,
 		log:      opts.Logger,
 		sessions: newSessions(opts.IdleTimeout, opts.MaxAge, opts.Now),
 		pages:    p,
@@ -166,8 +164,9 @@ func securityHeaders(next http.Handler) http.Handler {
 
 // request is what a signed-in handler knows about its caller.
 type request struct {
-	sess session
-	key  memory.Key // the signed-in key, not yet scoped to a project
+	sess   session
+	caller memory.Caller // the session's keys
+	key    memory.Key    // the caller's first key, not yet scoped to a project
 }
 
 // handlerFunc is a page handler; a returned error becomes an error page with
@@ -184,7 +183,7 @@ func (h *Handler) signedIn(r *http.Request) (*request, error) {
 	if !ok {
 		return nil, memory.Errorf(memory.CodeUnauthorized, "your session has ended; sign in again")
 	}
-	key, err := h.br.KeyByID(r.Context(), sess.keyID)
+	key, err := h.svc.KeyByID(r.Context(), sess.keyID)
 	if err != nil {
 		if memory.ErrorCode(err) == memory.CodeUnauthorized {
 			h.sessions.delete(sess.id)
@@ -192,7 +191,7 @@ func (h *Handler) signedIn(r *http.Request) (*request, error) {
 		return nil, err
 	}
 	reqlog.NoteCaller(r.Context(), key.Agent, key.ProjectLabel())
-	return &request{sess: sess, key: key}, nil
+	return &request{sess: sess, caller: memory.NewCaller(key), key: key}, nil
 }
 
 // page wraps a GET handler: without a session it sends the browser to the
@@ -224,7 +223,7 @@ func (h *Handler) limited(w http.ResponseWriter, r *http.Request, rq *request, r
 		run(w, r)
 		return
 	}
-	h.limitKey(run).ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), rq.key)))
+	h.limitKey(run).ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), rq.caller)))
 }
 
 // post wraps a state-changing handler (its route takes POST only): it needs

@@ -1,0 +1,136 @@
+package memory
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Caller is who makes a request: one or more keys, each for its own project.
+// The first key's project is where calls without a project act. Of two keys
+// for one project the higher role counts (and names the agent there).
+type Caller struct {
+	keys []Key
+}
+
+// NewCaller builds the caller of keys in the order given: a later key for a
+// project already held replaces the earlier one only if its role is higher,
+// and keeps the earlier one's place.
+func NewCaller(keys ...Key) Caller {
+	var c Caller
+	for _, k := range keys {
+		i := slices.IndexFunc(c.keys, func(o Key) bool { return o.Project == k.Project })
+		switch {
+		case i < 0:
+			c.keys = append(c.keys, k)
+		case roleRank(k.Role) > roleRank(c.keys[i].Role):
+			c.keys[i] = k
+		}
+	}
+	return c
+}
+
+// roleRank orders the project roles from least to most.
+func roleRank(r Role) int {
+	switch r {
+	case RoleRead:
+		return 1
+	case RoleWrite:
+		return 2
+	case RoleAdmin:
+		return 3
+	case RoleServerAdmin:
+		return 4
+	}
+	return 0
+}
+
+// Keys returns the caller's keys, one per project, the first one first.
+func (c Caller) Keys() []Key { return slices.Clone(c.keys) }
+
+// Empty reports whether the caller holds no key (a zero Caller).
+func (c Caller) Empty() bool { return len(c.keys) == 0 }
+
+// First returns the first key: the one whose project calls without a project
+// act in (zero Key for an empty caller).
+func (c Caller) First() Key {
+	if len(c.keys) == 0 {
+		return Key{}
+	}
+	return c.keys[0]
+}
+
+// KeyFor returns the caller's key for ref.
+func (c Caller) KeyFor(ref ProjectRef) (Key, bool) {
+	for _, k := range c.keys {
+		if k.Project == ref && !k.ServerAdmin() {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// ServerAdmin reports whether the caller is a server-admin key (which is
+// always used alone).
+func (c Caller) ServerAdmin() bool { return len(c.keys) == 1 && c.keys[0].ServerAdmin() }
+
+// Projects returns the projects the caller holds a key for, in key order.
+func (c Caller) Projects() []ProjectRef {
+	out := make([]ProjectRef, 0, len(c.keys))
+	for _, k := range c.keys {
+		if !k.ServerAdmin() {
+			out = append(out, k.Project)
+		}
+	}
+	return out
+}
+
+// Owner names the set of keys (sorted ids): what an MCP session or a web
+// session belongs to. The same keys in another order are the same owner.
+func (c Caller) Owner() string {
+	ids := make([]int64, len(c.keys))
+	for i, k := range c.keys {
+		ids[i] = k.ID
+	}
+	slices.Sort(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Agents names the caller for logs: "agent@workspace/project", comma-separated.
+func (c Caller) Agents() string {
+	parts := make([]string, len(c.keys))
+	for i, k := range c.keys {
+		parts[i] = k.Agent + "@" + k.ProjectLabel()
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseProject reads a "workspace/project" argument; field names it in the error.
+func ParseProject(field, s string) (ProjectRef, error) {
+	ws, p, ok := strings.Cut(s, "/")
+	if !ok || strings.Contains(p, "/") || len(s) > 2*64+1 {
+		return ProjectRef{}, Errorf(CodeInvalid, "%s %q must be \"workspace/project\" (lowercase letters, digits and -)", field, clip(s, 80))
+	}
+	ref := ProjectRef{Workspace: ws, Project: p}
+	if ValidateName("workspace", ws) != nil || ValidateName("project", p) != nil {
+		return ProjectRef{}, Errorf(CodeInvalid, "%s %q must be \"workspace/project\", each name matching ^[a-z0-9][a-z0-9-]{0,62}$", field, clip(s, 80))
+	}
+	return ref, nil
+}
+
+// clip shortens s to at most n bytes for an error message, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

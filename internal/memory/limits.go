@@ -1,0 +1,62 @@
+package memory
+
+// The limits of Munin, in one table. The service checks them; transports,
+// the store and the index take them from here and restate none.
+const (
+	// DefaultMaxContent is the default limit of an entry's content in bytes
+	// (the server's --max-content flag changes it).
+	DefaultMaxContent = 64 << 10
+	// MaxTitle is the limit of a title in bytes.
+	MaxTitle = 512
+	// MaxTags is the most tags one entry may carry.
+	MaxTags = 32
+	// MaxTag is the limit of one tag in bytes.
+	MaxTag = 64
+	// MaxAgent is the limit of an agent name in bytes.
+	MaxAgent = 128
+	// MaxIdempotencyKey is the limit of an idempotency key in bytes.
+	MaxIdempotencyKey = 128
+	// MaxQuery is the limit of a recall query in bytes.
+	MaxQuery = 1024
+	// MaxQueryTerms is the most distinct terms a recall searches for, counted
+	// after analysis (function words dropped, words of one stem counted once).
+	// Each term is a search over every text field, so this bounds a recall's CPU.
+	MaxQueryTerms = 32
+	// MaxPrefix is the limit of list's prefix in bytes.
+	MaxPrefix = 128
+	// MaxCursor is the limit of list's cursor in bytes.
+	MaxCursor = 512
+
+	// DefaultRecallLimit and MaxRecallLimit bound the hits of one recall
+	// (across all projects of the caller together).
+	DefaultRecallLimit = 10
+	MaxRecallLimit     = 50
+	// DefaultListLimit and MaxListLimit bound one page of list (and of the
+	// web UI's entry pages).
+	DefaultListLimit = 50
+	MaxListLimit     = 200
+	// DefaultHistoryLimit and MaxHistoryLimit bound one page of history and
+	// of the audit and search logs.
+	DefaultHistoryLimit = 50
+	MaxHistoryLimit     = 200
+
+	// MaxCallerKeys is the most keys one request may carry (Authorization:
+	// Bearer munin_a,munin_b,…): one agent, up to this many projects.
+	MaxCallerKeys = 16
+
+	// DefaultWriteBudget is the writes per project per hour.
+	DefaultWriteBudget = 1000
+	// DefaultWriteBudgetBytes is the content bytes per project per hour. It
+	// bounds what one project can add to the in-memory search index in an
+	// hour: the index costs about 1.1 bytes of live heap per byte of prose
+	// and about 8 per byte of random words (search's memory benchmark), so
+	// 16 MiB/h add at most about 130 MiB/h, ~3 % of a 4 GB server.
+	DefaultWriteBudgetBytes = 16 << 20
+
+	// KeyCreationsPerHour is the keys one project may create in any hour,
+	// revoked ones included: creating and revoking in a loop stops here. The
+	// command line, which the operator owns, is not limited.
+	KeyCreationsPerHour = 100
+	// MaxLiveKeys is the unrevoked keys one project may hold.
+	MaxLiveKeys = 1000
+)

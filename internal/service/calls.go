@@ -1,0 +1,148 @@
+package service
+
+import (
+	"time"
+
+	"munin/internal/memory"
+)
+
+// The requests and answers of the memory calls, shared by MCP (tool
+// arguments and results, whose JSON schemas clients see in tools/list) and
+// REST (bodies and answers): one set of names for both. Descriptions are
+// short on purpose: the whole tools/list answer lands in every agent's
+// context window (budget: < 6 KB).
+
+// RememberRequest stores the next version of a slug.
+type RememberRequest struct {
+	Project         string   `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Slug            string   `json:"slug" jsonschema:"entry id: lowercase path like decisions/db-choice"`
+	Content         string   `json:"content" jsonschema:"the text (markdown), at most 64 KiB"`
+	Title           string   `json:"title,omitempty" jsonschema:"default: first line of content"`
+	Tags            []string `json:"tags,omitempty"`
+	ExpectedVersion *int     `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this; 0: slug must be new"`
+	IdempotencyKey  string   `json:"idempotency_key,omitempty" jsonschema:"a retry with the same key returns the first result"`
+}
+
+// ForgetRequest writes a tombstone version of a slug.
+type ForgetRequest struct {
+	Project         string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Slug            string `json:"slug"`
+	ExpectedVersion *int   `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this"`
+}
+
+// WriteResult answers remember and forget: the version written.
+type WriteResult struct {
+	Project   string    `json:"project"`
+	Slug      string    `json:"slug"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// RecallRequest searches the live entries of one project, or of every
+// project the caller holds a key for.
+type RecallRequest struct {
+	Project string   `json:"project,omitempty" jsonschema:"workspace/project; default: all your projects"`
+	Query   string   `json:"query" jsonschema:"words to search for: at most 1 KB and 32 distinct words, function words not counted"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"1-50, default 10"`
+	Tags    []string `json:"tags,omitempty" jsonschema:"only entries with all these tags"`
+}
+
+// Hit is one recall hit.
+type Hit struct {
+	Project   string    `json:"project"`
+	Slug      string    `json:"slug"`
+	Title     string    `json:"title"`
+	Version   int       `json:"version"`
+	Score     float64   `json:"score"`
+	Snippet   string    `json:"snippet"`
+	Tags      []string  `json:"tags"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// RecallResult answers recall: the hits, best first.
+type RecallResult struct {
+	Hits []Hit `json:"hits"`
+}
+
+// GetRequest reads a version of a slug (0: the latest).
+type GetRequest struct {
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Slug    string `json:"slug"`
+	Version int    `json:"version,omitempty" jsonschema:"default: latest"`
+}
+
+// Entry answers get: one version and the slug's latest version number.
+type Entry struct {
+	Project       string    `json:"project"`
+	Slug          string    `json:"slug"`
+	Version       int       `json:"version"`
+	Title         string    `json:"title"`
+	Content       string    `json:"content"`
+	Tags          []string  `json:"tags"`
+	Agent         string    `json:"agent"`
+	CreatedAt     time.Time `json:"created_at"`
+	LatestVersion int       `json:"latest_version"`
+}
+
+// ListRequest pages through live entries by slug.
+type ListRequest struct {
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Prefix  string `json:"prefix,omitempty" jsonschema:"only slugs starting with this"`
+	Tag     string `json:"tag,omitempty"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+}
+
+// ListEntry is one entry of a list page.
+type ListEntry struct {
+	Project   string    `json:"project"`
+	Slug      string    `json:"slug"`
+	Title     string    `json:"title"`
+	Version   int       `json:"version"`
+	Tags      []string  `json:"tags"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ListResult answers list: a page and the cursor of the next ("" at the end).
+type ListResult struct {
+	Entries    []ListEntry `json:"entries"`
+	NextCursor string      `json:"next_cursor"`
+}
+
+// HistoryRequest lists a slug's versions, newest first.
+type HistoryRequest struct {
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Slug    string `json:"slug"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
+}
+
+// HistoryResult answers history.
+type HistoryResult struct {
+	Project  string               `json:"project"`
+	Slug     string               `json:"slug"`
+	Versions []memory.VersionInfo `json:"versions"`
+}
+
+// ProjectAccess is one project a caller reaches, and how.
+type ProjectAccess struct {
+	Project string      `json:"project"`
+	Role    memory.Role `json:"role"`
+	Agent   string      `json:"agent"`
+}
+
+// Me answers "whom am I": the projects the caller's keys reach, the first
+// one first (where calls without a project act).
+type Me struct {
+	Projects []ProjectAccess `json:"projects"`
+	// ServerAdmin is set for a server-admin key, which reaches no project's memory.
+	ServerAdmin bool `json:"server_admin,omitempty"`
+}
+
+// nonNil makes an absent list encode as [] rather than null: clients index
+// into arrays without a nil check, and the output schemas say array.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
