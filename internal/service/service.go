@@ -7,7 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-		"time"
+	"time"
 
 	"munin/internal/memory"
 )
