@@ -50,7 +50,7 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, ord
 	if offset < 0 {
 		return nil, 0, memory.Errorf(memory.CodeInvalid, "offset must not be negative, got %d", offset)
 	}
-	limit = clampLimit(limit, defaultListLimit, maxListLimit)
+	limit = clampLimit(limit, memory.DefaultListLimit, memory.MaxListLimit)
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return nil, 0, err
@@ -127,9 +127,9 @@ func logWhere(f memory.LogFilter, project string, withSlug bool) (string, []any)
 }
 
 // AuditRows returns a project's audit rows matching f, newest first
-// (limit: default 50, at most 1000). Page on with BeforeID = the last row's ID.
+// (limit: memory.DefaultHistoryLimit when 0, at most memory.MaxHistoryLimit). Page on with BeforeID = the last row's ID.
 func (s *Store) AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.AuditRow, error) {
-	limit := clampLimit(f.Limit, defaultHistoryLimit, maxHistoryLimit)
+	limit := clampLimit(f.Limit, memory.DefaultHistoryLimit, memory.MaxHistoryLimit)
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -155,9 +155,9 @@ func (s *Store) AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.L
 }
 
 // SearchRows returns a project's search-log rows matching f, newest first
-// (limit: default 50, at most 1000). f.Slug is ignored.
+// (limit: memory.DefaultHistoryLimit when 0, at most memory.MaxHistoryLimit). f.Slug is ignored.
 func (s *Store) SearchRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.SearchRow, error) {
-	limit := clampLimit(f.Limit, defaultHistoryLimit, maxHistoryLimit)
+	limit := clampLimit(f.Limit, memory.DefaultHistoryLimit, memory.MaxHistoryLimit)
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -300,18 +300,16 @@ func (s *Store) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(m
 	return nil
 }
 
-// History limits.
-const (
-	defaultHistoryLimit = 50
-	maxHistoryLimit     = 1000
-)
-
-// History lists a slug's versions newest first (limit: default 50, at most 1000).
+// History lists a slug's versions newest first (limit: memory.DefaultHistoryLimit
+// when 0). The service bounds the limit of a client's call; the store's own
+// callers (checks, tools) may read a whole history.
 func (s *Store) History(ctx context.Context, ref memory.ProjectRef, slug string, limit int) ([]memory.VersionInfo, error) {
 	if err := memory.ValidateSlug(slug); err != nil {
 		return nil, err
 	}
-	limit = clampLimit(limit, defaultHistoryLimit, maxHistoryLimit)
+	if limit <= 0 {
+		limit = memory.DefaultHistoryLimit
+	}
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -9,12 +9,6 @@ import (
 	"munin/internal/memory"
 )
 
-// List limits.
-const (
-	defaultListLimit = 50
-	maxListLimit     = 200
-)
-
 // List pages through the live entries of a project (latest version not a
 // tombstone), ordered by slug. The cursor is the base64url of the last slug
 // of the previous page: keyset paging stays correct while entries are added.
@@ -23,7 +17,7 @@ func (s *Store) List(ctx context.Context, ref memory.ProjectRef, q memory.ListQu
 	if err != nil {
 		return nil, "", err
 	}
-	limit := clampLimit(q.Limit, defaultListLimit, maxListLimit)
+	limit := clampLimit(q.Limit, memory.DefaultListLimit, memory.MaxListLimit)
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return nil, "", err
