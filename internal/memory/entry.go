@@ -104,6 +104,8 @@ type Hit struct {
 	Snippet   string    `json:"snippet"`
 	Tags      []string  `json:"tags"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Project is the project the hit was found in; transports render it.
+	Project ProjectRef `json:"-"`
 }
 
 // SearchLogRow is one row of the search log: who searched what, and how it went.
