@@ -39,7 +39,7 @@ func (r *Registry) SearchProjects(ctx context.Context, refs []memory.ProjectRef,
 		return nil, err
 	}
 	if len(refs) == 1 {
-		return r.Search(ctx, refs[0], q)
+		return r.searchOne(ctx, refs[0], rc)
 	}
 	ps := make([]*project, len(refs))
 	for i, ref := range refs {

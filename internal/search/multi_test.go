@@ -127,6 +127,8 @@ func TestSearchProjectsScoresAsOneIndex(t *testing.T) {
 		{Text: "kafka retention postgres", Limit: MaxLimit},
 		{Text: "Datenbank Entscheidung replication", Limit: MaxLimit},
 		{Text: "Sicherung backup", Tags: []string{"db"}, Limit: MaxLimit},
+		// More than ten terms per field: bleve's heap disjunction.
+		{Text: "kafka retention postgres index database decision latency throughput replication backup restore cluster", Limit: MaxLimit},
 		{Text: "nosuchword"},
 	} {
 		got := searchAll(t, r, []memory.ProjectRef{projA, projB}, q)

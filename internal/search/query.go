@@ -58,6 +58,11 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	if err != nil {
 		return nil, err
 	}
+	return r.searchOne(ctx, ref, rc)
+}
+
+// searchOne is Search after the query was prepared.
+func (r *Registry) searchOne(ctx context.Context, ref memory.ProjectRef, rc recall) ([]memory.Hit, error) {
 	p, err := r.project(ref)
 	if err != nil {
 		return nil, err
