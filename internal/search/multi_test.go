@@ -1,6 +1,8 @@
 package search
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -402,4 +404,72 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSearchProjectsSlowBuildHoldsNoOtherIndex: while a recall over A and B
+// waits for B's build, it holds nothing of A: A's refreshes, the drop of its
+// index after a failed batch and its rebuild all go on (invariant 4).
+func TestSearchProjectsSlowBuildHoldsNoOtherIndex(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.put(projB, "beta", "Beta", "applesauce")
+	r := newTestRegistry(t, src, Options{Logger: slog.New(slog.DiscardHandler)})
+	find(t, r, projA, "applesauce") // A is built, B is not
+
+	scanStarted, releaseScan := make(chan struct{}), make(chan struct{})
+	var scanOnce, releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(releaseScan) }) }
+	t.Cleanup(unblock)
+	injected := fmt.Errorf("injected read failure")
+	src.setHooks(func(ctx context.Context, ref memory.ProjectRef) error {
+		if ref != projB {
+			return nil
+		}
+		scanOnce.Do(func() { close(scanStarted) })
+		select {
+		case <-releaseScan:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, func(ref memory.ProjectRef, slug string, v memory.Version, err error) (memory.Version, error) {
+		if slug == "alpha" && v.Version == 2 {
+			return memory.Version{}, injected
+		}
+		return v, err
+	})
+
+	type result struct {
+		hits []memory.Hit
+		err  error
+	}
+	searched := make(chan result, 1)
+	go func() {
+		hits, err := r.SearchProjects(testCtx(t), []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "applesauce"})
+		searched <- result{hits, err}
+	}()
+	<-scanStarted // B's build is held; the recall waits for it
+
+	// A batch of A fails: A's index is dropped, which needs every search
+	// holding it to let go. A recall holding A while it waits for B would
+	// block this until B's build is done.
+	src.put(projA, "alpha", "Alpha", "bananabread")
+	if err := r.Refresh(testCtx(t), projA, "alpha"); !errors.Is(err, injected) {
+		t.Fatalf("failing refresh of A while B builds: %v, want the injected failure", err)
+	}
+	src.put(projA, "alpha", "Alpha", "cherrypie") // version 3 reads fine
+	refresh(t, r, projA, "alpha")
+	if got := find(t, r, projA, "cherrypie"); len(got) != 1 || got[0].Version != 3 {
+		t.Fatalf("A after its rebuild: %v, want alpha version 3", describe(got))
+	}
+	select {
+	case res := <-searched:
+		t.Fatalf("recall over A and B returned before B's build: %+v", res)
+	default:
+	}
+	unblock()
+	res := <-searched
+	if res.err != nil || len(res.hits) != 1 || res.hits[0].Project != projB {
+		t.Fatalf("recall after B's build: %v, %v; want beta of %s (A's alpha no longer says applesauce)", describe(res.hits), res.err, projB)
+	}
 }
