@@ -58,22 +58,29 @@ func TestSearchProjectsRanksAcrossProjectSizes(t *testing.T) {
 	src := newFakeSource()
 	src.put(projSmall, "small-strong", "Retention", "kafka kafka kafka retention")
 	for i := range 4 {
-		src.put(projSmall, fmt.Sprintf("small-mention-%d", i), "Note", filler(i, 20)+" kafka")
+		src.put(projSmall, fmt.Sprintf("small-mention-%d", i), "Note", filler(i, 8)+" kafka")
 	}
-	src.put(projSmall, "small-weak", "Note", filler(7, 20)+" postgres")
+	src.put(projSmall, "small-weak", "Note", filler(7, 8)+" postgres")
 	for i := range 4 {
-		src.put(projSmall, fmt.Sprintf("other-%d", i), "Note", filler(i, 20))
+		src.put(projSmall, fmt.Sprintf("other-%d", i), "Note", filler(i, 8))
 	}
 	src.put(projBig, "big-strong", "Tuning", "postgres postgres postgres tuning")
-	src.put(projBig, "big-weak", "Note", filler(3, 30)+" kafka")
+	src.put(projBig, "big-weak", "Note", filler(3, 12)+" kafka")
 	for i := range 9998 {
-		c := filler(i, 30)
+		c := filler(i, 12)
 		if i%2 == 0 {
 			c += " postgres"
 		}
 		src.put(projBig, fmt.Sprintf("big-%05d", i), "Note", c)
 	}
-	r := newTestRegistry(t, src, Options{})
+	// Building 10,000 entries takes about 0.5 s, 5-10 s under -race: more
+	// than testCtx allows on a busy machine.
+	r := newTestRegistry(t, src, Options{IndexWait: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := r.Search(ctx, projBig, memory.SearchQuery{Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
 	both := []memory.ProjectRef{projBig, projSmall}
 
 	kafka := searchAll(t, r, both, memory.SearchQuery{Text: "kafka"})
