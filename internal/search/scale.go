@@ -22,15 +22,18 @@ import (
 // a strong match in a small project where half the entries hold it (idf 1.5).
 // Merging per-project scores would rank by project size, not by match.
 //
-// bleve's answer, an index alias with global scoring, does not fit: it
-// applies only to BM25 (which would change every single-project ranking), and
-// even there it sums the document count and field lengths of the indexes but
-// keeps each index's df (search_term.go, bm25ScoreMetrics), so the idf mixes
-// global N with local df. Instead, SearchProjects reads N and every leaf's df
-// in each index, sums them, and rewrites each index's query so that bleve
-// computes the score the union of the projects would give: a leaf's boost b
-// becomes b·g²/l² (g the global idf, l the local one), and each hit's score is
-// multiplied by the ratio of the two query norms. TestSearchProjectsScoresAsOneIndex
+// bleve's own answer does not fit. An index alias (MultiSearch) merges the
+// indexes' own scores, which is the problem above. Its global scoring
+// (search.SearchTypeKey = GlobalScoring, a pre-search over all indexes)
+// applies only to BM25, which would change every single-project ranking,
+// and even there it sums only the document counts and field lengths: each
+// term searcher still takes df from its own index (reader.Count() in
+// searcher/search_term.go), so the idf mixes global N with local df.
+// Instead, SearchProjects reads N and every leaf's df in each index, sums
+// them, and rewrites each index's query so that bleve computes the score
+// the union of the projects would give: a leaf's boost b becomes b·g²/l² (g
+// the global idf, l the local one), and each hit's score is multiplied by
+// the ratio of the two query norms. TestSearchProjectsScoresAsOneIndex
 // checks the result against one index holding both projects' entries.
 //
 // The statistics are read from the index before the search, which opens its
