@@ -135,3 +135,32 @@ func BenchmarkSearchSegments(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchProjects measures one recall over 1, 3 and 8 projects of
+// 500 entries each (the same entries in each). With one project it is
+// Search; with more, every index is searched once more for its statistics
+// and once for its hits.
+func BenchmarkSearchProjects(b *testing.B) {
+	queries := []string{"Datenbank Entscheidung", "replication latency", "index", "Sicherung backup restore"}
+	for _, n := range []int{1, 3, 8} {
+		b.Run(fmt.Sprintf("projects=%d", n), func(b *testing.B) {
+			src := newFakeSource()
+			refs := make([]memory.ProjectRef, n)
+			for i := range refs {
+				refs[i] = memory.ProjectRef{Workspace: "ws", Project: fmt.Sprintf("p%d", i)}
+				fillSource(src, refs[i], 500)
+			}
+			r := newTestRegistry(b, src, Options{})
+			if _, err := r.SearchProjects(context.Background(), refs, memory.SearchQuery{Text: "x"}); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				if _, err := r.SearchProjects(context.Background(), refs, memory.SearchQuery{Text: queries[i%len(queries)]}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -7,4 +7,6 @@
 // so that word forms of both languages find each other; titles and tags weigh
 // more than content. The index holds no text: hits are read from the Source. Hits carry a plain-text snippet of the content with
 // matched words marked «like this» (see snippet.go for the exact shape).
+// SearchProjects recalls over several projects at once, scored as if one
+// index held them all (see scale.go).
 package search

@@ -21,12 +21,19 @@ import (
 // meanwhile. The snippet's marks are found by analyzing that content with the
 // same analyzers as the query, which is what term locations recorded.
 
+// match is one of bleve's matches and the project whose index found it.
+type match struct {
+	ref memory.ProjectRef
+	dm  *search.DocumentMatch
+}
+
 // hitsFrom turns bleve's matches into hits, reading each matched version
 // from the Source. text is the query text, for the snippet marks.
-func (r *Registry) hitsFrom(ctx context.Context, ref memory.ProjectRef, text string, matches search.DocumentMatchCollection) ([]memory.Hit, error) {
+func (r *Registry) hitsFrom(ctx context.Context, text string, matches []match) ([]memory.Hit, error) {
 	hits := make([]memory.Hit, 0, len(matches))
 	var terms []map[string]bool // per snippet analyzer; built on the first hit
-	for _, dm := range matches {
+	for _, m := range matches {
+		ref, dm := m.ref, m.dm
 		ver, _ := dm.Fields[fieldVersion].(float64)
 		v, _, err := r.src.Get(ctx, ref, dm.ID, int(ver))
 		if err != nil {
@@ -40,7 +47,7 @@ func (r *Registry) hitsFrom(ctx context.Context, ref memory.ProjectRef, text str
 		}
 		h := memory.Hit{
 			Slug: dm.ID, Score: dm.Score, Title: v.Title, Version: v.Version,
-			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...),
+			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: ref,
 		}
 		h.Snippet = snippet(v.Content, r.matchSpans(v.Content, terms))
 		hits = append(hits, h)

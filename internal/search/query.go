@@ -7,17 +7,17 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"munin/internal/memory"
 )
 
-// Bounds of a recall's result list.
+// Bounds of a recall's result list (memory's limits table): DefaultLimit is
+// the number of hits when SearchQuery.Limit is 0 or less; MaxLimit caps it.
 const (
-	// DefaultLimit is the number of hits when SearchQuery.Limit is 0 or less.
-	DefaultLimit = 10
-	// MaxLimit caps SearchQuery.Limit; larger values are lowered to it.
-	MaxLimit = 50
+	DefaultLimit = memory.DefaultRecallLimit
+	MaxLimit     = memory.MaxRecallLimit
 )
 
 // fieldBoosts weighs where a word matched: a word in the title or a tag says
@@ -50,31 +50,18 @@ var storedFields = []string{fieldVersion}
 // entries carrying all of them (exact, case-sensitive) without changing the
 // score. Limit is DefaultLimit when 0 or less and at most MaxLimit.
 // The first Search of a project builds its index; every Search first waits
-// for the refreshes queued before it (see Queue).
+// for the refreshes queued before it (see Queue). Every hit carries ref as
+// its Project.
 func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
-	text := strings.TrimSpace(q.Text)
-	if text == "" {
-		return nil, memory.Errorf(memory.CodeInvalid, "query text must not be empty")
-	}
-	if err := memory.ValidateText("query", text, memory.MaxQuery); err != nil {
+	rc, err := r.prepare(q)
+	if err != nil {
 		return nil, err
 	}
-	if err := memory.ValidateTags(q.Tags); err != nil {
-		return nil, err
-	}
-	// The query is analyzed once: its distinct words bound the search's
-	// cost (each is a term search over every text field), so a query with
-	// more than the limit is refused before it waits for or costs a search.
-	terms := r.analyzeQuery(text)
-	if n := terms.count(); n > memory.MaxQueryTerms {
-		return nil, memory.Errorf(memory.CodeInvalid, "query has %d distinct search terms; at most %d are allowed", n, memory.MaxQueryTerms)
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	limit = min(limit, MaxLimit)
+	return r.searchOne(ctx, ref, rc)
+}
 
+// searchOne is Search after the query was prepared.
+func (r *Registry) searchOne(ctx context.Context, ref memory.ProjectRef, rc recall) ([]memory.Hit, error) {
 	p, err := r.project(ref)
 	if err != nil {
 		return nil, err
@@ -87,7 +74,54 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 	}
 	defer release()
 
-	req := bleve.NewSearchRequestOptions(buildQuery(terms, q.Tags), limit, 0, false)
+	dms, err := runSearch(ctx, idx, ref, buildQuery(rc.terms, rc.tags, nil), rc.limit)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]match, len(dms))
+	for i, dm := range dms {
+		ms[i] = match{ref: ref, dm: dm}
+	}
+	return r.hitsFrom(ctx, rc.text, ms)
+}
+
+// recall is a validated, analyzed SearchQuery.
+type recall struct {
+	text  string
+	terms queryTerms
+	tags  []string
+	limit int
+}
+
+// prepare validates q and analyzes its text once.
+func (r *Registry) prepare(q memory.SearchQuery) (recall, error) {
+	text := strings.TrimSpace(q.Text)
+	if text == "" {
+		return recall{}, memory.Errorf(memory.CodeInvalid, "query text must not be empty")
+	}
+	if err := memory.ValidateText("query", text, memory.MaxQuery); err != nil {
+		return recall{}, err
+	}
+	if err := memory.ValidateTags(q.Tags); err != nil {
+		return recall{}, err
+	}
+	// The query is analyzed once: its distinct words bound the search's
+	// cost (each is a term search over every text field), so a query with
+	// more than the limit is refused before it waits for or costs a search.
+	terms := r.analyzeQuery(text)
+	if n := terms.count(); n > memory.MaxQueryTerms {
+		return recall{}, memory.Errorf(memory.CodeInvalid, "query has %d distinct search terms; at most %d are allowed", n, memory.MaxQueryTerms)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return recall{text: text, terms: terms, tags: q.Tags, limit: min(limit, MaxLimit)}, nil
+}
+
+// runSearch runs one bleve search for the best limit matches of q.
+func runSearch(ctx context.Context, idx bleve.Index, ref memory.ProjectRef, q query.Query, limit int) (search.DocumentMatchCollection, error) {
+	req := bleve.NewSearchRequestOptions(q, limit, 0, false)
 	req.Fields = storedFields
 	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {
@@ -96,14 +130,16 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 		}
 		return nil, memory.Internal(fmt.Errorf("search %s: %w", ref, err))
 	}
-	return r.hitsFrom(ctx, ref, text, res.Hits)
+	return res.Hits, nil
 }
 
 // buildQuery ORs the query's terms per weighted field; tags become a
 // filter. Each field's part is what bleve's match query builds (a disjunction
-// of term queries, both boosted), but over distinct terms only.
-func buildQuery(terms queryTerms, tags []string) query.Query {
+// of term queries, both boosted), but over distinct terms only. boosts, when
+// not nil, replaces the boost of each term query, in the order of leaves.
+func buildQuery(terms queryTerms, tags []string, boosts []float64) query.Query {
 	dq := bleve.NewDisjunctionQuery()
+	leaf := 0
 	for _, fb := range fieldBoosts {
 		words := terms.byAnalyzer[fb.analyzer]
 		if len(words) == 0 {
@@ -115,6 +151,10 @@ func buildQuery(terms queryTerms, tags []string) query.Query {
 			tq := bleve.NewTermQuery(w)
 			tq.SetField(fb.field)
 			tq.SetBoost(fb.boost)
+			if boosts != nil {
+				tq.SetBoost(boosts[leaf])
+			}
+			leaf++
 			field.AddQuery(tq)
 		}
 		field.SetMin(1)

@@ -108,6 +108,7 @@ type Registry struct {
 var _ interface {
 	Queue(ref memory.ProjectRef, slug string) error
 	Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
+	SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
 } = (*Registry)(nil)
 
 // NewRegistry returns an empty registry reading from src. It panics if the

@@ -27,7 +27,7 @@ func TestQueryTermsCountsWhatIsSearched(t *testing.T) {
 		if got := terms.count(); got != want {
 			t.Errorf("%q counts %d terms (%v), want %d", text, got, terms, want)
 		}
-		dq := buildQuery(terms, nil).(*query.DisjunctionQuery)
+		dq := buildQuery(terms, nil, nil).(*query.DisjunctionQuery)
 		for i, part := range dq.Disjuncts {
 			fb := fieldBoosts[i]
 			n := 0

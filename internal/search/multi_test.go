@@ -1,0 +1,482 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+)
+
+var (
+	projSmall = memory.ProjectRef{Workspace: "ws", Project: "small"}
+	projBig   = memory.ProjectRef{Workspace: "ws", Project: "big"}
+)
+
+// fillerWords never occur in a query of these tests.
+var fillerWords = strings.Fields(`river stone cloud paper garden window yellow silver market bridge
+forest candle harbor meadow pencil rocket saddle timber valley wagon anchor basket copper desert`)
+
+// filler is n filler words, starting at the i-th.
+func filler(i, n int) string {
+	w := make([]string, n)
+	for j := range w {
+		w[j] = fillerWords[(i+j)%len(fillerWords)]
+	}
+	return strings.Join(w, " ")
+}
+
+func searchAll(t testing.TB, r *Registry, refs []memory.ProjectRef, q memory.SearchQuery) []memory.Hit {
+	t.Helper()
+	hits, err := r.SearchProjects(testCtx(t), refs, q)
+	if err != nil {
+		t.Fatalf("search %q in %v: %v", q.Text, refs, err)
+	}
+	return hits
+}
+
+// rank is the position of slug from ref in hits, or -1.
+func rank(hits []memory.Hit, ref memory.ProjectRef, slug string) int {
+	return slices.IndexFunc(hits, func(h memory.Hit) bool { return h.Project == ref && h.Slug == slug })
+}
+
+// TestSearchProjectsRanksAcrossProjectSizes: a strong match outranks a weak
+// one whichever of a project of 10 entries and one of 10,000 holds it. Per
+// index, a word's weight depends on how rare it is in that index: kafka,
+// in half the small project, weighs little there and a lot in the big one,
+// where one entry mentions it; postgres the other way round. Merging each
+// project's own scores puts both weak matches first.
+func TestSearchProjectsRanksAcrossProjectSizes(t *testing.T) {
+	src := newFakeSource()
+	src.put(projSmall, "small-strong", "Retention", "kafka kafka kafka retention")
+	for i := range 4 {
+		src.put(projSmall, fmt.Sprintf("small-mention-%d", i), "Note", filler(i, 8)+" kafka")
+	}
+	src.put(projSmall, "small-weak", "Note", filler(7, 8)+" postgres")
+	for i := range 4 {
+		src.put(projSmall, fmt.Sprintf("other-%d", i), "Note", filler(i, 8))
+	}
+	src.put(projBig, "big-strong", "Tuning", "postgres postgres postgres tuning")
+	src.put(projBig, "big-weak", "Note", filler(3, 12)+" kafka")
+	for i := range 9998 {
+		c := filler(i, 12)
+		if i%2 == 0 {
+			c += " postgres"
+		}
+		src.put(projBig, fmt.Sprintf("big-%05d", i), "Note", c)
+	}
+	// Building 10,000 entries takes about 0.5 s, 5-10 s under -race: more
+	// than testCtx allows on a busy machine.
+	r := newTestRegistry(t, src, Options{IndexWait: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := r.Search(ctx, projBig, memory.SearchQuery{Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	both := []memory.ProjectRef{projBig, projSmall}
+
+	kafka := searchAll(t, r, both, memory.SearchQuery{Text: "kafka"})
+	if got := rank(kafka, projSmall, "small-strong"); got != 0 {
+		t.Errorf("kafka: strong match of the small project at %d, want 0; hits %v", got, describe(kafka))
+	}
+	if got := rank(kafka, projBig, "big-weak"); got <= 0 {
+		t.Errorf("kafka: weak match of the big project at %d, want found below the strong one; hits %v", got, describe(kafka))
+	}
+	pg := searchAll(t, r, both, memory.SearchQuery{Text: "postgres", Limit: MaxLimit})
+	if got := rank(pg, projBig, "big-strong"); got != 0 {
+		t.Errorf("postgres: strong match of the big project at %d, want 0; hits %v", got, describe(pg))
+	}
+	if got := rank(pg, projSmall, "small-weak"); got != 1 {
+		t.Errorf("postgres: weak match of the small project at %d, want 1 (above the big project's weaker mentions); hits %v", got, describe(pg))
+	}
+}
+
+func describe(hits []memory.Hit) []string {
+	out := make([]string, 0, min(len(hits), 8))
+	for _, h := range hits[:min(len(hits), 8)] {
+		out = append(out, fmt.Sprintf("%s:%s=%.4f", h.Project.Project, h.Slug, h.Score))
+	}
+	return out
+}
+
+// TestSearchProjectsScoresAsOneIndex: the scores of a recall over two
+// projects are those of one index holding the entries of both.
+func TestSearchProjectsScoresAsOneIndex(t *testing.T) {
+	union := memory.ProjectRef{Workspace: "ws", Project: "union"}
+	src := newFakeSource()
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := append(slices.Clone(benchWords), "kafka", "postgres", "retention", "kafka", "Kafka")
+	tags := []string{"db", "ops", "adr"}
+	put := func(ref memory.ProjectRef, n int) {
+		for i := range n {
+			var b strings.Builder
+			for range 5 + rng.IntN(60) {
+				b.WriteString(words[rng.IntN(len(words))] + " ")
+			}
+			title := words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))]
+			tt := []string{tags[rng.IntN(len(tags))]}
+			slug := fmt.Sprintf("%s-%d", ref.Project, i)
+			src.put(ref, slug, title, b.String(), tt...)
+			src.put(union, slug, title, b.String(), tt...)
+		}
+	}
+	put(projA, 30)
+	put(projB, 700)
+	r := newTestRegistry(t, src, Options{})
+	for _, q := range []memory.SearchQuery{
+		{Text: "kafka"},
+		{Text: "kafka retention postgres", Limit: MaxLimit},
+		{Text: "Datenbank Entscheidung replication", Limit: MaxLimit},
+		{Text: "Sicherung backup", Tags: []string{"db"}, Limit: MaxLimit},
+		// More than ten terms per field: bleve's heap disjunction.
+		{Text: "kafka retention postgres index database decision latency throughput replication backup restore cluster", Limit: MaxLimit},
+		{Text: "nosuchword"},
+	} {
+		got := searchAll(t, r, []memory.ProjectRef{projA, projB}, q)
+		want, err := r.Search(testCtx(t), union, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d hits over two projects, %d in one index", q.Text, len(got), len(want))
+		}
+		byslug := map[string]float64{}
+		for _, h := range want {
+			byslug[h.Slug] = h.Score
+		}
+		for i, h := range got {
+			if !near(h.Score, want[i].Score) {
+				t.Errorf("%q: score %d is %v over two projects, %v in one index", q.Text, i, h.Score, want[i].Score)
+			}
+			if s, ok := byslug[h.Slug]; ok && !near(h.Score, s) {
+				t.Errorf("%q: %s scores %v over two projects, %v in one index", q.Text, h.Slug, h.Score, s)
+			}
+			if wantRef := map[bool]memory.ProjectRef{true: projA, false: projB}[strings.HasPrefix(h.Slug, projA.Project)]; h.Project != wantRef {
+				t.Errorf("%q: %s carries project %s, want %s", q.Text, h.Slug, h.Project, wantRef)
+			}
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// TestSearchProjectsOneRefIsSearch: over one project, SearchProjects answers
+// exactly what Search does, and both name the project in every hit.
+func TestSearchProjectsOneRefIsSearch(t *testing.T) {
+	src := newFakeSource()
+	fillSource(src, projA, 200)
+	r := newTestRegistry(t, src, Options{})
+	for _, q := range []memory.SearchQuery{{Text: "Datenbank"}, {Text: "replication latency", Limit: 30, Tags: []string{"db"}}} {
+		one := find(t, r, projA, q.Text, q.Tags...)
+		if q.Limit != 0 {
+			var err error
+			if one, err = r.Search(testCtx(t), projA, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := searchAll(t, r, []memory.ProjectRef{projA}, q)
+		if len(one) == 0 || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", one) {
+			t.Fatalf("%q: SearchProjects %v, Search %v", q.Text, describe(got), describe(one))
+		}
+		for _, h := range got {
+			if h.Project != projA {
+				t.Fatalf("%q: hit %s carries project %q, want %s", q.Text, h.Slug, h.Project, projA)
+			}
+		}
+	}
+}
+
+// TestSearchProjectsLimitsTheMergedList: the limit is applied to the merged
+// list, which holds the best hits of all projects, best first.
+func TestSearchProjectsLimitsTheMergedList(t *testing.T) {
+	src := newFakeSource()
+	for i := range 12 {
+		// Longer content scores lower: A holds the best and the worst.
+		src.put(projA, fmt.Sprintf("a%02d", i), "Note", strings.Repeat("river ", 2*i)+"kafka")
+		src.put(projB, fmt.Sprintf("b%02d", i), "Note", strings.Repeat("river ", 2*i+1)+"kafka")
+	}
+	r := newTestRegistry(t, src, Options{})
+	both := []memory.ProjectRef{projA, projB}
+	for _, c := range []struct{ limit, want int }{{0, DefaultLimit}, {7, 7}, {1, 1}, {MaxLimit + 5, 24}} {
+		hits := searchAll(t, r, both, memory.SearchQuery{Text: "kafka", Limit: c.limit})
+		if len(hits) != c.want {
+			t.Fatalf("limit %d: %d hits, want %d", c.limit, len(hits), c.want)
+		}
+		for i, h := range hits {
+			wantRef, wantSlug := projA, fmt.Sprintf("a%02d", i/2)
+			if i%2 == 1 {
+				wantRef, wantSlug = projB, fmt.Sprintf("b%02d", i/2)
+			}
+			if h.Project != wantRef || h.Slug != wantSlug {
+				t.Fatalf("limit %d: hit %d is %s %s, want %s %s (best first across projects); hits %v",
+					c.limit, i, h.Project, h.Slug, wantRef, wantSlug, describe(hits))
+			}
+		}
+	}
+}
+
+// TestSearchProjectsFiltersTagsInEveryProject: tags restrict the hits of
+// every project searched.
+func TestSearchProjectsFiltersTagsInEveryProject(t *testing.T) {
+	src := newFakeSource()
+	for _, ref := range []memory.ProjectRef{projA, projB, projSmall} {
+		src.put(ref, "tagged", "Kafka", "kafka retention", "db", "ops")
+		src.put(ref, "half", "Kafka", "kafka retention", "db")
+		src.put(ref, "untagged", "Kafka", "kafka retention")
+	}
+	r := newTestRegistry(t, src, Options{})
+	refs := []memory.ProjectRef{projA, projB, projSmall}
+	hits := searchAll(t, r, refs, memory.SearchQuery{Text: "kafka", Tags: []string{"db", "ops"}})
+	if len(hits) != 3 {
+		t.Fatalf("hits %v, want the entry tagged db and ops of each of the 3 projects", describe(hits))
+	}
+	for _, ref := range refs {
+		if rank(hits, ref, "tagged") < 0 {
+			t.Errorf("no tagged hit of %s: %v", ref, describe(hits))
+		}
+	}
+	if got := searchAll(t, r, refs, memory.SearchQuery{Text: "kafka", Tags: []string{"nosuchtag"}}); len(got) != 0 {
+		t.Fatalf("unknown tag: %v, want no hits", describe(got))
+	}
+}
+
+// TestSearchProjectsWaitsForQueuedRefreshInEveryProject: a write queued in
+// one of the projects before the recall is found by it (invariant 3).
+func TestSearchProjectsWaitsForQueuedRefreshInEveryProject(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.put(projB, "beta", "Beta", "applesauce")
+	r := newTestRegistry(t, src, Options{})
+	both := []memory.ProjectRef{projA, projB}
+	searchAll(t, r, both, memory.SearchQuery{Text: "applesauce"}) // builds both
+
+	started, release := blockLatest(src, "beta")
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	src.put(projB, "beta", "Beta", "bananabread")
+	if err := r.Queue(projB, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	<-started // B's batch is reading beta and held there
+
+	type result struct {
+		hits []memory.Hit
+		err  error
+	}
+	searched := make(chan result, 1)
+	go func() {
+		hits, err := r.SearchProjects(testCtx(t), both, memory.SearchQuery{Text: "bananabread"})
+		searched <- result{hits, err}
+	}()
+	select {
+	case res := <-searched:
+		t.Fatalf("search returned before B's queued refresh was applied: %+v", res)
+	case <-time.After(100 * time.Millisecond):
+	}
+	unblock()
+	res := <-searched
+	if res.err != nil || len(res.hits) != 1 || res.hits[0].Project != projB || res.hits[0].Version != 2 {
+		t.Fatalf("search after B's queued write: %v, %v; want beta version 2 of %s", describe(res.hits), res.err, projB)
+	}
+}
+
+// TestSearchProjectsGivesUpOnQueuedRefresh: past Options.IndexWait, a recall
+// over several projects answers unavailable, never from an index that lacks
+// a write queued before it.
+func TestSearchProjectsGivesUpOnQueuedRefresh(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.put(projB, "beta", "Beta", "applesauce")
+	r := newTestRegistry(t, src, Options{IndexWait: tinyWait})
+	both := []memory.ProjectRef{projA, projB}
+	_, _ = r.SearchProjects(testCtx(t), both, memory.SearchQuery{Text: "applesauce"}) // starts the builds
+	waitBuilt(t, r, projA)
+	waitBuilt(t, r, projB)
+
+	started, release := blockLatest(src, "beta")
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	src.put(projB, "beta", "Beta", "bananabread")
+	if err := r.Queue(projB, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	hits, err := r.SearchProjects(testCtx(t), both, memory.SearchQuery{Text: "bananabread applesauce"})
+	if err == nil {
+		t.Fatalf("search while B's queued write is held answered %v; want unavailable", describe(hits))
+	}
+	checkCatchingUp(t, err)
+	unblock()
+	refresh(t, r, projB, "beta")
+	if got := searchAll(t, r, both, memory.SearchQuery{Text: "bananabread"}); len(got) != 1 || got[0].Version != 2 {
+		t.Fatalf("search after the refresh: %v, want beta version 2", describe(got))
+	}
+}
+
+func TestSearchProjectsRefusesBadInput(t *testing.T) {
+	r := newTestRegistry(t, newFakeSource(), Options{})
+	many := make([]memory.ProjectRef, MaxSearchProjects+1)
+	for i := range many {
+		many[i] = memory.ProjectRef{Workspace: "ws", Project: fmt.Sprintf("p%d", i)}
+	}
+	for _, c := range []struct {
+		name string
+		refs []memory.ProjectRef
+		q    memory.SearchQuery
+		want string
+	}{
+		{"no project", nil, memory.SearchQuery{Text: "x"}, "no project"},
+		{"too many", many, memory.SearchQuery{Text: "x"}, "at most 16 projects"},
+		{"repeated", []memory.ProjectRef{projA, projB, projA}, memory.SearchQuery{Text: "x"}, "ws/alpha is listed twice"},
+		{"empty text", []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "  "}, "query text"},
+		{"bad tag", []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "x", Tags: []string{""}}, "tag"},
+	} {
+		_, err := r.SearchProjects(testCtx(t), c.refs, c.q)
+		if memory.ErrorCode(err) != memory.CodeInvalid || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want invalid naming %q", c.name, err, c.want)
+		}
+	}
+	if st := r.Stats(); len(st.Projects) != 0 {
+		t.Errorf("refused searches touched projects: %v", st.Projects)
+	}
+}
+
+// TestSearchProjectsConcurrent: many recalls over overlapping projects, in
+// different orders, while writers queue into all of them and failed batches
+// drop indexes (swaps): every recall finds the write its goroutine queued
+// before it, and none deadlocks (testCtx bounds each).
+func TestSearchProjectsConcurrent(t *testing.T) {
+	src := newFakeSource()
+	refs := make([]memory.ProjectRef, 5)
+	for i := range refs {
+		refs[i] = memory.ProjectRef{Workspace: "ws", Project: fmt.Sprintf("p%d", i)}
+		src.put(refs[i], "seed", "Seed", "seed words")
+	}
+	// Every 13th read fails, which drops the project's index: the next
+	// search rebuilds it, swapping indexes under concurrent recalls.
+	var mu sync.Mutex
+	reads := 0
+	src.setHooks(nil, func(_ memory.ProjectRef, _ string, v memory.Version, err error) (memory.Version, error) {
+		mu.Lock()
+		reads++
+		fail := reads%13 == 0
+		mu.Unlock()
+		if fail {
+			return memory.Version{}, fmt.Errorf("injected read failure")
+		}
+		return v, err
+	})
+	r := newTestRegistry(t, src, Options{CompactAfter: 3, Logger: slog.New(slog.DiscardHandler)})
+	var wg sync.WaitGroup
+	for g := range 12 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 9))
+			for i := range 20 {
+				ref := refs[rng.IntN(len(refs))]
+				w := word(g*1000 + i)
+				slug := fmt.Sprintf("g%d-%d", g, i%4)
+				src.put(ref, slug, "T", w)
+				if err := r.Queue(ref, slug); err != nil {
+					t.Error(err)
+					return
+				}
+				// Search the project written and some others, in any order.
+				set := []memory.ProjectRef{ref}
+				for _, i := range rng.Perm(len(refs))[:1+rng.IntN(len(refs)-1)] {
+					if refs[i] != ref {
+						set = append(set, refs[i])
+					}
+				}
+				rng.Shuffle(len(set), func(i, j int) { set[i], set[j] = set[j], set[i] })
+				hits, err := r.SearchProjects(testCtx(t), set, memory.SearchQuery{Text: w})
+				if err != nil {
+					t.Errorf("search %s in %v: %v", w, set, err)
+					return
+				}
+				if len(hits) != 1 || hits[0].Project != ref || hits[0].Slug != slug {
+					t.Errorf("search %s in %v: %v, want %s of %s", w, set, describe(hits), slug, ref)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestSearchProjectsSlowBuildHoldsNoOtherIndex: while a recall over A and B
+// waits for B's build, it holds nothing of A: A's refreshes, the drop of its
+// index after a failed batch and its rebuild all go on (invariant 4).
+func TestSearchProjectsSlowBuildHoldsNoOtherIndex(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.put(projB, "beta", "Beta", "applesauce")
+	r := newTestRegistry(t, src, Options{Logger: slog.New(slog.DiscardHandler)})
+	find(t, r, projA, "applesauce") // A is built, B is not
+
+	scanStarted, releaseScan := make(chan struct{}), make(chan struct{})
+	var scanOnce, releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(releaseScan) }) }
+	t.Cleanup(unblock)
+	injected := fmt.Errorf("injected read failure")
+	src.setHooks(func(ctx context.Context, ref memory.ProjectRef) error {
+		if ref != projB {
+			return nil
+		}
+		scanOnce.Do(func() { close(scanStarted) })
+		select {
+		case <-releaseScan:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, func(ref memory.ProjectRef, slug string, v memory.Version, err error) (memory.Version, error) {
+		if slug == "alpha" && v.Version == 2 {
+			return memory.Version{}, injected
+		}
+		return v, err
+	})
+
+	type result struct {
+		hits []memory.Hit
+		err  error
+	}
+	searched := make(chan result, 1)
+	go func() {
+		hits, err := r.SearchProjects(testCtx(t), []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "applesauce"})
+		searched <- result{hits, err}
+	}()
+	<-scanStarted // B's build is held; the recall waits for it
+
+	// A batch of A fails: A's index is dropped, which needs every search
+	// holding it to let go. A recall holding A while it waits for B would
+	// block this until B's build is done.
+	src.put(projA, "alpha", "Alpha", "bananabread")
+	if err := r.Refresh(testCtx(t), projA, "alpha"); !errors.Is(err, injected) {
+		t.Fatalf("failing refresh of A while B builds: %v, want the injected failure", err)
+	}
+	src.put(projA, "alpha", "Alpha", "cherrypie") // version 3 reads fine
+	refresh(t, r, projA, "alpha")
+	if got := find(t, r, projA, "cherrypie"); len(got) != 1 || got[0].Version != 3 {
+		t.Fatalf("A after its rebuild: %v, want alpha version 3", describe(got))
+	}
+	select {
+	case res := <-searched:
+		t.Fatalf("recall over A and B returned before B's build: %+v", res)
+	default:
+	}
+	unblock()
+	res := <-searched
+	if res.err != nil || len(res.hits) != 1 || res.hits[0].Project != projB {
+		t.Fatalf("recall after B's build: %v, %v; want beta of %s (A's alpha no longer says applesauce)", describe(res.hits), res.err, projB)
+	}
+}
