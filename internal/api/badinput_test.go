@@ -70,7 +70,7 @@ func TestBadInput(t *testing.T) {
 	if es := m["entries"].([]any); len(es) != 0 {
 		t.Fatalf("bad input wrote something: %v", m)
 	}
-	used, _, err := f.env.Svc.WriteUsage(t.Context(), f.admin.Project)
+	used, _, err := f.env.Svc.WriteUsage(t.Context(), f.admin.First().Project)
 	if err != nil || used != 0 {
 		t.Fatalf("bad input used the write budget: %d, %v", used, err)
 	}

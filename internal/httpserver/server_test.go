@@ -171,7 +171,7 @@ func TestBodyCapChunked(t *testing.T) {
 func TestAuth(t *testing.T) {
 	s := newStack(t, Config{}, nil, nil)
 	revokedToken, revoked := s.env.Key(t, "ws", "proj", "gone", "read")
-	if err := s.env.Svc.RevokeKey(t.Context(), revoked.ID); err != nil {
+	if err := s.env.Svc.RevokeKey(t.Context(), revoked.First().ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/mcp", "/api/v1/entries"} {
