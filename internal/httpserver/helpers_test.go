@@ -40,7 +40,7 @@ type stack struct {
 	log   *logBuffer
 	token string
 	key   memory.Key // the first (only) key of token
-	base  string // set by serve
+	base  string     // set by serve
 }
 
 func newStack(t *testing.T, cfg Config, mcp, apiHandler http.Handler) *stack {
