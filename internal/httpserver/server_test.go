@@ -289,8 +289,11 @@ func TestLogNeverContainsToken(t *testing.T) {
 	send("POST", "/nope?token="+s.token, "Bearer "+s.token, s.token)
 
 	logs := s.log.String()
+	// Not even the start of the key: the refusals are logged by their
+	// reason ("missing key: send Authorization: Bearer munin_…"), never
+	// with what was sent.
 	secret := strings.TrimPrefix(s.token, "munin_")
-	if strings.Contains(logs, secret) || strings.Contains(logs, "Bearer") {
+	if strings.Contains(logs, secret[:8]) {
 		t.Fatalf("the log contains the key:\n%s", logs)
 	}
 	for _, want := range []string{"path=/mcp", "status=200", "status=401", "agent=agent-1", "project=ws/proj", "duration_ms=", "bytes="} {
