@@ -53,9 +53,21 @@ func noteCaller(r *http.Request, c memory.Caller) {
 	reqlog.NoteCaller(r.Context(), c.First().Agent, strings.Join(projects, ","))
 }
 
-// bearerToken extracts the token list; the scheme name is case-insensitive (RFC 9110).
+// bearerToken extracts the token list: the text after "Bearer ", spaces
+// around it trimmed (Authenticate splits it at the commas and trims each
+// key). The scheme name is case-insensitive (RFC 9110). Several keys go in
+// one header; a second Authorization header is refused rather than
+// ignored, since a caller sending one per key would otherwise act with
+// the first alone and wonder why its other projects are forbidden.
 func bearerToken(r *http.Request) (string, error) {
-	h := r.Header.Get("Authorization")
+	hs := r.Header.Values("Authorization")
+	if len(hs) > 1 {
+		return "", memory.Errorf(memory.CodeUnauthorized, "%d Authorization headers sent; send one, with several keys comma-separated: Authorization: Bearer munin_…,munin_…", len(hs))
+	}
+	h := ""
+	if len(hs) == 1 {
+		h = hs[0]
+	}
 	if h == "" {
 		return "", memory.Errorf(memory.CodeUnauthorized, "missing key: send Authorization: Bearer munin_…")
 	}

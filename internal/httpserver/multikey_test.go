@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -225,5 +226,38 @@ func TestHeaderSizes(t *testing.T) {
 	r := s.call(t, "GET", "/api/v1/me", "Bearer munin_"+strings.Repeat("k", maxHeaderBytes+8<<10), "")
 	if r.status != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("a header over MaxHeaderBytes: %d %s; want 431 from net/http", r.status, r.body)
+	}
+}
+
+// TestTwoAuthorizationHeaders: keys sent in two Authorization headers are
+// refused, saying how to send them, rather than the second silently ignored.
+func TestTwoAuthorizationHeaders(t *testing.T) {
+	s := newFullStack(t, Config{})
+	s.serve(t)
+	a, _ := s.env.Key(t, "team", "backend", "agent-a", memory.RoleWrite)
+	b, _ := s.env.Key(t, "team", "shared", "agent-b", memory.RoleRead)
+	for _, path := range []string{"/api/v1/me", "/mcp"} {
+		req, _ := http.NewRequest("POST", s.base+path, strings.NewReader(initBody))
+		if path == "/api/v1/me" {
+			req.Method = "GET"
+			req.Body = http.NoBody
+		}
+		req.Header.Add("Authorization", "Bearer "+a)
+		req.Header.Add("Authorization", "Bearer "+b)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := errorBody("unauthorized", "2 Authorization headers sent; send one, with several keys comma-separated: Authorization: Bearer munin_…,munin_…")
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != api.AuthChallenge || string(body) != want {
+			t.Errorf("%s with two Authorization headers: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	if logs := s.log.String(); strings.Contains(logs, strings.TrimPrefix(a, "munin_")[:8]) || strings.Contains(logs, strings.TrimPrefix(b, "munin_")[:8]) {
+		t.Fatalf("the log contains a key:\n%s", logs)
 	}
 }
