@@ -2,8 +2,14 @@
 // the MCP tools (remember, recall, get, list, history, forget) and the same
 // JSON field names, for scripts and tools that do not speak MCP.
 //
+// Every route takes an optional project ("workspace/project"): a query
+// parameter on GET and DELETE, a body field on POST and PUT. Without it a
+// call acts in the caller's first key's project; recall then searches all
+// of the caller's projects. GET /me says which projects the caller reaches.
+//
 // Authentication happens outside: the httpserver middleware turns the bearer
-// token into a key and puts it in the request context (service.WithKey).
+// key list into a caller and puts it in the request context
+// (service.WithCaller).
 package api
 
 import (
@@ -28,7 +34,7 @@ type handler struct {
 type keyed func(w http.ResponseWriter, r *http.Request, c memory.Caller)
 
 // New returns the REST API handler. It serves paths starting with Prefix and
-// expects the caller's key in the request context; without one it answers 401.
+// expects the caller in the request context; without one it answers 401.
 func New(svc *service.Service) http.Handler {
 	h := &handler{svc: svc}
 	r := mux.NewRouter()
@@ -88,7 +94,9 @@ func (p prefixed) Handle(path string, h http.Handler) *mux.Route {
 	return p.r.Handle(Prefix+path, h)
 }
 
-// me: GET /me → the projects the caller's keys reach, with role and agent.
+// me: GET /me → {projects: [{project, role, agent}], server_admin?}: the
+// projects the caller's keys reach, the default first. It takes no
+// parameters (a project would only filter what the caller already knows).
 func (h *handler) me(w http.ResponseWriter, r *http.Request, c memory.Caller) {
 	if _, err := readParams(r); err != nil {
 		WriteError(w, err)

@@ -19,8 +19,8 @@ func TestRoundTrip(t *testing.T) {
 	// create two versions of one slug and a few others
 	m := decode(t, f.do(t, req{method: "POST", path: "/api/v1/entries", key: w,
 		body: `{"slug":"decisions/db-choice","content":"We use SQLite with WAL.","title":"DB choice","tags":["db","arch"]}`}), http.StatusCreated)
-	if m["slug"] != "decisions/db-choice" || m["version"] != 1.0 || m["created_at"] == nil {
-		t.Fatalf("create: %v", m)
+	if m["project"] != "ws/proj" || m["slug"] != "decisions/db-choice" || m["version"] != 1.0 || m["created_at"] == nil || len(m) != 4 {
+		t.Fatalf("create: %v, want {project, slug, version, created_at}", m)
 	}
 	rec := f.do(t, req{method: "POST", path: "/api/v1/entries", key: w,
 		body: `{"slug":"decisions/db-choice","content":"We use SQLite with WAL and one writer per file.","tags":["db"],"expected_version":1}`})
@@ -46,7 +46,10 @@ func TestRoundTrip(t *testing.T) {
 		!strings.Contains(m["content"].(string), "one writer") || m["title"] == "" {
 		t.Fatalf("get latest: %v", m)
 	}
-	for _, k := range []string{"slug", "version", "title", "content", "tags", "agent", "created_at", "latest_version"} {
+	if m["project"] != "ws/proj" {
+		t.Errorf("get: project %v, want ws/proj", m["project"])
+	}
+	for _, k := range []string{"project", "slug", "version", "title", "content", "tags", "agent", "created_at", "latest_version"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("get: field %s missing in %v", k, m)
 		}
@@ -59,7 +62,7 @@ func TestRoundTrip(t *testing.T) {
 	// history, newest first
 	m = decode(t, f.do(t, req{method: "GET", path: "/api/v1/history/decisions/db-choice", key: &f.read}), http.StatusOK)
 	vs := m["versions"].([]any)
-	if len(vs) != 2 || vs[0].(map[string]any)["version"] != 2.0 || vs[1].(map[string]any)["version"] != 1.0 {
+	if m["project"] != "ws/proj" || m["slug"] != "decisions/db-choice" || len(vs) != 2 || vs[0].(map[string]any)["version"] != 2.0 || vs[1].(map[string]any)["version"] != 1.0 {
 		t.Fatalf("history: %v", m)
 	}
 	m = decode(t, f.do(t, req{method: "GET", path: "/api/v1/history/decisions/db-choice?limit=1", key: &f.read}), http.StatusOK)
@@ -77,6 +80,9 @@ func TestRoundTrip(t *testing.T) {
 		m = decode(t, f.do(t, req{method: "GET", key: &f.read,
 			path: "/api/v1/entries?prefix=decisions/&limit=2&cursor=" + url.QueryEscape(cursor)}), http.StatusOK)
 		for _, e := range m["entries"].([]any) {
+			if p := e.(map[string]any)["project"]; p != "ws/proj" {
+				t.Fatalf("list entry without its project (%v): %v", p, e)
+			}
 			slugs = append(slugs, e.(map[string]any)["slug"].(string))
 		}
 		cursor = m["next_cursor"].(string)
@@ -102,7 +108,10 @@ func TestRoundTrip(t *testing.T) {
 	if len(hits) != 1 || hits[0].(map[string]any)["slug"] != "decisions/db-choice" {
 		t.Fatalf("recall GET: %v", m)
 	}
-	for _, k := range []string{"slug", "title", "version", "score", "snippet", "tags", "updated_at"} {
+	if p := hits[0].(map[string]any)["project"]; p != "ws/proj" {
+		t.Errorf("hit: project %v, want ws/proj", p)
+	}
+	for _, k := range []string{"project", "slug", "title", "version", "score", "snippet", "tags", "updated_at"} {
 		if _, ok := hits[0].(map[string]any)[k]; !ok {
 			t.Errorf("hit: field %s missing", k)
 		}
@@ -119,8 +128,8 @@ func TestRoundTrip(t *testing.T) {
 
 	// forget, then get is 404 and history shows the tombstone
 	m = decode(t, f.do(t, req{method: "DELETE", path: "/api/v1/entries/decisions/db-choice?expected_version=2", key: w}), http.StatusOK)
-	if m["slug"] != "decisions/db-choice" || m["version"] != 3.0 {
-		t.Fatalf("delete: %v", m)
+	if m["project"] != "ws/proj" || m["slug"] != "decisions/db-choice" || m["version"] != 3.0 || m["created_at"] == nil || len(m) != 4 {
+		t.Fatalf("delete: %v, want {project, slug, version, created_at}", m)
 	}
 	code, msg := errorOf(t, f.do(t, req{method: "GET", path: "/api/v1/entries/decisions/db-choice", key: &f.read}), http.StatusNotFound)
 	if code != "not_found" || !strings.Contains(msg, "forgotten") {

@@ -54,6 +54,12 @@ func TestBadInput(t *testing.T) {
 		{"recall limit=abc", req{method: "GET", path: "/api/v1/recall?q=x&limit=abc"}, 400, "limit"},
 		{"recall bad tag", req{method: "POST", path: "/api/v1/recall", body: `{"query":"x","tags":["a b"]}`}, 400, "tag"},
 		{"recall wrong type", req{method: "POST", path: "/api/v1/recall", body: `{"query":"x","limit":"ten"}`}, 400, `"limit"`},
+		{"project ACME/x", req{method: "GET", path: "/api/v1/entries?project=ACME/x"}, 400, `project "ACME/x"`},
+		{"project a", req{method: "POST", path: "/api/v1/entries", body: `{"project":"a","slug":"a","content":"x"}`}, 400, `project "a"`},
+		{"project a/b/c", req{method: "GET", path: "/api/v1/recall?q=x&project=a/b/c"}, 400, `project "a/b/c"`},
+		{"project 200 characters", req{method: "PUT", path: "/api/v1/project/budget", body: `{"project":"` + strings.Repeat("p", 200) + `","writes_per_hour":1}`}, 400, `project "ppp`},
+		{"project wrong type", req{method: "POST", path: "/api/v1/recall", body: `{"query":"x","project":["ws/proj"]}`}, 400, `"project" must be a string`},
+		{"project on GET /me", req{method: "GET", path: "/api/v1/me?project=ws/proj"}, 400, `"project"`},
 		{"budget wrong type", req{method: "PUT", path: "/api/v1/project/budget", body: `{"writes_per_hour":"lots"}`}, 400, `"writes_per_hour"`},
 	}
 	for _, tc := range cases {
@@ -70,7 +76,7 @@ func TestBadInput(t *testing.T) {
 	if es := m["entries"].([]any); len(es) != 0 {
 		t.Fatalf("bad input wrote something: %v", m)
 	}
-	used, _, err := f.env.Svc.WriteUsage(t.Context(), f.admin.Project)
+	used, _, err := f.env.Svc.WriteUsage(t.Context(), f.admin.First().Project)
 	if err != nil || used != 0 {
 		t.Fatalf("bad input used the write budget: %d, %v", used, err)
 	}

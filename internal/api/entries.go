@@ -10,7 +10,7 @@ import (
 	"munin/internal/service"
 )
 
-// remember: POST /entries → 201 {slug, version, created_at}.
+// remember: POST /entries {project?, slug, content, …} → 201 {project, slug, version, created_at}.
 func (h *handler) remember(w http.ResponseWriter, r *http.Request, c memory.Caller) {
 	var in service.RememberRequest
 	if !decodeJSON(w, r, &in) {
@@ -34,7 +34,7 @@ func (h *handler) remember(w http.ResponseWriter, r *http.Request, c memory.Call
 	writeJSON(w, http.StatusCreated, res)
 }
 
-// list: GET /entries?project=&prefix=&tag=&limit=&cursor= → {entries, next_cursor}.
+// list: GET /entries?project=&prefix=&tag=&limit=&cursor= → {entries (each with project), next_cursor}.
 func (h *handler) list(w http.ResponseWriter, r *http.Request, c memory.Caller) {
 	p, err := readParams(r, "project", "prefix", "tag", "limit", "cursor")
 	if err != nil {
@@ -60,7 +60,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, c memory.Caller) 
 	writeJSON(w, http.StatusOK, res)
 }
 
-// get: GET /entries/{slug}?project=&version=N → the version (default: latest live one).
+// get: GET /entries/{slug}?project=&version=N → the version with its project (default: latest live one).
 func (h *handler) get(w http.ResponseWriter, r *http.Request, c memory.Caller) {
 	p, err := readParams(r, "project", "version")
 	if err != nil {

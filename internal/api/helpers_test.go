@@ -19,9 +19,9 @@ import (
 type fixture struct {
 	env   *servicetest.Env
 	h     http.Handler
-	read  memory.Key
-	write memory.Key
-	admin memory.Key
+	read  memory.Caller
+	write memory.Caller
+	admin memory.Caller
 }
 
 func newFixture(t *testing.T, opts service.Options) *fixture {
@@ -35,14 +35,14 @@ func newFixture(t *testing.T, opts service.Options) *fixture {
 }
 
 // req is one request; the authentication middleware is stood in for by
-// putting the key in the context, as httpserver does.
+// putting the caller in the context, as httpserver does.
 type req struct {
 	method string
 	path   string
 	body   string // sent as application/json unless ctype is set
 	ctype  string // "-" sends no Content-Type
 	header map[string]string
-	key    *memory.Key
+	key    *memory.Caller
 }
 
 func (f *fixture) do(t *testing.T, rq req) *httptest.ResponseRecorder {
@@ -63,7 +63,7 @@ func (f *fixture) do(t *testing.T, rq req) *httptest.ResponseRecorder {
 		r.Header.Set(k, v)
 	}
 	if rq.key != nil {
-		r = r.WithContext(service.WithKey(r.Context(), *rq.key))
+		r = r.WithContext(service.WithCaller(r.Context(), *rq.key))
 	}
 	w := httptest.NewRecorder()
 	f.h.ServeHTTP(w, r)

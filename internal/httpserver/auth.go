@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -18,18 +19,28 @@ import (
 func requireKey(svc *service.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, err := bearerToken(r)
-		if err != nil {
-			api.WriteError(w, err)
-			return
+		if err == nil {
+			var c memory.Caller
+			if c, err = svc.Authenticate(r.Context(), token); err == nil {
+				noteCaller(r, c)
+				next.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), c)))
+				return
+			}
 		}
-		c, err := svc.Authenticate(r.Context(), token)
-		if err != nil {
-			api.WriteError(w, err)
-			return
-		}
-		noteCaller(r, c)
-		next.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), c)))
+		noteRefused(r, err)
+		api.WriteError(w, err)
 	})
+}
+
+// noteRefused tells the request log why the request was refused: the
+// message the client gets, which names a key's position in the list and
+// never a key or a project. Other errors (a failing database) are logged
+// where they are answered.
+func noteRefused(r *http.Request, err error) {
+	var me *memory.Error
+	if errors.As(err, &me) && me.Code == memory.CodeUnauthorized {
+		reqlog.NoteRefused(r.Context(), me.Message)
+	}
 }
 
 // noteCaller names the caller in the request log: its first key's agent and
@@ -42,9 +53,21 @@ func noteCaller(r *http.Request, c memory.Caller) {
 	reqlog.NoteCaller(r.Context(), c.First().Agent, strings.Join(projects, ","))
 }
 
-// bearerToken extracts the token list; the scheme name is case-insensitive (RFC 9110).
+// bearerToken extracts the token list: the text after "Bearer ", spaces
+// around it trimmed (Authenticate splits it at the commas and trims each
+// key). The scheme name is case-insensitive (RFC 9110). Several keys go in
+// one header; a second Authorization header is refused rather than
+// ignored, since a caller sending one per key would otherwise act with
+// the first alone and wonder why its other projects are forbidden.
 func bearerToken(r *http.Request) (string, error) {
-	h := r.Header.Get("Authorization")
+	hs := r.Header.Values("Authorization")
+	if len(hs) > 1 {
+		return "", memory.Errorf(memory.CodeUnauthorized, "%d Authorization headers sent; send one, with several keys comma-separated: Authorization: Bearer munin_…,munin_…", len(hs))
+	}
+	h := ""
+	if len(hs) == 1 {
+		h = hs[0]
+	}
 	if h == "" {
 		return "", memory.Errorf(memory.CodeUnauthorized, "missing key: send Authorization: Bearer munin_…")
 	}

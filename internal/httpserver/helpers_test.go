@@ -39,8 +39,8 @@ type stack struct {
 	srv   *http.Server
 	log   *logBuffer
 	token string
-	key   memory.Key
-	base  string // set by serve
+	key   memory.Key // the first (only) key of token
+	base  string     // set by serve
 }
 
 func newStack(t *testing.T, cfg Config, mcp, apiHandler http.Handler) *stack {
@@ -55,7 +55,7 @@ func newStack(t *testing.T, cfg Config, mcp, apiHandler http.Handler) *stack {
 	if apiHandler == nil {
 		apiHandler = echoKey()
 	}
-	return &stack{env: env, srv: New(cfg, env.Svc, mcp, apiHandler), log: lb, token: token, key: key}
+	return &stack{env: env, srv: New(cfg, env.Svc, mcp, apiHandler), log: lb, token: token, key: key.First()}
 }
 
 // serve runs the server on a loopback port until the test ends.
@@ -74,11 +74,12 @@ func (s *stack) serve(t *testing.T) {
 	})
 }
 
-// echoKey is an inner handler that reports the key it was given and the
-// size of the body it could read.
+// echoKey is an inner handler that reports the caller it was given (its
+// first key's agent and project, and all its projects) and the size of the
+// body it could read.
 func echoKey() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := service.KeyFrom(r.Context())
+		c, err := service.CallerFrom(r.Context())
 		if err != nil {
 			http.Error(w, "no key", http.StatusTeapot)
 			return
@@ -95,7 +96,12 @@ func echoKey() http.Handler {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"agent": key.Agent, "project": key.Project.String(), "body": n, "te": r.TransferEncoding})
+		projects := []string{}
+		for _, p := range c.Projects() {
+			projects = append(projects, p.String())
+		}
+		key := c.First()
+		_ = json.NewEncoder(w).Encode(map[string]any{"agent": key.Agent, "project": key.Project.String(), "projects": projects, "body": n, "te": r.TransferEncoding})
 	})
 }
 

@@ -91,7 +91,7 @@ func recoverPanics(log *slog.Logger, next http.Handler) http.Handler {
 }
 
 // logRequests writes one line per request: method, path, status, duration,
-// bytes and the caller's agent name. It never logs headers, the query string
+// bytes and the caller's agent name, or why its key list was refused. It never logs headers, the query string
 // (tokens could be pasted there) or bodies (they are the users' memory), and
 // a key pasted into the path is logged as munin_[redacted] (memory.RedactKeys).
 // The same place counts the request for the metrics.
@@ -122,6 +122,9 @@ func logRequests(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.H
 			}
 			if info.Agent != "" {
 				attrs = append(attrs, slog.String("agent", info.Agent), slog.String("project", info.Project))
+			}
+			if info.Refused != "" {
+				attrs = append(attrs, slog.String("refused", info.Refused))
 			}
 			log.LogAttrs(r.Context(), level, "http request", attrs...)
 			m.HTTPRequest(routeOf(r.URL.Path), status)

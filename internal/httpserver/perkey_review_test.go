@@ -18,7 +18,7 @@ import (
 func perKeyServer(t *testing.T, l *keyLimits, key memory.Key, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limitPerKey(l, h).ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+		limitPerKey(l, h).ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), memory.NewCaller(key))))
 	}))
 	t.Cleanup(srv.Close)
 	return srv

@@ -132,7 +132,7 @@ func TestKeyRateRefusalIsHeldWithoutItsSlot(t *testing.T) {
 		if r.Header.Get("X-Key") == "b" {
 			key = keyB
 		}
-		limitPerKey(l, ok).ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+		limitPerKey(l, ok).ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), memory.NewCaller(key))))
 	}))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -171,7 +171,7 @@ func TestBodyCapChunked(t *testing.T) {
 func TestAuth(t *testing.T) {
 	s := newStack(t, Config{}, nil, nil)
 	revokedToken, revoked := s.env.Key(t, "ws", "proj", "gone", "read")
-	if err := s.env.Svc.RevokeKey(t.Context(), revoked.ID); err != nil {
+	if err := s.env.Svc.RevokeKey(t.Context(), revoked.First().ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/mcp", "/api/v1/entries"} {
@@ -289,8 +289,11 @@ func TestLogNeverContainsToken(t *testing.T) {
 	send("POST", "/nope?token="+s.token, "Bearer "+s.token, s.token)
 
 	logs := s.log.String()
+	// Not even the start of the key: the refusals are logged by their
+	// reason ("missing key: send Authorization: Bearer munin_…"), never
+	// with what was sent.
 	secret := strings.TrimPrefix(s.token, "munin_")
-	if strings.Contains(logs, secret) || strings.Contains(logs, "Bearer") {
+	if strings.Contains(logs, secret[:8]) {
 		t.Fatalf("the log contains the key:\n%s", logs)
 	}
 	for _, want := range []string{"path=/mcp", "status=200", "status=401", "agent=agent-1", "project=ws/proj", "duration_ms=", "bytes="} {

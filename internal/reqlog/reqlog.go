@@ -10,6 +10,10 @@ import "context"
 type Info struct {
 	Agent   string
 	Project string
+	// Refused is why authentication refused the request, as the client was
+	// told ("key 2 of 3 is unknown or revoked"): a position in the key
+	// list, never a key or a project.
+	Refused string
 }
 
 type infoKey struct{}
@@ -25,5 +29,13 @@ func With(ctx context.Context) (context.Context, *Info) {
 func NoteCaller(ctx context.Context, agent, project string) {
 	if info, ok := ctx.Value(infoKey{}).(*Info); ok {
 		info.Agent, info.Project = agent, project
+	}
+}
+
+// NoteRefused records why authentication refused the request; msg must be
+// the public message (it names a key's position, never the key).
+func NoteRefused(ctx context.Context, msg string) {
+	if info, ok := ctx.Value(infoKey{}).(*Info); ok {
+		info.Refused = msg
 	}
 }

@@ -14,3 +14,12 @@ func TestNoteCaller(t *testing.T) {
 	// Outside a request record nothing happens (and nothing panics).
 	NoteCaller(context.Background(), "x", "y")
 }
+
+func TestNoteRefused(t *testing.T) {
+	ctx, info := With(context.Background())
+	NoteRefused(ctx, "key 2 of 3 is unknown or revoked")
+	if info.Refused != "key 2 of 3 is unknown or revoked" || info.Agent != "" {
+		t.Fatalf("info = %+v", info)
+	}
+	NoteRefused(context.Background(), "x")
+}
