@@ -36,7 +36,7 @@ type memCorpus struct {
 }
 
 var memCorpora = []memCorpus{
-	// The attack: 64 KB of random words, nearly every word unique.
+	// The attack of threat 2 (Stufe 5, AUSBAUSTUFEN.md): 64 KB of random words, nearly every word unique.
 	{"random64k", 32, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }, false},
 	// Team notes: ~2 KB of prose over a Zipf-distributed vocabulary.
 	{"prose2k", 1024, func(rng *rand.Rand) string { return prose(rng, 2<<10) }, false},
