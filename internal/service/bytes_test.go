@@ -20,7 +20,7 @@ func TestByteBudgetOfProject(t *testing.T) {
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
 	_, admin := env.Key(t, "w", "p", "boss", memory.RoleAdmin)
 	remember := func(slug, content, idem string) error {
-		_, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: slug, Content: content, IdempotencyKey: idem})
+		_, err := env.Svc.Remember(ctx, key, service.RememberRequest{Slug: slug, Content: content, IdempotencyKey: idem})
 		return err
 	}
 	if err := remember("a", "12345678", "k1"); err != nil {
@@ -41,20 +41,20 @@ func TestByteBudgetOfProject(t *testing.T) {
 	if err := remember("b", "ab", ""); err != nil {
 		t.Fatalf("write that fits the 2 bytes left: %v", err)
 	}
-	if used, limit, err := env.Svc.WriteUsageBytes(ctx, key.Project); err != nil || used != 10 || limit != 10 {
+	if used, limit, err := env.Svc.WriteUsageBytes(ctx, key.First().Project); err != nil || used != 10 || limit != 10 {
 		t.Fatalf("byte usage = %d of %d (%v), want 10 of 10", used, limit, err)
 	}
 
-	if err := env.Svc.SetWriteBudgets(ctx, key, nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
+	if err := env.Svc.SetWriteBudgets(ctx, key, "", nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Fatalf("write key setting the byte budget: %v, want forbidden", err)
 	}
-	if err := env.Svc.SetWriteBudgets(ctx, admin, nil, budgetOf(-1)); memory.ErrorCode(err) != memory.CodeInvalid {
+	if err := env.Svc.SetWriteBudgets(ctx, admin, "", nil, budgetOf(-1)); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Fatalf("negative byte budget: %v, want invalid", err)
 	}
-	if err := env.Svc.SetWriteBudgets(ctx, admin, nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
+	if err := env.Svc.SetWriteBudgets(ctx, admin, "", nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Fatalf("project admin raising the byte budget above the default: %v, want forbidden", err)
 	}
-	if err := env.Svc.SetProjectWriteBudgetBytes(ctx, key.Project, 100); err != nil { // the operator may
+	if err := env.Svc.SetProjectWriteBudgetBytes(ctx, key.First().Project, 100); err != nil { // the operator may
 		t.Fatal(err)
 	}
 	if err := remember("c", "more text", ""); err != nil {

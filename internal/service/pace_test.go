@@ -26,8 +26,8 @@ func TestByteBudgetIsPaced(t *testing.T) {
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
 	_, other := env.Key(t, "w", "q", "agent", memory.RoleWrite)
 	content := strings.Repeat("x", 64<<10)
-	remember := func(k memory.Key, slug string, expected *int) error {
-		_, err := env.Svc.Remember(ctx, k, service.RememberInput{Slug: slug, Content: content, ExpectedVersion: expected})
+	remember := func(k memory.Caller, slug string, expected *int) error {
+		_, err := env.Svc.Remember(ctx, k, service.RememberRequest{Slug: slug, Content: content, ExpectedVersion: expected})
 		return err
 	}
 	for i := range 4 { // 16 MiB / 60 ≈ 273 KiB: four writes of 64 KiB
@@ -72,7 +72,7 @@ func TestBudgetChangeKeepsThePace(t *testing.T) {
 	n := 0
 	remember := func() error {
 		n++
-		_, err := env.Svc.Remember(ctx, admin, service.RememberInput{Slug: fmt.Sprintf("s%d", n), Content: content})
+		_, err := env.Svc.Remember(ctx, admin, service.RememberRequest{Slug: fmt.Sprintf("s%d", n), Content: content})
 		return err
 	}
 	for i := range 4 {
@@ -84,7 +84,7 @@ func TestBudgetChangeKeepsThePace(t *testing.T) {
 		t.Fatalf("write past the burst: %v, want budget_exhausted", err)
 	}
 	for i, bytes := range []int{16<<20 - 1, 16 << 20, 8 << 20} {
-		if err := env.Svc.SetWriteBudgets(ctx, admin, nil, &bytes); err != nil {
+		if err := env.Svc.SetWriteBudgets(ctx, admin, "", nil, &bytes); err != nil {
 			t.Fatalf("budget change %d: %v", i+1, err)
 		}
 		if err := remember(); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
