@@ -4,6 +4,7 @@ package servicetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"munin/internal/memory"
@@ -53,4 +54,15 @@ func (e *Env) Key(t testing.TB, workspace, project, agent string, role memory.Ro
 		t.Fatalf("authenticate new key: %v", err)
 	}
 	return token, key
+}
+
+// Caller authenticates tokens as one key list, as an Authorization header
+// "Bearer a,b" carries it: one agent reaching several projects.
+func (e *Env) Caller(t testing.TB, tokens ...string) memory.Caller {
+	t.Helper()
+	c, err := e.Svc.Authenticate(context.Background(), strings.Join(tokens, ","))
+	if err != nil {
+		t.Fatalf("authenticate %d keys: %v", len(tokens), err)
+	}
+	return c
 }
