@@ -115,8 +115,12 @@ func CallerFrom(ctx context.Context) (memory.Caller, error) {
 // target is the key a memory call acts with: the caller's key for the
 // project it names, or its first key when it names none. A project the
 // caller holds no key for is forbidden, in the same words whether it exists
-// or not.
+// or not. A caller without keys is unauthorized: it never reaches a
+// store call as a zero key.
 func target(c memory.Caller, project string) (memory.Key, error) {
+	if c.Empty() {
+		return memory.Key{}, errMissingKey
+	}
 	if c.ServerAdmin() {
 		return memory.Key{}, errMemoryTools
 	}

@@ -45,6 +45,9 @@ func recallKeys(c memory.Caller, project string) ([]memory.Key, error) {
 // recall searches the projects of keys as one ranked list; logged says
 // whether each project's search log gets a row.
 func (s *Service) recall(ctx context.Context, keys []memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
+	if len(keys) == 0 {
+		return nil, errMissingKey // the rate is charged to keys[0]
+	}
 	for _, k := range keys {
 		if err := readsMemory(k); err != nil {
 			return nil, err
