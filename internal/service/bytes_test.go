@@ -14,8 +14,7 @@ import (
 // count, per project (settable by its admin key); idempotent retries write
 // nothing and spend nothing.
 func TestByteBudgetOfProject(t *testing.T) {
-	// A fixed clock two days ahead (see TestWriteBudgetExhaustsAndResetsNextHour).
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(15 * time.Minute)
+	at := servicetest.FutureHour().Add(15 * time.Minute) // a clock standing still
 	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 10, Now: func() time.Time { return at }})
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
 	_, admin := env.Key(t, "w", "p", "boss", memory.RoleAdmin)

@@ -17,12 +17,12 @@ import (
 // other/c (admin), a revoked key of acme/a, and a server-admin key; logged
 // holds everything the service logged.
 type authEnv struct {
-	env                *servicetest.Env
-	logged             *bytes.Buffer
-	a, b, c, revoked   string
-	server             string
-	refA, refB, refC   memory.ProjectRef
-	aKey, bKey, srvKey memory.Key
+	env              *servicetest.Env
+	logged           *bytes.Buffer
+	a, b, c, revoked string
+	server           string
+	refA, refB, refC memory.ProjectRef
+	aKey, bKey       memory.Key
 }
 
 func newAuthEnv(t *testing.T) *authEnv {
@@ -40,10 +40,7 @@ func newAuthEnv(t *testing.T) *authEnv {
 	if err := e.env.Svc.RevokeKey(ctx, revoked.First().ID); err != nil {
 		t.Fatal(err)
 	}
-	var err error
-	if e.server, e.srvKey, err = e.env.Svc.CreateServerAdminKey(ctx, "ops"); err != nil {
-		t.Fatal(err)
-	}
+	e.server, _ = e.env.ServerAdmin(t, "ops")
 	return e
 }
 

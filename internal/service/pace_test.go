@@ -20,7 +20,7 @@ import (
 // has its own pace.
 func TestByteBudgetIsPaced(t *testing.T) {
 	var mu sync.Mutex
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(5 * time.Minute)
+	at := servicetest.FutureHour().Add(5 * time.Minute)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
 	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 16 << 20, Now: now})
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
@@ -65,7 +65,7 @@ func TestByteBudgetIsPaced(t *testing.T) {
 // back and forth gets no fresh burst from it — the pace keeps what was
 // spent, so the hour's bytes still cannot go in one burst.
 func TestBudgetChangeKeepsThePace(t *testing.T) {
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(5 * time.Minute)
+	at := servicetest.FutureHour().Add(5 * time.Minute)
 	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 16 << 20, Now: func() time.Time { return at }})
 	_, admin := env.Key(t, "w", "p", "agent", memory.RoleAdmin)
 	content := strings.Repeat("x", 64<<10)

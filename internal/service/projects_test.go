@@ -276,8 +276,7 @@ func TestWriteRecordsTheTargetProjectsAgent(t *testing.T) {
 // TestWriteBudgetIsPerProjectOfOneCaller: a caller that used up one
 // project's budget still writes to its other projects.
 func TestWriteBudgetIsPerProjectOfOneCaller(t *testing.T) {
-	// A fixed clock two days ahead (see TestWriteBudgetExhaustsAndResetsNextHour).
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(15 * time.Minute)
+	at := servicetest.FutureHour().Add(15 * time.Minute) // no new hour mid-test
 	env := servicetest.New(t, service.Options{DefaultWriteBudget: 2, Now: func() time.Time { return at }})
 	c := env.Caller(t, keyOf(t, env, "acme/a", "ann", memory.RoleWrite), keyOf(t, env, "acme/b", "bea", memory.RoleWrite))
 	remember(t, env, c, "", "s", "one")

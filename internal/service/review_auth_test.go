@@ -13,7 +13,7 @@ import (
 // project behind — bad input changes nothing, for the web form of a server
 // admin and for the command line alike.
 func TestRefusedKeyCreationCreatesNoProject(t *testing.T) {
-	r := newRoleEnv(t)
+	r := newRoleEnv(t, service.Options{})
 	before, _ := r.env.Svc.ListProjects(ctx)
 	for i, agent := range []string{"", "two\nlines", "\x1b[31mred"} {
 		ref := memory.ProjectRef{Workspace: "fresh", Project: "p" + string(rune('a'+i))}
@@ -34,7 +34,7 @@ func TestRefusedKeyCreationCreatesNoProject(t *testing.T) {
 // its role named; a server-admin key gets the one refusal of every memory
 // tool; another project answers as a missing one.
 func TestScopeWriter(t *testing.T) {
-	r := newRoleEnv(t)
+	r := newRoleEnv(t, service.Options{})
 	_, reader := r.env.Key(t, "other", "gamma", "reader", memory.RoleRead)
 	if k, err := r.env.Svc.ScopeWriter(ctx, r.gammaBot, gamma); err != nil || k.Project != gamma {
 		t.Errorf("gamma's writer: %+v, %v", k, err)
@@ -57,7 +57,7 @@ func TestScopeWriter(t *testing.T) {
 
 // TestMetricsNeedServerAdmin: the service decides who reads /metrics.
 func TestMetricsNeedServerAdmin(t *testing.T) {
-	r := newRoleEnv(t)
+	r := newRoleEnv(t, service.Options{})
 	if err := service.ReadMetrics(r.server); err != nil {
 		t.Errorf("server admin: %v", err)
 	}
@@ -73,7 +73,7 @@ func TestMetricsNeedServerAdmin(t *testing.T) {
 // start gives agents) may lower its project's budget or reset it to the
 // server default, but only a server admin may raise it above the default.
 func TestProjectAdminCannotLiftItsBudgetAboveTheDefault(t *testing.T) {
-	r := newRoleEnv(t)
+	r := newRoleEnv(t, service.Options{})
 	const def = 1000 // service.Options{} default
 	for _, n := range []int{def + 1, 1_000_000_000} {
 		err := r.env.Svc.SetWriteBudgets(ctx, r.alphaAdmin, "", budgetOf(n), nil)

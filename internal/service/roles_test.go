@@ -11,8 +11,8 @@ import (
 	"munin/internal/servicetest"
 )
 
-// roleEnv is a server with two projects, acme/alpha and other/gamma, each
-// with an admin and a write key, and a server-admin key.
+// roleEnv is a server with two projects, acme/alpha with an admin key and
+// other/gamma with an admin and a write key, and a server-admin key.
 type roleEnv struct {
 	env                              *servicetest.Env
 	alphaAdmin, gammaAdmin, gammaBot memory.Caller
@@ -26,9 +26,9 @@ var (
 	nope  = memory.ProjectRef{Workspace: "other", Project: "nope"}
 )
 
-func newRoleEnv(t *testing.T) *roleEnv {
+func newRoleEnv(t *testing.T, opts service.Options) *roleEnv {
 	t.Helper()
-	env := servicetest.New(t, service.Options{})
+	env := servicetest.New(t, opts)
 	r := &roleEnv{env: env}
 	_, r.alphaAdmin = env.Key(t, "acme", "alpha", "alice", memory.RoleAdmin)
 	r.gammaToken, r.gammaAdmin = env.Key(t, "other", "gamma", "gus", memory.RoleAdmin)
@@ -36,13 +36,7 @@ func newRoleEnv(t *testing.T) *roleEnv {
 	if _, err := env.Svc.Remember(ctx, r.gammaBot, service.RememberRequest{Slug: "plans", Content: "gamma's secret plan"}); err != nil {
 		t.Fatal(err)
 	}
-	token, _, err := env.Svc.CreateServerAdminKey(ctx, "ops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.server, err = env.Svc.Authenticate(ctx, token); err != nil {
-		t.Fatal(err)
-	}
+	_, r.server = env.ServerAdmin(t, "ops")
 	return r
 }
 
@@ -57,7 +51,7 @@ func sameAsMissing(t *testing.T, what string, errOther, errMissing error, ref me
 }
 
 func TestProjectAdminAdministersOnlyItsProject(t *testing.T) {
-	r := newRoleEnv(t)
+	r := newRoleEnv(t, service.Options{})
 	before, _ := r.env.Svc.ListProjects(ctx)
 
 	keys, err := r.env.Svc.ProjectKeys(ctx, r.alphaAdmin)
@@ -103,7 +97,7 @@ func TestProjectAdminAdministersOnlyItsProject(t *testing.T) {
 }
 
 func TestServerAdminAdministersAllAndReadsNoMemory(t *testing.T) {
-	r := newRoleEnv(t)
+	r := newRoleEnv(t, service.Options{})
 	keys, err := r.env.Svc.ProjectKeys(ctx, r.server)
 	if err != nil || len(keys) != 4 {
 		t.Fatalf("server admin lists %d keys, %v; want all 4", len(keys), err)
@@ -184,7 +178,7 @@ func TestServerAdminAdministersAllAndReadsNoMemory(t *testing.T) {
 }
 
 func TestReadAndWriteKeysAdministerNothing(t *testing.T) {
-	r := newRoleEnv(t)
+	r := newRoleEnv(t, service.Options{})
 	_, reader := r.env.Key(t, "other", "gamma", "reader", memory.RoleRead)
 	for _, key := range []memory.Caller{reader, r.gammaBot} {
 		if _, err := r.env.Svc.ProjectKeys(ctx, key); memory.ErrorCode(err) != memory.CodeForbidden {

@@ -19,10 +19,9 @@ var ctx = context.Background()
 func TestWriteBudgetExhaustsAndResetsNextHour(t *testing.T) {
 	var mu sync.Mutex
 	// The budget counts the audit log's writes since the clock's hour, and
-	// the store stamps them with the real time. A clock two days ahead
-	// keeps those real stamps out of both hours this test looks at (a fixed
-	// date failed once the real time passed its next hour).
-	now := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(15 * time.Minute)
+	// the store stamps them with the real time: FutureHour keeps those real
+	// stamps out of both hours this test looks at.
+	now := servicetest.FutureHour().Add(15 * time.Minute)
 	reset := now.Truncate(time.Hour).Add(time.Hour).Format(time.RFC3339)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	env := servicetest.New(t, service.Options{DefaultWriteBudget: 3, Now: clock})
@@ -149,7 +148,6 @@ func TestScope(t *testing.T) {
 	_, admin := env.Key(t, "w", "a", "boss", memory.RoleAdmin)
 	_, writer := env.Key(t, "w", "b", "bot", memory.RoleWrite)
 	other := memory.ProjectRef{Workspace: "w", Project: "b"}
-	missing := memory.ProjectRef{Workspace: "w", Project: "nope"}
 
 	if scoped, err := env.Svc.Scope(ctx, admin, admin.First().Project); err != nil || scoped != admin.First() {
 		t.Fatalf("admin scope into its own project = %+v, %v", scoped, err)
@@ -161,10 +159,8 @@ func TestScope(t *testing.T) {
 			ref = admin.First().Project
 		}
 		_, errOther := env.Svc.Scope(ctx, key, ref)
-		_, errMissing := env.Svc.Scope(ctx, key, missing)
-		if memory.ErrorCode(errOther) != memory.CodeNotFound || errOther.Error() != strings.ReplaceAll(errMissing.Error(), missing.String(), ref.String()) {
-			t.Fatalf("%s key scoping into another project: %v; into a missing one: %v; want the same not_found", key.First().Role, errOther, errMissing)
-		}
+		_, errMissing := env.Svc.Scope(ctx, key, nope)
+		sameAsMissing(t, string(key.First().Role)+" key scoping into another project", errOther, errMissing, ref)
 	}
 	if _, err := env.Svc.Scope(ctx, admin, memory.ProjectRef{Workspace: "../x", Project: "a"}); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Fatalf("scope with a bad name: %v, want invalid", err)
@@ -172,11 +168,7 @@ func TestScope(t *testing.T) {
 
 	// A server-admin key scopes into every existing project, and stays a
 	// server-admin key there: it reads and writes nothing.
-	_, srvKey, err := env.Svc.CreateServerAdminKey(ctx, "ops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := memory.NewCaller(srvKey)
+	_, srv := env.ServerAdmin(t, "ops")
 	scoped, err := env.Svc.Scope(ctx, srv, other)
 	if err != nil || scoped.Project != other || !scoped.ServerAdmin() {
 		t.Fatalf("server-admin scope = %+v, %v", scoped, err)
@@ -184,7 +176,7 @@ func TestScope(t *testing.T) {
 	if _, err := env.Svc.Remember(ctx, memory.NewCaller(scoped), service.RememberRequest{Slug: "x", Content: "from ops"}); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Fatalf("server-admin remember through scope: %v, want forbidden", err)
 	}
-	if _, err := env.Svc.Scope(ctx, srv, missing); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := env.Svc.Scope(ctx, srv, nope); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("server-admin scope into a missing project: %v, want not_found", err)
 	}
 }
@@ -192,9 +184,8 @@ func TestScope(t *testing.T) {
 // TestIdempotentRetryIsFreeOfBudget: a retry writes nothing, so it neither
 // spends the write budget nor is refused once the budget is used up.
 func TestIdempotentRetryIsFreeOfBudget(t *testing.T) {
-	// A fixed clock, so no hour boundary can refill the budget mid-test
-	// (two days ahead: see TestWriteBudgetExhaustsAndResetsNextHour).
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(15 * time.Minute)
+	// A fixed clock, so no hour boundary can refill the budget mid-test.
+	at := servicetest.FutureHour().Add(15 * time.Minute)
 	env := servicetest.New(t, service.Options{DefaultWriteBudget: 2, Now: func() time.Time { return at }})
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
 	first, err := env.Svc.Remember(ctx, key, service.RememberRequest{Slug: "a", Content: "hello", IdempotencyKey: "k1"})
