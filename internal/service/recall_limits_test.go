@@ -165,3 +165,29 @@ func TestRecallTermCap(t *testing.T) {
 		t.Fatalf("search log has %d rows, want 4 (the refused queries leave none)", len(rows))
 	}
 }
+
+// TestRecallRateIsChargedToTheFirstKey: a caller of several keys recalls at
+// its first key's rate whichever of its projects it names, as the HTTP
+// per-key limits charge the first key: naming the projects one by one is no
+// way to a rate per project.
+func TestRecallRateIsChargedToTheFirstKey(t *testing.T) {
+	now := time.Now()
+	env := servicetest.New(t, service.Options{RecallRate: 2, RecallBurst: 3, Now: func() time.Time { return now }})
+	ta, a := env.Key(t, "w", "a", "alice", memory.RoleRead)
+	tb, _ := env.Key(t, "w", "b", "alice", memory.RoleRead)
+	c := env.Caller(t, ta, tb)
+	for i, p := range []string{"w/b", "", "w/a"} {
+		if _, err := env.Svc.Recall(ctx, c, service.RecallRequest{Project: p, Query: "x"}); err != nil {
+			t.Fatalf("recall %d of the burst (project %q): %v", i+1, p, err)
+		}
+	}
+	want := fmt.Sprintf("budget_exhausted: key %d (alice) may recall 2 times per second; retry in 1 s", a.First().ID)
+	for _, p := range []string{"w/b", "", "w/a"} {
+		if _, err := env.Svc.Recall(ctx, c, service.RecallRequest{Project: p, Query: "x"}); err == nil || err.Error() != want {
+			t.Errorf("recall past the burst (project %q): %v, want %q", p, err, want)
+		}
+		if _, err := env.Svc.Search(ctx, c, memory.ProjectRef{Workspace: "w", Project: "b"}, memory.SearchQuery{Text: "x"}); err == nil || err.Error() != want {
+			t.Errorf("web search of w/b past the burst: %v, want %q", err, want)
+		}
+	}
+}
