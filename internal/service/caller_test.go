@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -214,5 +215,21 @@ func TestRevokingOneOfTwoKeys(t *testing.T) {
 				t.Fatalf("the other key alone: %+v", c.First())
 			}
 		})
+	}
+}
+
+// TestCallerInContext: a transport puts the authenticated caller in the
+// context; a context without one, or with an empty one, is unauthorized.
+func TestCallerInContext(t *testing.T) {
+	e := newAuthEnv(t)
+	c := e.env.Caller(t, e.a, e.b)
+	got, err := service.CallerFrom(service.WithCaller(ctx, c))
+	if err != nil || got.Owner() != c.Owner() || !slices.Equal(got.Projects(), c.Projects()) {
+		t.Errorf("caller from context = %v, %v; want %v", got.Projects(), err, c.Projects())
+	}
+	for name, cx := range map[string]context.Context{"no caller": ctx, "empty caller": service.WithCaller(ctx, memory.Caller{})} {
+		if _, err := service.CallerFrom(cx); memory.ErrorCode(err) != memory.CodeUnauthorized {
+			t.Errorf("%s: %v, want unauthorized", name, err)
+		}
 	}
 }
