@@ -14,13 +14,12 @@ import (
 // count, per project (settable by its admin key); idempotent retries write
 // nothing and spend nothing.
 func TestByteBudgetOfProject(t *testing.T) {
-	// A fixed clock two days ahead (see TestWriteBudgetExhaustsAndResetsNextHour).
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(15 * time.Minute)
+	at := servicetest.FutureHour().Add(15 * time.Minute) // a clock standing still
 	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 10, Now: func() time.Time { return at }})
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
 	_, admin := env.Key(t, "w", "p", "boss", memory.RoleAdmin)
 	remember := func(slug, content, idem string) error {
-		_, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: slug, Content: content, IdempotencyKey: idem})
+		_, err := env.Svc.Remember(ctx, key, service.RememberRequest{Slug: slug, Content: content, IdempotencyKey: idem})
 		return err
 	}
 	if err := remember("a", "12345678", "k1"); err != nil {
@@ -41,20 +40,20 @@ func TestByteBudgetOfProject(t *testing.T) {
 	if err := remember("b", "ab", ""); err != nil {
 		t.Fatalf("write that fits the 2 bytes left: %v", err)
 	}
-	if used, limit, err := env.Svc.WriteUsageBytes(ctx, key.Project); err != nil || used != 10 || limit != 10 {
+	if used, limit, err := env.Svc.WriteUsageBytes(ctx, key.First().Project); err != nil || used != 10 || limit != 10 {
 		t.Fatalf("byte usage = %d of %d (%v), want 10 of 10", used, limit, err)
 	}
 
-	if err := env.Svc.SetWriteBudgets(ctx, key, nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
+	if err := env.Svc.SetWriteBudgets(ctx, key, "", nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Fatalf("write key setting the byte budget: %v, want forbidden", err)
 	}
-	if err := env.Svc.SetWriteBudgets(ctx, admin, nil, budgetOf(-1)); memory.ErrorCode(err) != memory.CodeInvalid {
+	if err := env.Svc.SetWriteBudgets(ctx, admin, "", nil, budgetOf(-1)); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Fatalf("negative byte budget: %v, want invalid", err)
 	}
-	if err := env.Svc.SetWriteBudgets(ctx, admin, nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
+	if err := env.Svc.SetWriteBudgets(ctx, admin, "", nil, budgetOf(100)); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Fatalf("project admin raising the byte budget above the default: %v, want forbidden", err)
 	}
-	if err := env.Svc.SetProjectWriteBudgetBytes(ctx, key.Project, 100); err != nil { // the operator may
+	if err := env.Svc.SetProjectWriteBudgetBytes(ctx, key.First().Project, 100); err != nil { // the operator may
 		t.Fatal(err)
 	}
 	if err := remember("c", "more text", ""); err != nil {

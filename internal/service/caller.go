@@ -33,6 +33,7 @@ func (s *Service) Authenticate(ctx context.Context, tokens string) (memory.Calle
 		return memory.Caller{}, memory.Errorf(memory.CodeUnauthorized, "%d keys sent; at most %d keys fit in one Authorization header", len(list), memory.MaxCallerKeys)
 	}
 	keys := make([]memory.Key, 0, len(list))
+	at := make([]int, 0, len(list)) // each key's position in the list sent
 	seen := make(map[string]bool, len(list))
 	for i, token := range list {
 		token = strings.TrimSpace(token)
@@ -45,16 +46,16 @@ func (s *Service) Authenticate(ctx context.Context, tokens string) (memory.Calle
 			return memory.Caller{}, positioned(err, i, len(list))
 		}
 		keys = append(keys, k)
+		at = append(at, i)
 	}
-	c := memory.NewCaller(keys...)
 	if len(keys) > 1 {
 		for i, k := range keys {
 			if k.ServerAdmin() {
-				return memory.Caller{}, memory.Errorf(memory.CodeUnauthorized, "key %d of %d is a server-admin key, which is used alone", i+1, len(list))
+				return memory.Caller{}, memory.Errorf(memory.CodeUnauthorized, "key %d of %d is a server-admin key, which is used alone", at[i]+1, len(list))
 			}
 		}
 	}
-	return c, nil
+	return memory.NewCaller(keys...), nil
 }
 
 // keyByToken looks up one token of the list.
@@ -114,8 +115,12 @@ func CallerFrom(ctx context.Context) (memory.Caller, error) {
 // target is the key a memory call acts with: the caller's key for the
 // project it names, or its first key when it names none. A project the
 // caller holds no key for is forbidden, in the same words whether it exists
-// or not.
+// or not. A caller without keys is unauthorized: it never reaches a
+// store call as a zero key.
 func target(c memory.Caller, project string) (memory.Key, error) {
+	if c.Empty() {
+		return memory.Key{}, errMissingKey
+	}
 	if c.ServerAdmin() {
 		return memory.Key{}, errMemoryTools
 	}

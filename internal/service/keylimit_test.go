@@ -10,35 +10,20 @@ import (
 
 	"munin/internal/memory"
 	"munin/internal/service"
-	"munin/internal/servicetest"
 )
 
-// keyEnv is a server with acme/alpha and other/gamma, an admin key of each,
-// and a server-admin key, on a clock tests can move forward.
+// keyEnv is a roleEnv on a clock tests can move forward.
 type keyEnv struct {
-	env          *servicetest.Env
-	br           *service.Browser
-	alpha, gamma memory.Key
-	server       memory.Key
-	offset       atomic.Int64 // added to the wall clock, in nanoseconds
+	*roleEnv
+	offset atomic.Int64 // added to the wall clock, in nanoseconds
 }
 
 func newKeyEnv(t *testing.T) *keyEnv {
 	t.Helper()
 	e := &keyEnv{}
-	e.env = servicetest.New(t, service.Options{Now: func() time.Time {
+	e.roleEnv = newRoleEnv(t, service.Options{Now: func() time.Time {
 		return time.Now().Add(time.Duration(e.offset.Load()))
 	}})
-	e.br = service.NewBrowser(e.env.Svc, e.env.Store)
-	_, e.alpha = e.env.Key(t, "acme", "alpha", "alice", memory.RoleAdmin)
-	_, e.gamma = e.env.Key(t, "other", "gamma", "gus", memory.RoleAdmin)
-	token, _, err := e.env.Svc.CreateServerAdminKey(ctx, "ops")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.server, err = e.env.Svc.Authenticate(ctx, token); err != nil {
-		t.Fatal(err)
-	}
 	return e
 }
 
@@ -56,7 +41,7 @@ func TestKeyIDsSayNothingOfOtherProjects(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, k, err := e.br.CreateKey(ctx, e.alpha, e.alpha.Project, "bot", memory.RoleRead)
+		_, k, err := e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, e.alphaAdmin.First().Project, "bot", memory.RoleRead)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,15 +60,15 @@ func TestKeyIDsSayNothingOfOtherProjects(t *testing.T) {
 // is not, other projects are not affected, and the window slides.
 func TestKeyCreationsPerHour(t *testing.T) {
 	e := newKeyEnv(t)
-	ref := e.alpha.Project
+	ref := e.alphaAdmin.First().Project
 	// Its first key came from the command line and counts: create and
 	// revoke the rest up to the limit, as a loop of an agent would.
 	for i := 1; i < memory.KeyCreationsPerHour; i++ {
-		_, k, err := e.br.CreateKey(ctx, e.alpha, ref, "churn", memory.RoleRead)
+		_, k, err := e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, ref, "churn", memory.RoleRead)
 		if err != nil {
 			t.Fatalf("creation %d of %d: %v", i+1, memory.KeyCreationsPerHour, err)
 		}
-		if err := e.br.RevokeKey(ctx, e.alpha, k.ID); err != nil {
+		if err := e.env.Svc.RevokeProjectKey(ctx, e.alphaAdmin, k.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,23 +76,23 @@ func TestKeyCreationsPerHour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, by := range []memory.Key{e.alpha, e.server} {
-		_, _, err := e.br.CreateKey(ctx, by, ref, "one-more", memory.RoleRead)
+	for _, by := range []memory.Caller{e.alphaAdmin, e.server} {
+		_, _, err := e.env.Svc.CreateProjectKey(ctx, by, ref, "one-more", memory.RoleRead)
 		var me *memory.Error
 		if !errors.As(err, &me) || me.Code != memory.CodeBudgetExhausted ||
 			!strings.HasPrefix(me.Error(), "budget_exhausted: project acme/alpha created its 100 keys in the last hour (revoked ones count); retry in ") ||
 			me.RetryAfter <= 0 || me.RetryAfter > time.Hour {
-			t.Fatalf("%s key over the limit: %v; want budget_exhausted with a retry within the hour", by.Role, err)
+			t.Fatalf("%s key over the limit: %v; want budget_exhausted with a retry within the hour", by.First().Role, err)
 		}
 	}
-	if _, _, err := e.br.CreateKey(ctx, e.alpha, ref, "bad\nname", memory.RoleRead); memory.ErrorCode(err) != memory.CodeInvalid {
+	if _, _, err := e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, ref, "bad\nname", memory.RoleRead); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Errorf("a bad agent name over the limit: %v; want invalid, the input's problem first", err)
 	}
 	if after, _ := e.env.Store.ListProjectKeys(ctx, ref); len(after) != len(before) {
 		t.Fatalf("%d keys after the refused creations, were %d", len(after), len(before))
 	}
 	// Another project is not affected; the command line is not limited.
-	if _, _, err := e.br.CreateKey(ctx, e.gamma, e.gamma.Project, "bot", memory.RoleRead); err != nil {
+	if _, _, err := e.env.Svc.CreateProjectKey(ctx, e.gammaAdmin, e.gammaAdmin.First().Project, "bot", memory.RoleRead); err != nil {
 		t.Fatalf("gamma's admin creating a key: %v", err)
 	}
 	if _, _, err := e.env.Svc.CreateKey(ctx, ref, "operator-made", memory.RoleRead); err != nil {
@@ -117,13 +102,13 @@ func TestKeyCreationsPerHour(t *testing.T) {
 	// Half an hour on the limit still holds, and says when it ends; an hour
 	// after the last creation it no longer counts them.
 	e.offset.Store(int64(30 * time.Minute))
-	_, _, err = e.br.CreateKey(ctx, e.alpha, ref, "one-more", memory.RoleRead)
+	_, _, err = e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, ref, "one-more", memory.RoleRead)
 	var me *memory.Error
 	if !errors.As(err, &me) || me.Code != memory.CodeBudgetExhausted || me.RetryAfter > 30*time.Minute+time.Second {
 		t.Fatalf("half an hour later: %v (retry after %v); want budget_exhausted within 30 min", err, me.RetryAfter)
 	}
 	e.offset.Store(int64(61 * time.Minute))
-	if _, _, err := e.br.CreateKey(ctx, e.alpha, ref, "next-hour", memory.RoleRead); err != nil {
+	if _, _, err := e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, ref, "next-hour", memory.RoleRead); err != nil {
 		t.Fatalf("an hour later: %v", err)
 	}
 }
@@ -132,28 +117,28 @@ func TestKeyCreationsPerHour(t *testing.T) {
 func TestLiveKeysPerProject(t *testing.T) {
 	e := newKeyEnv(t)
 	service.SetKeyLimits(e.env.Svc, 0, 3)
-	ref := e.alpha.Project
+	ref := e.alphaAdmin.First().Project
 	var last memory.Key
 	for i := 1; i < 3; i++ { // alice's key is the first
 		var err error
-		if _, last, err = e.br.CreateKey(ctx, e.alpha, ref, "bot", memory.RoleRead); err != nil {
+		if _, last, err = e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, ref, "bot", memory.RoleRead); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, by := range []memory.Key{e.alpha, e.server} {
-		_, _, err := e.br.CreateKey(ctx, by, ref, "bot", memory.RoleRead)
+	for _, by := range []memory.Caller{e.alphaAdmin, e.server} {
+		_, _, err := e.env.Svc.CreateProjectKey(ctx, by, ref, "bot", memory.RoleRead)
 		if memory.ErrorCode(err) != memory.CodeTooLarge ||
 			err.Error() != "too_large: project acme/alpha has 3 live keys, the most a project may hold; revoke keys it no longer uses first" {
 			t.Fatalf("a fourth live key: %v; want too_large", err)
 		}
 	}
-	if err := e.br.RevokeKey(ctx, e.alpha, last.ID); err != nil {
+	if err := e.env.Svc.RevokeProjectKey(ctx, e.alphaAdmin, last.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.br.CreateKey(ctx, e.alpha, ref, "bot", memory.RoleRead); err != nil {
+	if _, _, err := e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, ref, "bot", memory.RoleRead); err != nil {
 		t.Fatalf("after revoking one: %v", err)
 	}
-	if _, _, err := e.br.CreateKey(ctx, e.gamma, e.gamma.Project, "bot", memory.RoleRead); err != nil {
+	if _, _, err := e.env.Svc.CreateProjectKey(ctx, e.gammaAdmin, e.gammaAdmin.First().Project, "bot", memory.RoleRead); err != nil {
 		t.Fatalf("gamma's admin creating a key: %v", err)
 	}
 }
@@ -168,7 +153,7 @@ func TestKeyCreationsPerHourConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, err := e.br.CreateKey(ctx, e.alpha, e.alpha.Project, "bot", memory.RoleRead)
+			_, _, err := e.env.Svc.CreateProjectKey(ctx, e.alphaAdmin, e.alphaAdmin.First().Project, "bot", memory.RoleRead)
 			switch memory.ErrorCode(err) {
 			case "":
 				ok.Add(1)

@@ -20,14 +20,14 @@ import (
 // has its own pace.
 func TestByteBudgetIsPaced(t *testing.T) {
 	var mu sync.Mutex
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(5 * time.Minute)
+	at := servicetest.FutureHour().Add(5 * time.Minute)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
 	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 16 << 20, Now: now})
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
 	_, other := env.Key(t, "w", "q", "agent", memory.RoleWrite)
 	content := strings.Repeat("x", 64<<10)
-	remember := func(k memory.Key, slug string, expected *int) error {
-		_, err := env.Svc.Remember(ctx, k, service.RememberInput{Slug: slug, Content: content, ExpectedVersion: expected})
+	remember := func(k memory.Caller, slug string, expected *int) error {
+		_, err := env.Svc.Remember(ctx, k, service.RememberRequest{Slug: slug, Content: content, ExpectedVersion: expected})
 		return err
 	}
 	for i := range 4 { // 16 MiB / 60 ≈ 273 KiB: four writes of 64 KiB
@@ -65,14 +65,14 @@ func TestByteBudgetIsPaced(t *testing.T) {
 // back and forth gets no fresh burst from it — the pace keeps what was
 // spent, so the hour's bytes still cannot go in one burst.
 func TestBudgetChangeKeepsThePace(t *testing.T) {
-	at := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour).Add(5 * time.Minute)
+	at := servicetest.FutureHour().Add(5 * time.Minute)
 	env := servicetest.New(t, service.Options{DefaultWriteBudgetBytes: 16 << 20, Now: func() time.Time { return at }})
 	_, admin := env.Key(t, "w", "p", "agent", memory.RoleAdmin)
 	content := strings.Repeat("x", 64<<10)
 	n := 0
 	remember := func() error {
 		n++
-		_, err := env.Svc.Remember(ctx, admin, service.RememberInput{Slug: fmt.Sprintf("s%d", n), Content: content})
+		_, err := env.Svc.Remember(ctx, admin, service.RememberRequest{Slug: fmt.Sprintf("s%d", n), Content: content})
 		return err
 	}
 	for i := range 4 {
@@ -84,7 +84,7 @@ func TestBudgetChangeKeepsThePace(t *testing.T) {
 		t.Fatalf("write past the burst: %v, want budget_exhausted", err)
 	}
 	for i, bytes := range []int{16<<20 - 1, 16 << 20, 8 << 20} {
-		if err := env.Svc.SetWriteBudgets(ctx, admin, nil, &bytes); err != nil {
+		if err := env.Svc.SetWriteBudgets(ctx, admin, "", nil, &bytes); err != nil {
 			t.Fatalf("budget change %d: %v", i+1, err)
 		}
 		if err := remember(); memory.ErrorCode(err) != memory.CodeBudgetExhausted {

@@ -15,7 +15,7 @@ func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest
 	if err != nil {
 		return RecallResult{}, err
 	}
-	hits, err := s.recall(ctx, keys, memory.SearchQuery{Text: req.Query, Limit: req.Limit, Tags: req.Tags}, true)
+	hits, err := s.recall(ctx, c, keys, memory.SearchQuery{Text: req.Query, Limit: req.Limit, Tags: req.Tags}, true)
 	if err != nil {
 		return RecallResult{}, err
 	}
@@ -42,9 +42,12 @@ func recallKeys(c memory.Caller, project string) ([]memory.Key, error) {
 	return c.Keys(), nil
 }
 
-// recall searches the projects of keys as one ranked list; logged says
-// whether each project's search log gets a row.
-func (s *Service) recall(ctx context.Context, keys []memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
+// recall searches the projects of keys (of caller c) as one ranked list;
+// logged says whether each project's search log gets a row.
+func (s *Service) recall(ctx context.Context, c memory.Caller, keys []memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
+	if len(keys) == 0 {
+		return nil, errMissingKey // a caller without keys searches nothing
+	}
 	for _, k := range keys {
 		if err := readsMemory(k); err != nil {
 			return nil, err
@@ -67,8 +70,10 @@ func (s *Service) recall(ctx context.Context, keys []memory.Key, q memory.Search
 	}
 	// The rate of the caller's first key comes before the analysis of the
 	// query: a flood of over-long queries must turn into cheap refusals, not
-	// analyses. A recall across projects is one recall of that key.
-	release, err := s.recallLimit.acquire(keys[0])
+	// analyses. A recall across projects is one recall of that key, and so
+	// is a recall in any one project of the caller: naming its projects one
+	// by one is no way to a rate per project.
+	release, err := s.recallLimit.acquire(c.First())
 	if err != nil {
 		return nil, err
 	}

@@ -23,12 +23,12 @@ type gatedIndex struct {
 	gate    chan struct{}
 }
 
-func (g *gatedIndex) Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
-	if ref == g.project {
+func (g *gatedIndex) SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
+	if slices.Contains(refs, g.project) {
 		g.entered <- struct{}{}
 		<-g.gate
 	}
-	return g.Index.Search(ctx, ref, q)
+	return g.Index.SearchProjects(ctx, refs, q)
 }
 
 // TestRecallConcurrencyCapRefusesAtOnce: while a key has 4 recalls running,
@@ -38,7 +38,7 @@ func TestRecallConcurrencyCapRefusesAtOnce(t *testing.T) {
 	env := servicetest.New(t, service.Options{RecallRate: -1})
 	_, a := env.Key(t, "w", "a", "alice", memory.RoleRead)
 	_, b := env.Key(t, "w", "b", "bob", memory.RoleRead)
-	idx := &gatedIndex{Index: env.Index, project: a.Project, entered: make(chan struct{}, 100), gate: make(chan struct{})}
+	idx := &gatedIndex{Index: env.Index, project: a.First().Project, entered: make(chan struct{}, 100), gate: make(chan struct{})}
 	svc := service.New(env.Store, idx, service.Options{RecallRate: -1})
 	var open sync.Once
 	openGate := func() { open.Do(func() { close(idx.gate) }) }
@@ -48,7 +48,7 @@ func TestRecallConcurrencyCapRefusesAtOnce(t *testing.T) {
 	errs := make(chan error, callers)
 	for range callers {
 		go func() {
-			_, err := svc.Recall(ctx, a, memory.SearchQuery{Text: "anything"})
+			_, err := svc.Recall(ctx, a, service.RecallRequest{Query: "anything"})
 			errs <- err
 		}()
 	}
@@ -68,7 +68,7 @@ func TestRecallConcurrencyCapRefusesAtOnce(t *testing.T) {
 			t.Fatalf("only %d of %d recalls over the cap came back while 4 were held", i, callers-service.DefaultRecallConcurrency)
 		}
 	}
-	if _, err := svc.Recall(ctx, b, memory.SearchQuery{Text: "anything"}); err != nil {
+	if _, err := svc.Recall(ctx, b, service.RecallRequest{Query: "anything"}); err != nil {
 		t.Fatalf("another key while a is at its cap: %v", err)
 	}
 	openGate()
@@ -77,7 +77,7 @@ func TestRecallConcurrencyCapRefusesAtOnce(t *testing.T) {
 			t.Fatalf("held recall: %v", err)
 		}
 	}
-	if _, err := svc.Recall(ctx, a, memory.SearchQuery{Text: "anything"}); err != nil {
+	if _, err := svc.Recall(ctx, a, service.RecallRequest{Query: "anything"}); err != nil {
 		t.Fatalf("after the held recalls finished: %v", err)
 	}
 }
@@ -89,19 +89,19 @@ func TestRecallRateLimitOfService(t *testing.T) {
 	env := servicetest.New(t, service.Options{RecallRate: 2, RecallBurst: 3, Now: func() time.Time { return now }})
 	_, a := env.Key(t, "w", "a", "alice", memory.RoleRead)
 	_, b := env.Key(t, "w", "a", "bob", memory.RoleRead)
-	if _, err := env.Svc.Recall(ctx, a, memory.SearchQuery{Text: "x", Limit: 1000}); memory.ErrorCode(err) != memory.CodeInvalid {
+	if _, err := env.Svc.Recall(ctx, a, service.RecallRequest{Query: "x", Limit: 1000}); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Fatalf("bad limit: %v", err)
 	}
 	for i := range 3 {
-		if _, err := env.Svc.Recall(ctx, a, memory.SearchQuery{Text: "x"}); err != nil {
+		if _, err := env.Svc.Recall(ctx, a, service.RecallRequest{Query: "x"}); err != nil {
 			t.Fatalf("recall %d of the burst: %v", i+1, err)
 		}
 	}
-	_, err := env.Svc.Recall(ctx, a, memory.SearchQuery{Text: "x"})
-	if err == nil || err.Error() != fmt.Sprintf("budget_exhausted: key %d (alice) may recall 2 times per second; retry in 1 s", a.ID) {
+	_, err := env.Svc.Recall(ctx, a, service.RecallRequest{Query: "x"})
+	if err == nil || err.Error() != fmt.Sprintf("budget_exhausted: key %d (alice) may recall 2 times per second; retry in 1 s", a.First().ID) {
 		t.Fatalf("4th recall: %v", err)
 	}
-	if _, err := env.Svc.Recall(ctx, b, memory.SearchQuery{Text: "x"}); err != nil {
+	if _, err := env.Svc.Recall(ctx, b, service.RecallRequest{Query: "x"}); err != nil {
 		t.Fatalf("another key of the project: %v", err)
 	}
 }
@@ -147,7 +147,7 @@ func TestRecallTermCap(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := env.Svc.Recall(ctx, key, memory.SearchQuery{Text: strings.Join(c.words, " ")})
+			_, err := env.Svc.Recall(ctx, key, service.RecallRequest{Query: strings.Join(c.words, " ")})
 			switch {
 			case c.ok && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -157,11 +157,37 @@ func TestRecallTermCap(t *testing.T) {
 		})
 	}
 	env.Svc.FlushSearchLog()
-	rows, err := env.Store.SearchRows(ctx, key.Project, memory.LogFilter{Limit: 100})
+	rows, err := env.Store.SearchRows(ctx, key.First().Project, memory.LogFilter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 4 {
 		t.Fatalf("search log has %d rows, want 4 (the refused queries leave none)", len(rows))
+	}
+}
+
+// TestRecallRateIsChargedToTheFirstKey: a caller of several keys recalls at
+// its first key's rate whichever of its projects it names, as the HTTP
+// per-key limits charge the first key: naming the projects one by one is no
+// way to a rate per project.
+func TestRecallRateIsChargedToTheFirstKey(t *testing.T) {
+	now := time.Now()
+	env := servicetest.New(t, service.Options{RecallRate: 2, RecallBurst: 3, Now: func() time.Time { return now }})
+	ta, a := env.Key(t, "w", "a", "alice", memory.RoleRead)
+	tb, _ := env.Key(t, "w", "b", "alice", memory.RoleRead)
+	c := env.Caller(t, ta, tb)
+	for i, p := range []string{"w/b", "", "w/a"} {
+		if _, err := env.Svc.Recall(ctx, c, service.RecallRequest{Project: p, Query: "x"}); err != nil {
+			t.Fatalf("recall %d of the burst (project %q): %v", i+1, p, err)
+		}
+	}
+	want := fmt.Sprintf("budget_exhausted: key %d (alice) may recall 2 times per second; retry in 1 s", a.First().ID)
+	for _, p := range []string{"w/b", "", "w/a"} {
+		if _, err := env.Svc.Recall(ctx, c, service.RecallRequest{Project: p, Query: "x"}); err == nil || err.Error() != want {
+			t.Errorf("recall past the burst (project %q): %v, want %q", p, err, want)
+		}
+		if _, err := env.Svc.Search(ctx, c, memory.ProjectRef{Workspace: "w", Project: "b"}, memory.SearchQuery{Text: "x"}); err == nil || err.Error() != want {
+			t.Errorf("web search of w/b past the burst: %v, want %q", err, want)
+		}
 	}
 }

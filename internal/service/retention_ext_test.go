@@ -22,19 +22,18 @@ func TestSearchLogRetention(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	setClock := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
 	env := servicetest.New(t, service.Options{Now: clock, RecallRate: -1, SearchLogDays: 30, SearchLogRows: 5})
-	br := service.NewBrowser(env.Svc, env.Store)
 	_, a := env.Key(t, "w", "a", "alice", memory.RoleRead)
 	_, b := env.Key(t, "w", "b", "bob", memory.RoleRead)
 	_, c := env.Key(t, "x", "c", "carol", memory.RoleRead)
-	recall := func(key memory.Key, query string) {
+	recall := func(key memory.Caller, query string) {
 		t.Helper()
-		if _, err := env.Svc.Recall(ctx, key, memory.SearchQuery{Text: query}); err != nil {
+		if _, err := env.Svc.Recall(ctx, key, service.RecallRequest{Query: query}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	today := now
 	setClock(today.Add(-40 * 24 * time.Hour))
-	for _, key := range []memory.Key{a, b, c} {
+	for _, key := range []memory.Caller{a, b, c} {
 		recall(key, "ancient")
 	}
 	setClock(today.Add(-10 * 24 * time.Hour))
@@ -50,9 +49,9 @@ func TestSearchLogRetention(t *testing.T) {
 	}
 	env.Svc.PruneSearchLog()
 
-	queries := func(key memory.Key) []string {
+	queries := func(key memory.Caller) []string {
 		t.Helper()
-		rows, err := br.SearchLog(ctx, key, memory.LogFilter{Limit: 100})
+		rows, err := env.Svc.SearchLog(ctx, key, key.First().Project, memory.LogFilter{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,15 +62,15 @@ func TestSearchLogRetention(t *testing.T) {
 		return out
 	}
 	if got, want := queries(a), []string{"recent7", "recent7", "recent6", "recent5", "recent4"}; !slices.Equal(got, want) {
-		t.Errorf("%s keeps %v, want the 5 newest %v", a.Project, got, want)
+		t.Errorf("%s keeps %v, want the 5 newest %v", a.First().Project, got, want)
 	}
 	if got, want := queries(b), []string{"brecent3", "brecent2", "brecent1", "brecent0"}; !slices.Equal(got, want) {
-		t.Errorf("%s keeps %v, want its 4 recent rows %v", b.Project, got, want)
+		t.Errorf("%s keeps %v, want its 4 recent rows %v", b.First().Project, got, want)
 	}
 	if got := queries(c); len(got) != 0 {
-		t.Errorf("%s keeps %v, want its 40-day-old row gone", c.Project, got)
+		t.Errorf("%s keeps %v, want its 40-day-old row gone", c.First().Project, got)
 	}
-	missed, err := br.MissedQueries(ctx, a, today.Add(-7*24*time.Hour), 20)
+	missed, err := env.Svc.MissedQueries(ctx, a, a.First().Project, today.Add(-7*24*time.Hour), 20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,19 +17,19 @@ func TestRememberTitleIsOneLine(t *testing.T) {
 	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
 	ctx := context.Background()
 	for _, title := range []string{"a\nb", "\x1b[2J", "a\u202eb"} {
-		_, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "t", Title: title, Content: "x"})
+		_, err := env.Svc.Remember(ctx, key, service.RememberRequest{Slug: "t", Title: title, Content: "x"})
 		if memory.ErrorCode(err) != memory.CodeInvalid {
 			t.Errorf("title %q: %v, want invalid", title, err)
 		}
 	}
-	if _, err := env.Svc.Get(ctx, key, "t", 0); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := env.Svc.Get(ctx, key, service.GetRequest{Slug: "t"}); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("a refused remember stored something: %v", err)
 	}
-	if _, err := env.Svc.Remember(ctx, key, service.RememberInput{Slug: "d", Content: "# \x1b[31mRed\u202e alert\nbody"}); err != nil {
+	if _, err := env.Svc.Remember(ctx, key, service.RememberRequest{Slug: "d", Content: "# \x1b[31mRed\u202e alert\nbody"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := env.Svc.Get(ctx, key, "d", 0)
-	if err != nil || got.Version.Title != "[31mRed alert" {
-		t.Fatalf("derived title %q, %v; want %q", got.Version.Title, err, "[31mRed alert")
+	got, err := env.Svc.Get(ctx, key, service.GetRequest{Slug: "d"})
+	if err != nil || got.Title != "[31mRed alert" {
+		t.Fatalf("derived title %q, %v; want %q", got.Title, err, "[31mRed alert")
 	}
 }

@@ -4,7 +4,9 @@ package servicetest
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"munin/internal/memory"
 	"munin/internal/search"
@@ -54,3 +56,31 @@ func (e *Env) Key(t testing.TB, workspace, project, agent string, role memory.Ro
 	}
 	return token, key
 }
+
+// Caller authenticates tokens as one key list, as an Authorization header
+// "Bearer a,b" carries it: one agent reaching several projects.
+func (e *Env) Caller(t testing.TB, tokens ...string) memory.Caller {
+	t.Helper()
+	c, err := e.Svc.Authenticate(context.Background(), strings.Join(tokens, ","))
+	if err != nil {
+		t.Fatalf("authenticate %d keys: %v", len(tokens), err)
+	}
+	return c
+}
+
+// ServerAdmin creates a server-admin key for agent and returns its token and
+// the caller authentication yields for it.
+func (e *Env) ServerAdmin(t testing.TB, agent string) (string, memory.Caller) {
+	t.Helper()
+	token, _, err := e.Svc.CreateServerAdminKey(context.Background(), agent)
+	if err != nil {
+		t.Fatalf("create server-admin key: %v", err)
+	}
+	return token, e.Caller(t, token)
+}
+
+// FutureHour is the start of the hour two days from now. A test clock set
+// in it stands still without a fixed date (which fails once the real time
+// passes it), and keeps the real time stamps the store writes (the audit
+// log's, which the write budget counts) out of the hours the test looks at.
+func FutureHour() time.Time { return time.Now().UTC().Add(48 * time.Hour).Truncate(time.Hour) }
