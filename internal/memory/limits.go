@@ -39,6 +39,10 @@ const (
 	// of the audit and search logs.
 	DefaultHistoryLimit = 50
 	MaxHistoryLimit     = 200
+	// DefaultMissedLimit and MaxMissedLimit bound the list of queries
+	// without hits (the web UI's search log).
+	DefaultMissedLimit = 20
+	MaxMissedLimit     = 200
 
 	// MaxCallerKeys is the most keys one request may carry (Authorization:
 	// Bearer munin_a,munin_b,…): one agent, up to this many projects.

@@ -135,6 +135,9 @@ func (s *Service) Entries(ctx context.Context, c memory.Caller, ref memory.Proje
 
 // checkFilter validates the free-text parts of a log filter.
 func checkFilter(f memory.LogFilter) error {
+	if _, err := bounded("limit", f.Limit, memory.DefaultHistoryLimit, memory.MaxHistoryLimit); err != nil {
+		return err
+	}
 	if err := memory.ValidateText("agent", f.Agent, memory.MaxAgent); err != nil {
 		return err
 	}
@@ -189,6 +192,9 @@ func (s *Service) SearchLog(ctx context.Context, c memory.Caller, ref memory.Pro
 func (s *Service) MissedQueries(ctx context.Context, c memory.Caller, ref memory.ProjectRef, since time.Time, limit int) ([]memory.MissedQuery, error) {
 	key, err := s.reader(ctx, c, ref)
 	if err != nil {
+		return nil, err
+	}
+	if limit, err = bounded("limit", limit, memory.DefaultMissedLimit, memory.MaxMissedLimit); err != nil {
 		return nil, err
 	}
 	rows, err := s.store.MissedQueries(ctx, key.Project, since, limit)

@@ -185,7 +185,7 @@ func (s *Store) SearchRows(ctx context.Context, ref memory.ProjectRef, f memory.
 // MissedQueries returns the queries of a project that found nothing since
 // the given time, most asked first: what the agents look for and miss.
 func (s *Store) MissedQueries(ctx context.Context, ref memory.ProjectRef, since time.Time, limit int) ([]memory.MissedQuery, error) {
-	limit = clampLimit(limit, 20, 200)
+	limit = clampLimit(limit, memory.DefaultMissedLimit, memory.MaxMissedLimit)
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return nil, err
