@@ -49,9 +49,7 @@ func seed(b *testing.B, u *ui, n int) {
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
-	if _, err := u.env.Svc.Recall(ctx, u.readKey, memory.SearchQuery{Text: "warm up"}); err != nil {
-		b.Fatal(err)
-	}
+	u.recall(b, u.readKey, "warm up")
 }
 
 // benchPages renders each path b.N times through the handler (server time:
@@ -59,7 +57,7 @@ func seed(b *testing.B, u *ui, n int) {
 func benchPages(b *testing.B, paths map[string]string) {
 	u := newUI(b)
 	seed(b, u, benchEntries)
-	sess := u.h.sessions.create(u.readKey.ID, u.readKey.ProjectLabel())
+	sess := u.h.sessions.create(memory.NewCaller(u.readKey))
 	for name, path := range paths {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -242,7 +242,8 @@ func TestBrowserFlow(t *testing.T) {
 		chromedp.Click("#create-key-btn"),
 		chromedp.WaitVisible("#token"))
 	token := textOf(t, ctx, "#token")
-	key, err := u.env.Svc.Authenticate(context.Background(), token)
+	c, err := u.env.Svc.Authenticate(context.Background(), token)
+	key := c.First()
 	if err != nil || key.Agent != "ci-bot" || key.Role != "read" {
 		t.Fatalf("created key %q: %+v, %v", token, key, err)
 	}
@@ -302,8 +303,10 @@ func TestScreenshot(t *testing.T) {
 	}
 	ctx := newChrome(t)
 	u := newUI(t)
-	_, planner := u.env.Key(t, ws, proj, "planner", "write")
-	_, reviewer := u.env.Key(t, ws, proj, "reviewer", "write")
+	_, c := u.env.Key(t, ws, proj, "planner", "write")
+	planner := c.First()
+	_, c = u.env.Key(t, ws, proj, "reviewer", "write")
+	reviewer := c.First()
 	for i, e := range []struct {
 		key        memory.Key
 		slug, text string

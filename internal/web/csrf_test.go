@@ -140,7 +140,7 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 func (u *ui) snapshot(t *testing.T, b *browser) string {
 	t.Helper()
 	ctx := context.Background()
-	hist, err := u.env.Svc.History(ctx, u.adminKey, "a", 200)
+	hist, err := u.history(u.adminKey, "a")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,14 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"munin/internal/memory"
 )
+
+// keyOf is the caller of one read key with this id, of project w/<project>.
+func keyOf(id int64, project string) memory.Caller {
+	return memory.NewCaller(memory.Key{ID: id, Agent: "a" + strconv.FormatInt(id, 10), Project: memory.ProjectRef{Workspace: "w", Project: project}, Role: memory.RoleRead})
+}
 
 // TestSignInsOfOneKeyCannotEvictOthers: a key that signs in over and over
 // (a read key holder, a script) keeps at most maxSessionsPerKey sessions,
@@ -14,11 +21,11 @@ func TestSignInsOfOneKeyCannotEvictOthers(t *testing.T) {
 	s := newSessions(time.Hour, 24*time.Hour, func() time.Time { return now })
 	s.perKey, s.total = 8, 100
 	s.perProject = s.total
-	admin := s.create(1, "w/p")
+	admin := s.create(keyOf(1, "p"))
 	var last session
 	for range 2 * s.total {
 		now = now.Add(time.Millisecond)
-		last = s.create(2, "w/p")
+		last = s.create(keyOf(2, "p"))
 	}
 	if _, ok := s.get(admin.id); !ok {
 		t.Fatal("the admin's session was evicted by another key's sign-ins")
@@ -26,7 +33,7 @@ func TestSignInsOfOneKeyCannotEvictOthers(t *testing.T) {
 	if _, ok := s.get(last.id); !ok {
 		t.Fatal("the newest session of the busy key was evicted")
 	}
-	if n, _ := s.leastRecentLocked(func(o *session) bool { return o.keyID == 2 }); n != s.perKey {
+	if n, _ := s.leastRecentLocked(nil, func(o *session) bool { return o.holdsKey(2) }); n != s.perKey {
 		t.Fatalf("busy key holds %d sessions, want %d", n, s.perKey)
 	}
 }
@@ -38,10 +45,10 @@ func TestSessionTableIsBounded(t *testing.T) {
 	s := newSessions(time.Hour, 24*time.Hour, func() time.Time { return now })
 	s.perKey, s.total = 8, 100
 	s.perProject = s.total
-	first := s.create(0, "w/p")
+	first := s.create(keyOf(1000, "p"))
 	for i := range 2 * s.total {
 		now = now.Add(time.Microsecond)
-		s.create(int64(i%50)+1, "w/p"+strconv.Itoa(i%50)) // 50 keys × up to 8 sessions > 100
+		s.create(keyOf(int64(i%50)+1, "p"+strconv.Itoa(i%50))) // 50 keys × up to 8 sessions > 100
 	}
 	if len(s.m) != s.total {
 		t.Fatalf("table holds %d sessions, want %d", len(s.m), s.total)
