@@ -1,8 +1,10 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,6 +68,11 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, rq *request, 
 		return err
 	}
 	d := overviewPage{Keys: rq.caller.Keys(), MaxKeys: memory.MaxCallerKeys}
+	// By workspace and name, whatever the order the keys were added in, so
+	// each workspace is one group.
+	slices.SortStableFunc(projects, func(a, b service.ProjectSummary) int {
+		return cmp.Or(cmp.Compare(a.Ref.Workspace, b.Ref.Workspace), cmp.Compare(a.Ref.Project, b.Ref.Project))
+	})
 	for _, p := range projects {
 		if len(d.Groups) == 0 || d.Groups[len(d.Groups)-1].Name != p.Ref.Workspace {
 			d.Groups = append(d.Groups, workspaceGroup{Name: p.Ref.Workspace})

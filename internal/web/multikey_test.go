@@ -267,3 +267,27 @@ func TestSearchAllMyProjects(t *testing.T) {
 		}
 	}
 }
+
+// TestOverviewGroupsByWorkspace: keys added in any order, the overview
+// shows each workspace once, its projects by name.
+func TestOverviewGroupsByWorkspace(t *testing.T) {
+	u := newUI(t)
+	b := u.signIn(t, u.reader)
+	for _, p := range []memory.ProjectRef{{Workspace: "zeta", Project: "one"}, {Workspace: ws, Project: "alpha"}, {Workspace: "zeta", Project: "a"}} {
+		token, _ := u.newKey(t, p.Workspace, p.Project, "bot", memory.RoleRead)
+		if code, _ := b.addKey(token); code != http.StatusSeeOther {
+			t.Fatalf("add a key of %s: %d", p, code)
+		}
+	}
+	_, body := b.get("/")
+	if n := strings.Count(body, `<span class="ws-name">`); n != 2 {
+		t.Errorf("%d workspace groups, want 2 (ws and zeta)", n)
+	}
+	var order []string
+	for _, m := range projectLinkRe.FindAllStringSubmatch(body, -1) {
+		order = append(order, m[1]+"/"+m[2])
+	}
+	if want := []string{"ws/alpha", "ws/proj", "zeta/a", "zeta/one"}; !slices.Equal(order, want) {
+		t.Errorf("overview order %v, want %v", order, want)
+	}
+}
