@@ -176,9 +176,12 @@ func (h *Handler) addKey(w http.ResponseWriter, r *http.Request, rq *request) er
 	if len(fresh) == 0 {
 		return h.redirect(w, r, rq, "/", "Nothing changed: this session holds that key already, or a key with at least its role for the same project.")
 	}
-	if _, ok := h.sessions.setKeys(rq.sess.id, joined); !ok {
+	sess, ok := h.sessions.setKeys(rq.sess.id, joined)
+	if !ok {
 		return memory.Errorf(memory.CodeUnauthorized, "your session has ended; sign in again")
 	}
+	setCookie(w, r, sess.id, 0)
+	rq.sess = sess
 	noun := "key"
 	if len(fresh) > 1 {
 		noun = "keys"
@@ -224,9 +227,12 @@ func (h *Handler) removeKey(w http.ResponseWriter, r *http.Request, rq *request)
 	case len(rest) == 0:
 		return memory.Errorf(memory.CodeInvalid, "that is the only key of this session: sign out instead")
 	}
-	if _, ok := h.sessions.setKeys(rq.sess.id, memory.NewCaller(rest...)); !ok {
+	sess, ok := h.sessions.setKeys(rq.sess.id, memory.NewCaller(rest...))
+	if !ok {
 		return memory.Errorf(memory.CodeUnauthorized, "your session has ended; sign in again")
 	}
+	setCookie(w, r, sess.id, 0)
+	rq.sess = sess
 	return h.redirect(w, r, rq, "/", "Removed the key of "+describeKeys([]memory.Key{gone})+" from this session.")
 }
 

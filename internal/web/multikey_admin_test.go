@@ -107,6 +107,7 @@ func TestRemoveKeyFromSession(t *testing.T) {
 	if code, _ := b.post("/session/keys/"+itoa(u.writerKey.ID)+"/remove", nil); code != http.StatusSeeOther {
 		t.Fatalf("remove the first key: %d", code)
 	}
+	b.refreshCSRF() // the session moved to a new id and token
 	_, body := b.get("/")
 	if !strings.Contains(flashOf(body), "Removed the key of alice (write, ws/proj)") {
 		t.Errorf("flash after removing: %q", flashOf(body))

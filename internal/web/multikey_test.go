@@ -21,10 +21,29 @@ func (u *ui) newKey(t testing.TB, workspace, project, agent string, role memory.
 	return token, c.First()
 }
 
-// addKey posts the add-a-key form of the overview.
+// addKey posts the add-a-key form of the overview. Adding a key moves the
+// session to a new id and CSRF token; the browser takes the new token (from
+// the session table, so the flash stays for the next page).
 func (b *browser) addKey(token string) (int, string) {
 	b.t.Helper()
-	return b.post("/session/keys", url.Values{"key": {token}})
+	code, body := b.post("/session/keys", url.Values{"key": {token}})
+	b.refreshCSRF()
+	return code, body
+}
+
+// refreshCSRF takes the CSRF token of the browser's current session.
+func (b *browser) refreshCSRF() {
+	b.t.Helper()
+	u := b.u
+	for _, c := range b.c.Jar.Cookies(mustURL(b.t, u.srv.URL)) {
+		if c.Name == cookieName {
+			u.h.sessions.mu.Lock()
+			if sess, ok := u.h.sessions.m[c.Value]; ok {
+				b.csrf = sess.csrf
+			}
+			u.h.sessions.mu.Unlock()
+		}
+	}
 }
 
 var projectLinkRe = regexp.MustCompile(`<a href="/w/([^/"]+)/p/([^/"]+)(?:/settings)?" class="project-link">`)
@@ -289,5 +308,32 @@ func TestOverviewGroupsByWorkspace(t *testing.T) {
 	}
 	if want := []string{"ws/alpha", "ws/proj", "zeta/a", "zeta/one"}; !slices.Equal(order, want) {
 		t.Errorf("overview order %v, want %v", order, want)
+	}
+}
+
+// TestAddKeyRotatesTheSession: adding a key moves the session to a fresh id
+// and CSRF token, as a sign-in does: an id planted in the browser before
+// (session fixation) does not reach the project of the key added later.
+func TestAddKeyRotatesTheSession(t *testing.T) {
+	u := newUI(t)
+	beta, _ := u.newKey(t, ws, "beta", "beta-bot", memory.RoleRead)
+	b := u.signIn(t, u.reader)
+	planted := u.browser(t)
+	planted.c.Jar.SetCookies(mustURL(t, u.srv.URL), b.c.Jar.Cookies(mustURL(t, u.srv.URL)))
+	oldCSRF := b.csrf
+	if code, _ := b.addKey(beta); code != http.StatusSeeOther {
+		t.Fatalf("add key: %d", code)
+	}
+	if b.csrf == oldCSRF {
+		t.Error("the CSRF token stayed the same after adding a key")
+	}
+	if code, _ := planted.get("/w/ws/p/beta"); code != http.StatusSeeOther {
+		t.Errorf("the old session id after adding a key: %d, want 303 to sign in", code)
+	}
+	if code, _ := b.get("/w/ws/p/beta"); code != http.StatusOK {
+		t.Errorf("the new session id: %d, want 200", code)
+	}
+	if code, _ := b.post("/session/keys", url.Values{"key": {beta}, "csrf": {oldCSRF}}); code != http.StatusForbidden {
+		t.Errorf("a form with the old CSRF token: %d, want 403", code)
 	}
 }

@@ -98,7 +98,10 @@ func (s *sessions) create(c memory.Caller) session {
 }
 
 // setKeys makes the caller's keys the keys of session id (after a key was
-// added or removed); false if the session has ended meanwhile.
+// added or removed) and moves the session to a fresh id and CSRF token, as
+// a sign-in does: a session id someone planted in a browser before its
+// person added their key must not reach that key's project. It returns the
+// session under its new id; false if the session has ended meanwhile.
 func (s *sessions) setKeys(id string, c memory.Caller) (session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,6 +109,9 @@ func (s *sessions) setKeys(id string, c memory.Caller) (session, bool) {
 	if !ok {
 		return session{}, false
 	}
+	delete(s.m, id)
+	sess.id, sess.csrf = randomToken(), randomToken()
+	s.m[sess.id] = sess
 	s.setKeysLocked(sess, c)
 	return *sess, true
 }

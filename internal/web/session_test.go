@@ -100,7 +100,8 @@ func TestMultiKeySessionCountsForEachKey(t *testing.T) {
 	tick()
 	c := s.create(keysOf(4))
 	tick()
-	if _, ok := s.setKeys(c.id, keysOf(4, 3)); !ok {
+	c, ok := s.setKeys(c.id, keysOf(4, 3))
+	if !ok {
 		t.Fatal("setKeys lost the session")
 	}
 	if _, ok := s.m[a.id]; ok {
