@@ -287,3 +287,62 @@ func TestNoKeyInAnyPageOrLog(t *testing.T) {
 		t.Errorf("the request log does not name the two-key caller:\n%s", logged)
 	}
 }
+
+// TestConcurrentPagesWhileAKeyIsRevoked: many requests of one two-key
+// session run while the second key is revoked: each answers 200 or the 404
+// of a project without a key, never an error; once the revocation is done,
+// the project is out of reach for every request. Run with -race.
+func TestConcurrentPagesWhileAKeyIsRevoked(t *testing.T) {
+	u := newUI(t)
+	beta, betaKey := u.newKey(t, ws, "beta", "beta-bot", memory.RoleWrite)
+	u.remember(t, betaKey, "a", "beta text")
+	b := u.signIn(t, u.reader)
+	if code, _ := b.addKey(beta); code != http.StatusSeeOther {
+		t.Fatalf("add key: %d", code)
+	}
+	cookies := b.c.Jar.Cookies(mustURL(t, u.srv.URL))
+	const workers, rounds = 8, 20
+	var wg sync.WaitGroup
+	errs := make(chan string, workers*rounds)
+	revoked := make(chan struct{})
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range rounds {
+				if i == 0 && j == rounds/2 {
+					if err := u.env.Svc.RevokeKey(context.Background(), betaKey.ID); err != nil {
+						errs <- err.Error()
+					}
+					close(revoked)
+				}
+				path := []string{"/w/ws/p/beta/e/a", "/", projPath}[j%3]
+				req, _ := http.NewRequest("GET", u.srv.URL+path, nil)
+				for _, c := range cookies {
+					req.AddCookie(c)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err.Error()
+					continue
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+					errs <- path + ": " + strconv.Itoa(resp.StatusCode)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	<-revoked
+	if code, body := b.get("/w/ws/p/beta/e/a"); code != http.StatusNotFound || strings.Contains(body, "beta text") {
+		t.Errorf("after the revocation: %d, want 404 without content", code)
+	}
+	if code, _ := b.get(projPath); code != http.StatusOK {
+		t.Errorf("the first key after the revocation: %d", code)
+	}
+}

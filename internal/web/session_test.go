@@ -2,6 +2,7 @@ package web
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,5 +135,38 @@ func TestMultiKeySessionCountsForEachKey(t *testing.T) {
 	}
 	if _, ok := s.m[c.id]; ok {
 		t.Error("a session without keys is still in the table")
+	}
+}
+
+// TestSessionsConcurrentKeyChanges: sign-ins, key changes, revocations and
+// lookups of many goroutines keep the table within its limits. Run with -race.
+func TestSessionsConcurrentKeyChanges(t *testing.T) {
+	s := newSessions(time.Hour, 24*time.Hour, time.Now)
+	s.perKey, s.perProject, s.total = 4, 6, 20
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				sess := s.create(keysOf(int64(g%5+1), int64(i%7+1)))
+				if moved, ok := s.setKeys(sess.id, keysOf(int64(i%7+1), int64(g%3+10))); ok {
+					sess = moved
+				}
+				s.get(sess.id)
+				s.dropKeys(sess.id, []int64{int64(g%3 + 10)})
+				s.addFlash(sess.id, "x")
+				s.popFlash(sess.id)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(s.m) > s.total {
+		t.Errorf("%d sessions, over the total of %d", len(s.m), s.total)
+	}
+	for id := int64(1); id <= 12; id++ {
+		if n, _ := s.leastRecentLocked(nil, func(o *session) bool { return o.holdsKey(id) }); n > s.perKey {
+			t.Errorf("%d sessions hold key %d, over the limit of %d", n, id, s.perKey)
+		}
 	}
 }
