@@ -210,7 +210,11 @@ func (h *Handler) signedIn(r *http.Request) (*request, error) {
 		if sess, ok = h.sessions.dropKeys(sess.id, revoked); !ok {
 			return nil, memory.Errorf(memory.CodeUnauthorized, "the key of this session was revoked; sign in again")
 		}
-		h.sessions.addFlash(sess.id, "The key for "+strings.Join(revokedProjects, ", ")+" was revoked; it is no longer part of this session.")
+		msg := "The key for " + revokedProjects[0] + " was revoked; it is no longer part of this session."
+		if len(revokedProjects) > 1 {
+			msg = "The keys for " + strings.Join(revokedProjects, ", ") + " were revoked; they are no longer part of this session."
+		}
+		h.sessions.addFlash(sess.id, msg)
 	}
 	caller := memory.NewCaller(keys...)
 	noteCaller(r, caller)
