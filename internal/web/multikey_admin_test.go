@@ -346,3 +346,55 @@ func TestConcurrentPagesWhileAKeyIsRevoked(t *testing.T) {
 		t.Errorf("the first key after the revocation: %d", code)
 	}
 }
+
+// TestTwoKeySessionCannotReachAThirdProject: a session with the admin key
+// of acme/alpha and a write key of a third project still gets, on every
+// route aimed at other/gamma, exactly the answer for a missing project, and
+// changes nothing there.
+func TestTwoKeySessionCannotReachAThirdProject(t *testing.T) {
+	w := newRoleWorld(t)
+	third, _ := w.u.newKey(t, "third", "t", "third-bot", memory.RoleWrite)
+	b := w.u.signIn(t, w.alphaAdmin)
+	if code, _ := b.addKey(third); code != http.StatusSeeOther {
+		t.Fatalf("add key: %d", code)
+	}
+	b.get("/") // takes the flash of adding
+	for _, r := range projectRoutes {
+		if r.tmpl == "/keys" && r.method == "GET" {
+			continue // not aimed at a project
+		}
+		code, body := b.send(r, w.gamma)
+		_, missing := b.send(r, w.nope)
+		missing = strings.ReplaceAll(missing, w.nope.ref.Project, w.gamma.ref.Project)
+		missing = strings.ReplaceAll(missing, itoa(w.nope.keyID), itoa(w.gamma.keyID))
+		if code != http.StatusNotFound || body != missing || strings.Contains(body, "gamma's") {
+			t.Errorf("%s %s: %d, want the 404 of a missing project\n got: %s\nwant: %s", r.method, r.path(w.gamma), code, errorText(body), errorText(missing))
+		}
+	}
+	if _, body := b.get("/search?q=secret"); strings.Contains(body, "gamma") {
+		t.Error("the search across the session's projects shows other/gamma")
+	}
+	w.gammaUntouched(t)
+}
+
+// TestRevokedKeyIsToldOnTheNextPage: after a key of the session is
+// revoked, the next page (a GET) says so once.
+func TestRevokedKeyIsToldOnTheNextPage(t *testing.T) {
+	u := newUI(t)
+	beta, betaKey := u.newKey(t, ws, "beta", "beta-bot", memory.RoleRead)
+	b := u.signIn(t, u.writer)
+	if code, _ := b.addKey(beta); code != http.StatusSeeOther {
+		t.Fatalf("add key: %d", code)
+	}
+	b.get("/") // takes the flash of adding
+	if err := u.env.Svc.RevokeKey(context.Background(), betaKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	code, body := b.get(projPath)
+	if code != http.StatusOK || flashOf(body) != "The key for ws/beta was revoked; it is no longer part of this session." {
+		t.Errorf("the next page: %d, flash %q", code, flashOf(body))
+	}
+	if _, body := b.get(projPath); flashOf(body) != "" {
+		t.Errorf("told twice: %q", flashOf(body))
+	}
+}
