@@ -189,6 +189,9 @@ func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, rq *reque
 // keysPage is the data of the keys page.
 type keysPage struct {
 	Keys []memory.Key
+	// Admins are the session's admin keys (a project admin's view): the
+	// projects whose keys are listed and that a new key may be for.
+	Admins []memory.Key
 	// Token is a key just created, shown this once.
 	Token   string
 	Created *memory.Key
@@ -196,13 +199,26 @@ type keysPage struct {
 	Workspace, Project, Agent, Role string
 }
 
-// keys lists the keys the signed-in key administers, with their last use:
-// its project's for an admin key, every key for a server-admin key (the
-// service decides which).
+// keys lists the keys the session administers, with their last use: those
+// of every project it holds an admin key for, or every key for a
+// server-admin key (the service decides which).
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request, rq *request) error {
-	return h.renderKeys(w, r, rq, http.StatusOK, keysPage{
-		Workspace: rq.key.Project.Workspace, Project: rq.key.Project.Project, Role: string(memory.RoleWrite),
-	}, "")
+	d := keysPage{Role: string(memory.RoleWrite)}
+	if admins := adminKeys(rq.caller); len(admins) > 0 && !rq.caller.ServerAdmin() {
+		d.Workspace, d.Project = admins[0].Project.Workspace, admins[0].Project.Project
+	}
+	return h.renderKeys(w, r, rq, http.StatusOK, d, "")
+}
+
+// adminKeys are the keys of c that administer their project.
+func adminKeys(c memory.Caller) []memory.Key {
+	var out []memory.Key
+	for _, k := range c.Keys() {
+		if k.Role.Administers() {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request, status int, d keysPage, errMsg string) error {
@@ -212,10 +228,15 @@ func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	d.Keys = keys
 	v := view{Title: "Keys", Error: errMsg, Data: d}
-	if !rq.key.ServerAdmin() {
-		// A project admin's keys page belongs to its project's navigation.
-		ref := rq.key.Project
-		v.Project, v.CanWrite = &ref, rq.key.Role.CanWrite()
+	if !rq.caller.ServerAdmin() {
+		d.Admins = adminKeys(rq.caller)
+		v.Data = d
+		if len(d.Admins) == 1 {
+			// The keys page of one project's admin belongs to that
+			// project's navigation.
+			v = projectView(d.Admins[0], "Keys", d)
+			v.Error = errMsg
+		}
 	}
 	h.render(w, r, rq, status, "keys", v)
 	return nil
@@ -229,6 +250,14 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request)
 		Project:   strings.TrimSpace(r.PostFormValue("project")),
 		Agent:     strings.TrimSpace(r.PostFormValue("agent")),
 		Role:      r.PostFormValue("role"),
+	}
+	if t := r.PostFormValue("target"); t != "" {
+		// The project select of an admin of several projects.
+		ref, err := memory.ParseProject("project", t)
+		if err != nil {
+			return h.renderKeys(w, r, rq, statusOf(err), d, message(err))
+		}
+		d.Workspace, d.Project = ref.Workspace, ref.Project
 	}
 	ref := memory.ProjectRef{Workspace: d.Workspace, Project: d.Project}
 	token, k, err := h.svc.CreateProjectKey(r.Context(), rq.caller, ref, d.Agent, memory.Role(d.Role))
@@ -247,7 +276,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request)
 	return h.renderKeys(w, r, rq, http.StatusOK, d, "")
 }
 
-// revokeKey revokes a key the signed-in key administers; its sessions end
+// revokeKey revokes a key the session administers; it leaves its sessions
 // with their next request.
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, rq *request) error {
 	id, err := strconv.ParseInt(mux.Vars(r)["id"], 10, 64)
@@ -257,5 +286,5 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := h.svc.RevokeProjectKey(r.Context(), rq.caller, id); err != nil {
 		return err
 	}
-	return h.redirect(w, r, rq, "/keys", "Revoked key "+strconv.FormatInt(id, 10)+"; its sessions have ended.")
+	return h.redirect(w, r, rq, "/keys", "Revoked key "+strconv.FormatInt(id, 10)+"; it works nowhere any more, and leaves every session that held it.")
 }

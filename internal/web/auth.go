@@ -1,10 +1,16 @@
 package web
 
 import (
+	"cmp"
+	"context"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
 
 	"munin/internal/memory"
-	"munin/internal/reqlog"
 	"munin/internal/service"
 )
 
@@ -24,7 +30,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.limited(w, r, rq, func(w http.ResponseWriter, r *http.Request) {
-		if err := h.overview(w, r, rq); err != nil {
+		if err := h.overview(w, r, rq, http.StatusOK, ""); err != nil {
 			h.renderError(w, r, rq, err)
 		}
 	})
@@ -33,59 +39,201 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 // workspaceGroup is one workspace of the overview with its projects.
 type workspaceGroup struct {
 	Name     string
-	Projects []service.ProjectSummary
+	Projects []projectRow
 }
 
-// overview lists the workspaces and projects the key may see (the service
-// decides: its own project, or every project for a server-admin key).
-func (h *Handler) overview(w http.ResponseWriter, r *http.Request, rq *request) error {
+// projectRow is one project of the overview, with the role the session's
+// key for it has there.
+type projectRow struct {
+	service.ProjectSummary
+	Role memory.Role
+}
+
+// overviewPage is the data of the overview.
+type overviewPage struct {
+	Groups []workspaceGroup
+	// Keys are the session's keys, for "Your keys" (never a token).
+	Keys []memory.Key
+	// MaxKeys is how many keys a session may hold.
+	MaxKeys int
+}
+
+// overview lists the workspaces and projects the session may see (the
+// service decides: the projects of its keys, or every project for a
+// server-admin key), the session's keys, and the form to add one. errMsg,
+// when set, is why adding a key failed.
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request, rq *request, status int, errMsg string) error {
 	projects, err := h.svc.Projects(r.Context(), rq.caller)
 	if err != nil {
 		return err
 	}
-	var groups []workspaceGroup
+	d := overviewPage{Keys: rq.caller.Keys(), MaxKeys: memory.MaxCallerKeys}
+	// By workspace and name, whatever the order the keys were added in, so
+	// each workspace is one group.
+	slices.SortStableFunc(projects, func(a, b service.ProjectSummary) int {
+		return cmp.Or(cmp.Compare(a.Ref.Workspace, b.Ref.Workspace), cmp.Compare(a.Ref.Project, b.Ref.Project))
+	})
 	for _, p := range projects {
-		if len(groups) == 0 || groups[len(groups)-1].Name != p.Ref.Workspace {
-			groups = append(groups, workspaceGroup{Name: p.Ref.Workspace})
+		if len(d.Groups) == 0 || d.Groups[len(d.Groups)-1].Name != p.Ref.Workspace {
+			d.Groups = append(d.Groups, workspaceGroup{Name: p.Ref.Workspace})
 		}
-		g := &groups[len(groups)-1]
-		g.Projects = append(g.Projects, p)
+		row := projectRow{ProjectSummary: p, Role: memory.RoleServerAdmin}
+		if k, ok := rq.caller.KeyFor(p.Ref); ok {
+			row.Role = k.Role
+		}
+		g := &d.Groups[len(d.Groups)-1]
+		g.Projects = append(g.Projects, row)
 	}
-	h.render(w, r, rq, http.StatusOK, "overview", view{Title: "Projects", Data: groups})
+	h.render(w, r, rq, status, "overview", view{Title: "Projects", Error: errMsg, Data: d})
 	return nil
 }
 
-// login takes a key from the sign-in form and starts a session. The key is
-// checked exactly as a bearer key is; it never goes into the cookie, a page
-// or a log.
+// authenticate checks the keys pasted into the sign-in or add-a-key form
+// exactly as bearer keys are checked: one key, or several separated by
+// commas. For one key every refusal reads the same, so the form does not
+// tell an unknown key from a revoked one; for several, which one was
+// refused (by position, never by project).
+func (h *Handler) authenticate(ctx context.Context, pasted string) (memory.Caller, error) {
+	c, err := h.svc.Authenticate(ctx, pasted)
+	if memory.ErrorCode(err) != memory.CodeUnauthorized {
+		return c, err
+	}
+	if strings.Contains(pasted, ",") {
+		switch msg := message(err); {
+		case strings.Count(pasted, ",") >= memory.MaxCallerKeys:
+			return c, memory.Errorf(memory.CodeUnauthorized, "paste at most %d keys, separated by commas", memory.MaxCallerKeys)
+		case strings.HasPrefix(msg, "key "):
+			return c, memory.Errorf(memory.CodeUnauthorized, "%s; check it and try again", msg)
+		}
+	}
+	return c, memory.Errorf(memory.CodeUnauthorized, "that key is unknown or revoked; check it and try again")
+}
+
+// login takes a key (or a comma-separated list) from the sign-in form and
+// starts a session. The key is checked exactly as a bearer key is; it never
+// goes into the cookie, a page or a log.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if err := parseForm(r); err != nil {
 		h.renderError(w, r, nil, err)
 		return
 	}
-	c, err := h.svc.Authenticate(r.Context(), r.PostFormValue("key"))
-	key := c.First()
+	c, err := h.authenticate(r.Context(), r.PostFormValue("key"))
 	if err != nil {
-		if memory.ErrorCode(err) == memory.CodeUnauthorized {
-			// One message for missing, unknown and revoked keys.
-			err = memory.Errorf(memory.CodeUnauthorized, "that key is unknown or revoked; check it and try again")
-		}
 		h.renderError(w, r, nil, err)
 		return
 	}
-	reqlog.NoteCaller(r.Context(), key.Agent, key.ProjectLabel())
+	noteCaller(r, c)
 	// A new sign-in replaces any session this browser had.
-	if c, cerr := r.Cookie(cookieName); cerr == nil {
-		h.sessions.delete(c.Value)
+	if ck, cerr := r.Cookie(cookieName); cerr == nil {
+		h.sessions.delete(ck.Value)
 	}
-	sess := h.sessions.create(key.ID, key.ProjectLabel())
+	sess := h.sessions.create(c)
 	setCookie(w, r, sess.id, 0)
-	what := string(key.Role) + " key of " + key.Project.String()
+	key := c.First()
+	msg := "Signed in as " + key.Agent + " (" + string(key.Role) + " key of " + key.Project.String() + ")."
 	if key.ServerAdmin() {
-		what = "server-admin key: administers every project, reads no memory"
+		msg = "Signed in as " + key.Agent + " (server-admin key: administers every project, reads no memory)."
 	}
-	h.sessions.setFlash(sess.id, "Signed in as "+key.Agent+" ("+what+").")
+	if len(c.Keys()) > 1 {
+		msg = "Signed in with " + strconv.Itoa(len(c.Keys())) + " keys: " + describeKeys(c.Keys()) + "."
+	}
+	h.sessions.setFlash(sess.id, msg)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// describeKeys names keys for a message: "alice (write, ws/p), …".
+func describeKeys(keys []memory.Key) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k.Agent + " (" + string(k.Role) + ", " + k.ProjectLabel() + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// addKey adds the pasted key (or keys) to the session, so one person sees
+// several projects at once. The key is checked exactly as at sign-in; a
+// key the session holds already changes nothing. A server-admin key is used
+// alone: it joins no session and a server-admin session takes no other key.
+func (h *Handler) addKey(w http.ResponseWriter, r *http.Request, rq *request) error {
+	added, err := h.authenticate(r.Context(), r.PostFormValue("key"))
+	if err == nil {
+		err = joinable(rq.caller, added)
+	}
+	if err != nil {
+		if c := memory.ErrorCode(err); c != memory.CodeUnauthorized && c != memory.CodeInvalid {
+			return err
+		}
+		// The refusal is shown on the overview: the session goes on.
+		return h.overview(w, r, rq, statusOf(err), message(err))
+	}
+	joined := memory.NewCaller(append(rq.caller.Keys(), added.Keys()...)...)
+	var fresh []memory.Key // keys that now count in the session
+	for _, k := range joined.Keys() {
+		if !rq.sess.holdsKey(k.ID) {
+			fresh = append(fresh, k)
+		}
+	}
+	if len(fresh) == 0 {
+		return h.redirect(w, r, rq, "/", "Nothing changed: this session holds that key already, or a key with at least its role for the same project.")
+	}
+	sess, ok := h.sessions.setKeys(rq.sess.id, joined)
+	if !ok {
+		return memory.Errorf(memory.CodeUnauthorized, "your session has ended; sign in again")
+	}
+	setCookie(w, r, sess.id, 0)
+	rq.sess = sess
+	noun := "key"
+	if len(fresh) > 1 {
+		noun = "keys"
+	}
+	return h.redirect(w, r, rq, "/", "Added the "+noun+" of "+describeKeys(fresh)+". This session now reaches "+strconv.Itoa(len(joined.Keys()))+" projects.")
+}
+
+// joinable checks that the keys of added may join the session of c: a
+// server-admin key is used alone, and a session holds at most
+// memory.MaxCallerKeys keys, one per project.
+func joinable(c, added memory.Caller) error {
+	if c.ServerAdmin() && added.Owner() != c.Owner() {
+		return memory.Errorf(memory.CodeInvalid, "this session holds a server-admin key, which is used alone: sign out, then sign in with the other key")
+	}
+	if added.ServerAdmin() && added.Owner() != c.Owner() {
+		return memory.Errorf(memory.CodeInvalid, "that is a server-admin key, which is used alone: sign out, then sign in with it")
+	}
+	if n := len(memory.NewCaller(append(c.Keys(), added.Keys()...)...).Keys()); n > memory.MaxCallerKeys {
+		return memory.Errorf(memory.CodeInvalid, "a session holds at most %d keys (one per project); remove one first", memory.MaxCallerKeys)
+	}
+	return nil
+}
+
+// removeKey takes a key out of the session; its last key cannot be removed
+// (sign out instead).
+func (h *Handler) removeKey(w http.ResponseWriter, r *http.Request, rq *request) error {
+	id, err := strconv.ParseInt(mux.Vars(r)["id"], 10, 64)
+	if err != nil {
+		return memory.Errorf(memory.CodeInvalid, "key id must be a number")
+	}
+	var rest []memory.Key
+	var gone memory.Key
+	for _, k := range rq.caller.Keys() {
+		if k.ID == id {
+			gone = k
+			continue
+		}
+		rest = append(rest, k)
+	}
+	switch {
+	case gone.ID == 0:
+		return memory.Errorf(memory.CodeNotFound, "this session holds no key %d", id)
+	case len(rest) == 0:
+		return memory.Errorf(memory.CodeInvalid, "that is the only key of this session: sign out instead")
+	}
+	sess, ok := h.sessions.setKeys(rq.sess.id, memory.NewCaller(rest...))
+	if !ok {
+		return memory.Errorf(memory.CodeUnauthorized, "your session has ended; sign in again")
+	}
+	setCookie(w, r, sess.id, 0)
+	rq.sess = sess
+	return h.redirect(w, r, rq, "/", "Removed the key of "+describeKeys([]memory.Key{gone})+" from this session.")
 }
 
 // logout ends the session.

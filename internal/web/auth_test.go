@@ -198,7 +198,8 @@ func TestCrossOriginPostRefused(t *testing.T) {
 
 func TestOtherProjectHidden(t *testing.T) {
 	u := newUI(t)
-	_, other := u.env.Key(t, "ws", "secret", "eve", "write")
+	_, c := u.env.Key(t, "ws", "secret", "eve", "write")
+	other := c.First()
 	u.remember(t, other, "plans", "the secret plan")
 	// Another project answers as a missing one (404), for every project
 	// role: the admin of ws/proj administers ws/proj only.
@@ -219,7 +220,7 @@ func TestOtherProjectHidden(t *testing.T) {
 			t.Errorf("POST into another project: %d, want 404", code)
 		}
 	}
-	if n, err := u.env.Svc.History(context.Background(), other, "plans", 0); err != nil || len(n) != 1 {
+	if n, err := u.history(other, "plans"); err != nil || len(n) != 1 {
 		t.Errorf("the other project's entry has %d versions (%v), want 1", len(n), err)
 	}
 }

@@ -49,9 +49,7 @@ func seed(b *testing.B, u *ui, n int) {
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
-	if _, err := u.env.Svc.Recall(ctx, u.readKey, memory.SearchQuery{Text: "warm up"}); err != nil {
-		b.Fatal(err)
-	}
+	u.recall(b, u.readKey, "warm up")
 }
 
 // benchPages renders each path b.N times through the handler (server time:
@@ -59,7 +57,7 @@ func seed(b *testing.B, u *ui, n int) {
 func benchPages(b *testing.B, paths map[string]string) {
 	u := newUI(b)
 	seed(b, u, benchEntries)
-	sess := u.h.sessions.create(u.readKey.ID, u.readKey.ProjectLabel())
+	sess := u.h.sessions.create(memory.NewCaller(u.readKey))
 	for name, path := range paths {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -93,4 +91,32 @@ func BenchmarkSearchPage10k(b *testing.B) {
 		"one-word":  projPath + "?q=latency",
 		"two-words": projPath + "?q=sqlite+backup",
 	})
+}
+
+// BenchmarkSessionKeys renders a small project's page for a session of one
+// key and one of memory.MaxCallerKeys keys: each request loads every key of
+// its session by id, so this is what a full session costs per request.
+func BenchmarkSessionKeys(b *testing.B) {
+	u := newUI(b)
+	u.remember(b, u.writerKey, "a", "one entry")
+	keys := []memory.Key{u.readKey}
+	for i := 1; i < memory.MaxCallerKeys; i++ {
+		_, k := u.newKey(b, ws, fmt.Sprintf("p%d", i), "bot", memory.RoleRead)
+		keys = append(keys, k)
+	}
+	for _, n := range []int{1, memory.MaxCallerKeys} {
+		sess := u.h.sessions.create(memory.NewCaller(keys[:n]...))
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("GET", projPath, nil)
+				req.AddCookie(&http.Cookie{Name: cookieName, Value: sess.id})
+				w := httptest.NewRecorder()
+				u.h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("GET %s: %d", projPath, w.Code)
+				}
+			}
+		})
+	}
 }

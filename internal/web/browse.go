@@ -17,18 +17,19 @@ import (
 // search hits shown.
 const pageSize = 50
 
-// scoped returns the signed-in key acting in the project named by the URL
-// (service.Scope decides: a project key only in its own project, any other
-// answering as a missing one; a server-admin key in any).
+// scoped returns the session's key acting in the project named by the URL
+// (service.Scope decides: the session's key for that project, a project it
+// holds no key for answering as a missing one; a server-admin key in any).
 func (h *Handler) scoped(r *http.Request, rq *request) (memory.Key, error) {
 	vars := mux.Vars(r)
 	return h.svc.Scope(r.Context(), rq.caller, memory.ProjectRef{Workspace: vars["ws"], Project: vars["p"]})
 }
 
-// projectView is the frame of every project page.
+// projectView is the frame of every project page: the key for the project
+// decides the role shown and which tabs and buttons appear.
 func projectView(key memory.Key, title string, data any) view {
 	ref := key.Project
-	return view{Title: title, Project: &ref, CanWrite: key.Role.CanWrite(), Data: data}
+	return view{Title: title, Key: &key, Project: &ref, CanWrite: key.Role.CanWrite(), Data: data}
 }
 
 // intParam reads an optional integer query or form value; empty is def.
@@ -83,6 +84,11 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	}
 	if d.Sort == "" {
 		d.Sort = memory.OrderUpdated
+	}
+	if r.FormValue("scope") == "all" {
+		// "All my projects" on this project's search form.
+		http.Redirect(w, r, "/search"+queryString("q", d.Query, "tag", d.Tag), http.StatusSeeOther)
+		return nil
 	}
 	if d.Summary, err = h.svc.Project(r.Context(), rq.caller, key.Project); err != nil {
 		return err

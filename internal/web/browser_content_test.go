@@ -1,13 +1,10 @@
 package web
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"munin/internal/memory"
 )
 
 // TestBrowserEntryLoadsNothing: Chromium showing a memory full of images and
@@ -35,7 +32,7 @@ func TestBrowserEntryLoadsNothing(t *testing.T) {
 			t.Errorf("showing the entry made the browser send %s", r)
 		}
 	}
-	rows, err := u.h.br.SearchLog(context.Background(), u.adminKey, memory.LogFilter{Limit: 10})
+	rows, err := u.searchLog(u.adminKey)
 	if err != nil || len(rows) != 0 {
 		t.Errorf("search log after viewing the entry: %+v, %v; want empty", rows, err)
 	}

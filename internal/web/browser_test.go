@@ -242,7 +242,8 @@ func TestBrowserFlow(t *testing.T) {
 		chromedp.Click("#create-key-btn"),
 		chromedp.WaitVisible("#token"))
 	token := textOf(t, ctx, "#token")
-	key, err := u.env.Svc.Authenticate(context.Background(), token)
+	c, err := u.env.Svc.Authenticate(context.Background(), token)
+	key := c.First()
 	if err != nil || key.Agent != "ci-bot" || key.Role != "read" {
 		t.Fatalf("created key %q: %+v, %v", token, key, err)
 	}
@@ -293,17 +294,22 @@ func TestBrowserHostileContentInert(t *testing.T) {
 	}
 }
 
-// TestScreenshot renders the project page of a small, realistic project in
-// Chromium and writes docs/project-page.png for the README. It runs only
-// with MUNIN_SCREENSHOT=1: go test -run TestScreenshot ./internal/web/
+// TestScreenshot renders, in Chromium, the project page of a small,
+// realistic project and a search across two projects of one session, and
+// writes docs/project-page.png and docs/search-all.png for the README. It
+// runs only with MUNIN_SCREENSHOT=1:
+// MUNIN_SCREENSHOT=1 go test -run TestScreenshot ./internal/web/
 func TestScreenshot(t *testing.T) {
 	if os.Getenv("MUNIN_SCREENSHOT") == "" {
-		t.Skip("set MUNIN_SCREENSHOT=1 to write docs/project-page.png")
+		t.Skip("set MUNIN_SCREENSHOT=1 to write docs/project-page.png and docs/search-all.png")
 	}
 	ctx := newChrome(t)
 	u := newUI(t)
-	_, planner := u.env.Key(t, ws, proj, "planner", "write")
-	_, reviewer := u.env.Key(t, ws, proj, "reviewer", "write")
+	_, c := u.env.Key(t, ws, proj, "planner", "write")
+	planner := c.First()
+	_, c = u.env.Key(t, ws, proj, "reviewer", "write")
+	reviewer := c.First()
+	ops, opsKey := u.newKey(t, ws, "ops", "oncall", memory.RoleWrite)
 	for i, e := range []struct {
 		key        memory.Key
 		slug, text string
@@ -317,6 +323,8 @@ func TestScreenshot(t *testing.T) {
 		{reviewer, "people/ada", "# Ada owns storage\n\nAsk her about migrations.", []string{"team"}},
 		{u.writerKey, "decisions/auth", "# Keys, not passwords\n\nOne key per agent, stored as SHA-256.", []string{"security", "arch"}},
 		{planner, "todo/web-ui", "# Web UI for people\n\nBrowse, search, curate.", []string{"ui"}},
+		{opsKey, "runbooks/restore", "# Restore from a backup\n\nStop the server, copy the backup of the workspace file back, start.", []string{"ops"}},
+		{opsKey, "incidents/2026-11-disk", "# Disk full on the build host\n\nThe nightly backup filled the disk; backups now rotate after 7 days.", []string{"ops", "incident"}},
 	} {
 		u.remember(t, e.key, e.slug, e.text, e.tags...)
 		if i%3 == 0 {
@@ -324,13 +332,20 @@ func TestScreenshot(t *testing.T) {
 		}
 	}
 	signInBrowser(t, ctx, u.srv.URL, u.admin)
-	run(t, ctx, "project page", chromedp.Navigate(u.srv.URL+projPath), chromedp.WaitVisible("#entries"),
-		chromedp.EmulateViewport(1200, 640))
-	png := value(t, ctx, "screenshot", chromedp.CaptureScreenshot())
+	run(t, ctx, "add a key", chromedp.SetValue("#add-key-input", ops))
+	flashAfter(t, ctx, "add key", chromedp.Click("#add-key-btn"))
 	if err := os.MkdirAll("docs", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("docs/project-page.png", png, 0o644); err != nil {
-		t.Fatal(err)
+	for _, shot := range []struct{ file, path, wait string }{
+		{"docs/project-page.png", projPath, "#entries"},
+		{"docs/search-all.png", "/search?q=backup", "#hits"},
+	} {
+		run(t, ctx, shot.path, chromedp.Navigate(u.srv.URL+shot.path), chromedp.WaitVisible(shot.wait),
+			chromedp.EmulateViewport(1200, 640))
+		png := value(t, ctx, "screenshot", chromedp.CaptureScreenshot())
+		if err := os.WriteFile(shot.file, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

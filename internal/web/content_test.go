@@ -1,15 +1,12 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-
-	"munin/internal/memory"
 )
 
 // fetchingContent is a memory that tries every way of making a viewer's
@@ -178,11 +175,9 @@ func TestWebSearchIsNotLogged(t *testing.T) {
 			t.Fatalf("search %s: %d", q, code)
 		}
 	}
-	if _, err := u.env.Svc.Recall(context.Background(), u.readKey, memory.SearchQuery{Text: "wal"}); err != nil {
-		t.Fatal(err)
-	}
+	u.recall(t, u.readKey, "wal")
 	u.env.Svc.FlushSearchLog()
-	rows, err := u.h.br.SearchLog(context.Background(), u.adminKey, memory.LogFilter{Limit: 100})
+	rows, err := u.searchLog(u.adminKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/mux"
+
+	"munin/internal/memory"
 )
 
 // csrfExempt are the state-changing routes that cannot carry a session's
@@ -73,8 +75,23 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 		"POST " + p + "/restore/{slug:.+}": {"version": {"1"}},
 		"POST " + p + "/settings":          {"writes_per_hour": {"7"}},
 	}
+	// Forms that need a key of another project: they get it, and their
+	// path, from setup.
+	setups := map[string]func(t *testing.T, u *ui, b *browser) (string, url.Values){
+		"POST /session/keys": func(t *testing.T, u *ui, b *browser) (string, url.Values) {
+			token, _ := u.newKey(t, ws, "other", "other-bot", memory.RoleRead)
+			return "/session/keys", url.Values{"key": {token}}
+		},
+		"POST /session/keys/{id:[0-9]+}/remove": func(t *testing.T, u *ui, b *browser) (string, url.Values) {
+			token, k := u.newKey(t, ws, "other", "other-bot", memory.RoleRead)
+			if code, _ := b.addKey(token); code != http.StatusSeeOther {
+				t.Fatalf("add key: %d", code)
+			}
+			return "/session/keys/" + itoa(k.ID) + "/remove", url.Values{}
+		},
+	}
 	routes := stateChangingRoutes(t, newUI(t))
-	if len(routes) < len(forms) {
+	if len(routes) < len(forms)+len(setups) {
 		t.Fatalf("the router walk found %d state-changing routes, fewer than the %d known: %v", len(routes), len(forms), routes)
 	}
 	names := make([]string, 0, len(routes))
@@ -94,6 +111,10 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 			other := u.signIn(t, u.writer)
 			method, path := strings.Fields(name)[0], stateChangingRoutes(t, u)[name]
 			form, known := forms[name]
+			if setup, ok := setups[name]; ok {
+				path, form = setup(t, u, b)
+				known = true
+			}
 			wrong := "x" + b.csrf[1:]
 			if b.csrf[0] == 'x' {
 				wrong = "y" + b.csrf[1:]
@@ -136,11 +157,11 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 }
 
 // snapshot describes everything a web form can change: entry "a", the
-// keys, the budget, and whether b's session is alive.
+// keys, the budget, whether b's session is alive, and its keys.
 func (u *ui) snapshot(t *testing.T, b *browser) string {
 	t.Helper()
 	ctx := context.Background()
-	hist, err := u.env.Svc.History(ctx, u.adminKey, "a", 200)
+	hist, err := u.history(u.adminKey, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +178,21 @@ func (u *ui) snapshot(t *testing.T, b *browser) string {
 		t.Fatal(err)
 	}
 	session, _ := b.get(projPath) // 200 signed in, 303 to sign-in otherwise
-	return fmt.Sprintf("a: %d versions, latest deleted %v; keys %v; budget %d; session %d",
-		len(hist), hist[0].Deleted, ks, limit, session)
+	return fmt.Sprintf("a: %d versions, latest deleted %v; keys %v; budget %d; session %d with keys %v",
+		len(hist), hist[0].Deleted, ks, limit, session, u.sessionKeys(t, b))
+}
+
+// sessionKeys returns the key ids of b's session (nil: none).
+func (u *ui) sessionKeys(t *testing.T, b *browser) []int64 {
+	t.Helper()
+	for _, c := range b.c.Jar.Cookies(mustURL(t, u.srv.URL)) {
+		if c.Name == cookieName {
+			u.h.sessions.mu.Lock()
+			defer u.h.sessions.mu.Unlock()
+			if sess, ok := u.h.sessions.m[c.Value]; ok {
+				return sess.keyIDs
+			}
+		}
+	}
+	return nil
 }

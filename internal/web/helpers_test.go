@@ -62,10 +62,14 @@ func newUI(t testing.TB) *ui {
 	t.Helper()
 	env := servicetest.New(t, service.Options{})
 	u := &ui{env: env, clock: &clock{t: time.Now()}, seen: &requestLog{}}
-	u.admin, u.adminKey = env.Key(t, ws, proj, "root", memory.RoleAdmin)
-	u.writer, u.writerKey = env.Key(t, ws, proj, "alice", memory.RoleWrite)
-	u.reader, u.readKey = env.Key(t, ws, proj, "bob", memory.RoleRead)
-	h, err := New(service.NewBrowser(env.Svc, env.Store), Options{
+	var c memory.Caller
+	u.admin, c = env.Key(t, ws, proj, "root", memory.RoleAdmin)
+	u.adminKey = c.First()
+	u.writer, c = env.Key(t, ws, proj, "alice", memory.RoleWrite)
+	u.writerKey = c.First()
+	u.reader, c = env.Key(t, ws, proj, "bob", memory.RoleRead)
+	u.readKey = c.First()
+	h, err := New(env.Svc, Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:    u.clock.now,
 	})
@@ -78,20 +82,47 @@ func newUI(t testing.TB) *ui {
 	return u
 }
 
-// remember writes an entry through the service, as an agent would.
-func (u *ui) remember(t testing.TB, key memory.Key, slug, content string, tags ...string) memory.WriteResult {
+// remember writes an entry through the service into key's project, as an
+// agent holding key would.
+func (u *ui) remember(t testing.TB, key memory.Key, slug, content string, tags ...string) service.WriteResult {
 	t.Helper()
-	res, err := u.env.Svc.Remember(context.Background(), key, service.RememberInput{Slug: slug, Content: content, Tags: tags})
+	res, err := u.env.Svc.Remember(context.Background(), memory.NewCaller(key), service.RememberRequest{Slug: slug, Content: content, Tags: tags})
 	if err != nil {
 		t.Fatalf("remember %s: %v", slug, err)
 	}
 	return res
 }
 
-// versions returns how many versions slug has (0: none).
+// history returns the versions of slug in key's project, newest first.
+func (u *ui) history(key memory.Key, slug string) ([]memory.VersionInfo, error) {
+	res, err := u.env.Svc.History(context.Background(), memory.NewCaller(key), service.HistoryRequest{Slug: slug, Limit: memory.MaxHistoryLimit})
+	return res.Versions, err
+}
+
+// get returns the latest version of slug in key's project.
+func (u *ui) get(key memory.Key, slug string) (service.Entry, error) {
+	return u.env.Svc.Get(context.Background(), memory.NewCaller(key), service.GetRequest{Slug: slug})
+}
+
+// recall searches key's project as an agent holding key would (logged).
+func (u *ui) recall(t testing.TB, key memory.Key, query string) []service.Hit {
+	t.Helper()
+	res, err := u.env.Svc.Recall(context.Background(), memory.NewCaller(key), service.RecallRequest{Query: query})
+	if err != nil {
+		t.Fatalf("recall %q: %v", query, err)
+	}
+	return res.Hits
+}
+
+// searchLog returns the search-log rows of key's project.
+func (u *ui) searchLog(key memory.Key) ([]memory.SearchRow, error) {
+	return u.env.Svc.SearchLog(context.Background(), memory.NewCaller(key), key.Project, memory.LogFilter{Limit: 100})
+}
+
+// versions returns how many versions slug has in ws/proj (0: none).
 func (u *ui) versions(t testing.TB, slug string) int {
 	t.Helper()
-	h, err := u.env.Svc.History(context.Background(), u.adminKey, slug, 200)
+	h, err := u.history(u.adminKey, slug)
 	if memory.ErrorCode(err) == memory.CodeNotFound {
 		return 0
 	}

@@ -27,7 +27,7 @@ func (u *ui) rememberOverMCP(t testing.TB, token, slug, content string) {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		mcpSrv.HTTPHandler().ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+		mcpSrv.HTTPHandler().ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), key)))
 	})
 	srv := httptest.NewServer(auth)
 	defer srv.Close()

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"munin/internal/memory"
 	"munin/internal/service"
 )
 
@@ -76,7 +77,7 @@ func TestEditRederivesTitle(t *testing.T) {
 	u := newUI(t)
 	ctx := context.Background()
 	u.remember(t, u.writerKey, "notes/derived", "# Old heading\n\nbody")
-	if _, err := u.env.Svc.Remember(ctx, u.writerKey, service.RememberInput{Slug: "notes/set", Title: "Chosen by a person", Content: "# Old heading\n\nbody"}); err != nil {
+	if _, err := u.env.Svc.Remember(ctx, memory.NewCaller(u.writerKey), service.RememberRequest{Slug: "notes/set", Title: "Chosen by a person", Content: "# Old heading\n\nbody"}); err != nil {
 		t.Fatal(err)
 	}
 	b := u.signIn(t, u.writer)
@@ -90,12 +91,12 @@ func TestEditRederivesTitle(t *testing.T) {
 		if code, body := b.post(projPath+"/save", form); code != http.StatusSeeOther {
 			t.Fatalf("save %s: %d\n%s", slug, code, body)
 		}
-		got, err := u.env.Svc.Get(ctx, u.writerKey, slug, 0)
+		got, err := u.get(u.writerKey, slug)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Title != want || got.Version.Version != 2 {
-			t.Errorf("%s after editing the first line: title %q (version %d), want %q", slug, got.Title, got.Version.Version, want)
+		if got.Title != want || got.Version != 2 {
+			t.Errorf("%s after editing the first line: title %q (version %d), want %q", slug, got.Title, got.Version, want)
 		}
 	}
 	// The form shows the derived title as a placeholder, not as a value.

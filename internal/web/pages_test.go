@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
-
-	"munin/internal/memory"
 )
 
 // xssContent is a memory written by a hostile agent.
@@ -145,11 +143,11 @@ func TestEditRestoreForgetFlow(t *testing.T) {
 	if code, _ := b.post(projPath+"/restore/decisions/db", url.Values{"version": {"1"}}); code != http.StatusSeeOther {
 		t.Fatalf("restore: %d", code)
 	}
-	got, err := u.env.Svc.Get(context.Background(), u.writerKey, "decisions/db", 0)
-	if err != nil || got.Version.Version != 3 || got.Content != "We use SQLite.\nIn WAL mode." || got.Agent != "alice" {
+	got, err := u.get(u.writerKey, "decisions/db")
+	if err != nil || got.Version != 3 || got.Content != "We use SQLite.\nIn WAL mode." || got.Agent != "alice" {
 		t.Fatalf("after restore: %+v %v", got, err)
 	}
-	if hits, _ := u.env.Svc.Recall(context.Background(), u.writerKey, memory.SearchQuery{Text: "always"}); len(hits) != 0 {
+	if hits := u.recall(t, u.writerKey, "always"); len(hits) != 0 {
 		t.Errorf("the index still finds the text of version 2 after restoring version 1")
 	}
 
@@ -177,9 +175,7 @@ func TestSearchLogShowsMisses(t *testing.T) {
 	u := newUI(t)
 	u.remember(t, u.writerKey, "a", "sqlite wal")
 	for _, q := range []string{"sqlite", "kubernetes", "kubernetes"} { // agents' recalls; web searches are not logged
-		if _, err := u.env.Svc.Recall(context.Background(), u.readKey, memory.SearchQuery{Text: q}); err != nil {
-			t.Fatal(err)
-		}
+		u.recall(t, u.readKey, q)
 	}
 	b := u.signIn(t, u.reader)
 	_, body := b.get(projPath + "/searches")

@@ -67,30 +67,44 @@ func loadPages() (*pages, error) {
 
 // view is what every page template gets: the common frame and the page's data.
 type view struct {
-	Title   string
-	Key     *memory.Key        // the signed-in key; nil on the sign-in page
+	Title string
+	// Key is the signed-in key in view: on a project's pages the session's
+	// key for that project (its role decides the tabs and buttons), else the
+	// session's first key; nil on the sign-in page.
+	Key     *memory.Key
 	CSRF    string             // the session's form token
 	Project *memory.ProjectRef // the project in view, for the navigation
 	// CanWrite, IsAdmin and ServerAdmin decide which forms and tabs are
 	// shown at all; the service checks again, since hiding a form protects
-	// nothing. IsAdmin: the key administers (its project, or the server);
-	// ServerAdmin: it administers the server and reads no memory.
+	// nothing. IsAdmin: the key in view administers (its project, or the
+	// server); AdminsKeys: some key of the session administers, so the keys
+	// page lists something; ServerAdmin: the session is a server-admin key,
+	// which administers the server and reads no memory.
 	CanWrite    bool
 	IsAdmin     bool
+	AdminsKeys  bool
 	ServerAdmin bool
-	Flash       string
-	Error       string
-	Data        any
+	// KeyCount is how many keys (projects) the session holds.
+	KeyCount int
+	Flash    string
+	Error    string
+	Data     any
 }
 
 // render executes a page into a buffer first, so a template failure is a
 // clean 500 instead of half a page.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, rq *request, status int, name string, v view) {
 	if rq != nil {
-		v.Key = &rq.key
+		if v.Key == nil {
+			v.Key = &rq.key
+		}
 		v.CSRF = rq.sess.csrf
-		v.IsAdmin = rq.key.Role.Administers()
-		v.ServerAdmin = rq.key.ServerAdmin()
+		v.IsAdmin = v.Key.Role.Administers()
+		v.ServerAdmin = rq.caller.ServerAdmin()
+		v.KeyCount = len(rq.caller.Keys())
+		for _, k := range rq.caller.Keys() {
+			v.AdminsKeys = v.AdminsKeys || k.Role.Administers()
+		}
 		if v.Flash == "" {
 			v.Flash = h.sessions.popFlash(rq.sess.id)
 		}

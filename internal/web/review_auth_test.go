@@ -40,7 +40,7 @@ func TestSignInsOfOneProjectCannotEvictOtherProjects(t *testing.T) {
 			t.Errorf("%s was signed out by another project's sign-ins", name)
 		}
 	}
-	if n, _ := w.u.h.sessions.leastRecentLocked(func(*session) bool { return true }); n > w.u.h.sessions.total {
+	if n, _ := w.u.h.sessions.leastRecentLocked(nil, func(*session) bool { return true }); n > w.u.h.sessions.total {
 		t.Errorf("%d sessions, over the total of %d", n, w.u.h.sessions.total)
 	}
 }
@@ -52,7 +52,8 @@ func TestSignInsOfOneProjectCannotEvictOtherProjects(t *testing.T) {
 // on as before, and one the server did not make is refused.
 func TestLogCursorTellsNothingOfOtherProjects(t *testing.T) {
 	u := newUI(t)
-	_, beta := u.env.Key(t, ws, "beta", "other-team", memory.RoleWrite)
+	_, c := u.env.Key(t, ws, "beta", "other-team", memory.RoleWrite)
+	beta := c.First()
 	for i := range logRows + 1 {
 		u.remember(t, beta, "b"+strconv.Itoa(i), "beta's write")
 		u.remember(t, u.writerKey, "a"+strconv.Itoa(i), "alpha's write")

@@ -115,14 +115,17 @@ func newRoleWorld(t *testing.T) *roleWorld {
 	t.Helper()
 	u := newUI(t)
 	w := &roleWorld{u: u}
-	var k memory.Key
-	w.alphaAdmin, k = u.env.Key(t, "acme", "alpha", "alice", memory.RoleAdmin)
+	var c memory.Caller
+	w.alphaAdmin, c = u.env.Key(t, "acme", "alpha", "alice", memory.RoleAdmin)
+	k := c.First()
 	w.alpha = target{ref: k.Project, keyID: k.ID}
 	u.remember(t, k, "plans", "alpha's first plan")
 	u.remember(t, k, "plans", "alpha's second plan")
-	w.gammaAdmin, k = u.env.Key(t, "other", "gamma", "gus", memory.RoleAdmin)
+	w.gammaAdmin, c = u.env.Key(t, "other", "gamma", "gus", memory.RoleAdmin)
+	k = c.First()
 	w.gamma = target{ref: k.Project, keyID: k.ID}
-	_, w.gammaWriter = u.env.Key(t, "other", "gamma", "gamma-bot", memory.RoleWrite)
+	_, c = u.env.Key(t, "other", "gamma", "gamma-bot", memory.RoleWrite)
+	w.gammaWriter = c.First()
 	u.remember(t, w.gammaWriter, "plans", "gamma's first secret")
 	u.remember(t, w.gammaWriter, "plans", "gamma's second secret")
 	w.nope = target{ref: memory.ProjectRef{Workspace: "other", Project: "nope"}, keyID: 99999}
@@ -137,10 +140,10 @@ func newRoleWorld(t *testing.T) *roleWorld {
 func (w *roleWorld) gammaUntouched(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	if h, err := w.u.env.Svc.History(ctx, w.gammaWriter, "plans", 0); err != nil || len(h) != 2 {
+	if h, err := w.u.history(w.gammaWriter, "plans"); err != nil || len(h) != 2 {
 		t.Errorf("gamma's plans has %d versions (%v), want 2", len(h), err)
 	}
-	if _, err := w.u.env.Svc.Get(ctx, w.gammaWriter, "fresh", 0); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := w.u.get(w.gammaWriter, "fresh"); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Errorf("an entry was written into gamma: %v", err)
 	}
 	if _, limit, _ := w.u.env.Svc.WriteUsage(ctx, w.gamma.ref); limit != 1000 {
@@ -196,7 +199,8 @@ func TestProjectAdminAdministersItsProject(t *testing.T) {
 	w := newRoleWorld(t)
 	b := w.u.signIn(t, w.alphaAdmin)
 	// A second key of alpha, for the revoke route (not the signed-in one).
-	_, second := w.u.env.Key(t, "acme", "alpha", "second", memory.RoleAdmin)
+	_, c := w.u.env.Key(t, "acme", "alpha", "second", memory.RoleAdmin)
+	second := c.First()
 	own := target{ref: w.alpha.ref, keyID: second.ID}
 	for _, r := range projectRoutes {
 		code, body := b.send(r, own)
@@ -232,7 +236,8 @@ func TestProjectAdminAdministersItsProject(t *testing.T) {
 func TestServerAdminAdministersButReadsNothing(t *testing.T) {
 	w := newRoleWorld(t)
 	b := w.u.signIn(t, w.server)
-	_, bot := w.u.env.Key(t, "other", "gamma", "revoke-me", memory.RoleRead)
+	_, c := w.u.env.Key(t, "other", "gamma", "revoke-me", memory.RoleRead)
+	bot := c.First()
 	tg := target{ref: w.gamma.ref, keyID: bot.ID}
 	for _, r := range projectRoutes {
 		code, body := b.send(r, tg)
@@ -247,7 +252,7 @@ func TestServerAdminAdministersButReadsNothing(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if h, err := w.u.env.Svc.History(ctx, w.gammaWriter, "plans", 0); err != nil || len(h) != 2 {
+	if h, err := w.u.history(w.gammaWriter, "plans"); err != nil || len(h) != 2 {
 		t.Errorf("gamma's plans has %d versions (%v), want 2", len(h), err)
 	}
 	if _, limit, _ := w.u.env.Svc.WriteUsage(ctx, tg.ref); limit != 1 {

@@ -3,8 +3,11 @@
 // search logs, and curate — edit, restore, forget, manage keys and budgets.
 //
 // Pages are rendered on the server with html/template; reading works without
-// JavaScript. Sessions live in server memory and hold a key id, never the
-// key. Every write goes through the service layer exactly as an agent's does.
+// JavaScript. Sessions live in server memory and hold key ids, never a key:
+// a person may add keys of further projects to a session ("Add a key"), and
+// the session is then one caller with several keys, as an agent with several
+// keys in its Authorization header. The web does no authorization of its
+// own: every page and write asks the service, exactly as an agent's call does.
 package web
 
 import (
@@ -40,8 +43,9 @@ type Options struct {
 	// Now is the clock; nil means time.Now. Tests move it.
 	Now func() time.Time
 	// LimitKey, when set, wraps every signed-in request with the server's
-	// limits per key (the key is in the request context, service.WithKey),
-	// so a session is held to its key's limits as REST and MCP are.
+	// limits per key (the caller is in the request context,
+	// service.WithCaller), so a session is held to its keys' limits as REST
+	// and MCP are.
 	LimitKey func(http.Handler) http.Handler
 }
 
@@ -126,6 +130,9 @@ func (h *Handler) routes() http.Handler {
 	r.HandleFunc("/", h.home).Methods(get...)
 	r.HandleFunc("/login", h.login).Methods(http.MethodPost)
 	r.Handle("/logout", h.post(h.logout)).Methods(http.MethodPost)
+	r.Handle("/search", h.page(h.searchAll)).Methods(get...)
+	r.Handle("/session/keys", h.post(h.addKey)).Methods(http.MethodPost)
+	r.Handle("/session/keys/{id:[0-9]+}/remove", h.post(h.removeKey)).Methods(http.MethodPost)
 	r.Handle("/keys", h.page(h.keys)).Methods(get...)
 	r.Handle("/keys", h.post(h.createKey)).Methods(http.MethodPost)
 	r.Handle("/keys/{id:[0-9]+}/revoke", h.post(h.revokeKey)).Methods(http.MethodPost)
@@ -165,7 +172,7 @@ func securityHeaders(next http.Handler) http.Handler {
 // request is what a signed-in handler knows about its caller.
 type request struct {
 	sess   session
-	caller memory.Caller // the session's keys
+	caller memory.Caller // the session's live keys, in the session's order
 	key    memory.Key    // the caller's first key, not yet scoped to a project
 }
 
@@ -173,7 +180,9 @@ type request struct {
 // the status of its code.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, rq *request) error
 
-// signedIn returns the caller's session and live key, or CodeUnauthorized.
+// signedIn returns the caller's session and live keys, or CodeUnauthorized.
+// Every key of the session is loaded by id: a revoked one leaves the session
+// (the page says so), and a session left without keys ends.
 func (h *Handler) signedIn(r *http.Request) (*request, error) {
 	c, err := r.Cookie(cookieName)
 	if err != nil {
@@ -183,15 +192,43 @@ func (h *Handler) signedIn(r *http.Request) (*request, error) {
 	if !ok {
 		return nil, memory.Errorf(memory.CodeUnauthorized, "your session has ended; sign in again")
 	}
-	key, err := h.svc.KeyByID(r.Context(), sess.keyID)
-	if err != nil {
+	keys := make([]memory.Key, 0, len(sess.keyIDs))
+	var revoked []int64
+	var revokedProjects []string
+	for i, id := range sess.keyIDs {
+		key, err := h.svc.KeyByID(r.Context(), id)
 		if memory.ErrorCode(err) == memory.CodeUnauthorized {
-			h.sessions.delete(sess.id)
+			revoked, revokedProjects = append(revoked, id), append(revokedProjects, sess.projects[i])
+			continue
 		}
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
 	}
-	reqlog.NoteCaller(r.Context(), key.Agent, key.ProjectLabel())
-	return &request{sess: sess, caller: memory.NewCaller(key), key: key}, nil
+	if len(revoked) > 0 {
+		if sess, ok = h.sessions.dropKeys(sess.id, revoked); !ok {
+			return nil, memory.Errorf(memory.CodeUnauthorized, "the key of this session was revoked; sign in again")
+		}
+		msg := "The key for " + revokedProjects[0] + " was revoked; it is no longer part of this session."
+		if len(revokedProjects) > 1 {
+			msg = "The keys for " + strings.Join(revokedProjects, ", ") + " were revoked; they are no longer part of this session."
+		}
+		h.sessions.addFlash(sess.id, msg)
+	}
+	caller := memory.NewCaller(keys...)
+	noteCaller(r, caller)
+	return &request{sess: sess, caller: caller, key: caller.First()}, nil
+}
+
+// noteCaller names the caller in the request log as the API does: its first
+// key's agent and the projects of all its keys.
+func noteCaller(r *http.Request, c memory.Caller) {
+	projects := make([]string, 0, len(c.Keys()))
+	for _, k := range c.Keys() {
+		projects = append(projects, k.ProjectLabel())
+	}
+	reqlog.NoteCaller(r.Context(), c.First().Agent, strings.Join(projects, ","))
 }
 
 // page wraps a GET handler: without a session it sends the browser to the
@@ -216,8 +253,9 @@ func (h *Handler) page(fn handlerFunc) http.Handler {
 	})
 }
 
-// limited runs a signed-in request within its key's limits, if any; the
-// limits answer a request over them themselves (429).
+// limited runs a signed-in request within its caller's limits, if any (the
+// server's limits per key charge the caller's first key, as for REST and
+// MCP); the limits answer a request over them themselves (429).
 func (h *Handler) limited(w http.ResponseWriter, r *http.Request, rq *request, run http.HandlerFunc) {
 	if h.limitKey == nil {
 		run(w, r)
