@@ -95,6 +95,24 @@ func (s *Service) AuthenticateMemory(ctx context.Context, tokens string) (memory
 	return c, nil
 }
 
+// Join is the caller of c's keys and added's together, as when a person
+// adds a key to a signed-in web session: under Authenticate's rules, a
+// server-admin key is used alone and a caller holds at most
+// memory.MaxCallerKeys keys, one per project.
+func Join(c, added memory.Caller) (memory.Caller, error) {
+	if c.ServerAdmin() && added.Owner() != c.Owner() {
+		return memory.Caller{}, memory.Errorf(memory.CodeInvalid, "this session holds a server-admin key, which is used alone: sign out, then sign in with the other key")
+	}
+	if added.ServerAdmin() && added.Owner() != c.Owner() {
+		return memory.Caller{}, memory.Errorf(memory.CodeInvalid, "that is a server-admin key, which is used alone: sign out, then sign in with it")
+	}
+	joined := memory.NewCaller(append(c.Keys(), added.Keys()...)...)
+	if n := len(joined.Keys()); n > memory.MaxCallerKeys {
+		return memory.Caller{}, memory.Errorf(memory.CodeInvalid, "a session holds at most %d keys (one per project); remove one first", memory.MaxCallerKeys)
+	}
+	return joined, nil
+}
+
 type callerCtx struct{}
 
 // WithCaller returns ctx carrying the authenticated caller; transports set

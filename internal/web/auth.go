@@ -156,8 +156,9 @@ func describeKeys(keys []memory.Key) string {
 // alone: it joins no session and a server-admin session takes no other key.
 func (h *Handler) addKey(w http.ResponseWriter, r *http.Request, rq *request) error {
 	added, err := h.authenticate(r.Context(), r.PostFormValue("key"))
+	var joined memory.Caller
 	if err == nil {
-		err = joinable(rq.caller, added)
+		joined, err = service.Join(rq.caller, added)
 	}
 	if err != nil {
 		if c := memory.ErrorCode(err); c != memory.CodeUnauthorized && c != memory.CodeInvalid {
@@ -166,7 +167,6 @@ func (h *Handler) addKey(w http.ResponseWriter, r *http.Request, rq *request) er
 		// The refusal is shown on the overview: the session goes on.
 		return h.overview(w, r, rq, statusOf(err), message(err))
 	}
-	joined := memory.NewCaller(append(rq.caller.Keys(), added.Keys()...)...)
 	var fresh []memory.Key // keys that now count in the session
 	for _, k := range joined.Keys() {
 		if !rq.sess.holdsKey(k.ID) {
@@ -187,22 +187,6 @@ func (h *Handler) addKey(w http.ResponseWriter, r *http.Request, rq *request) er
 		noun = "keys"
 	}
 	return h.redirect(w, r, rq, "/", "Added the "+noun+" of "+describeKeys(fresh)+". This session now reaches "+strconv.Itoa(len(joined.Keys()))+" projects.")
-}
-
-// joinable checks that the keys of added may join the session of c: a
-// server-admin key is used alone, and a session holds at most
-// memory.MaxCallerKeys keys, one per project.
-func joinable(c, added memory.Caller) error {
-	if c.ServerAdmin() && added.Owner() != c.Owner() {
-		return memory.Errorf(memory.CodeInvalid, "this session holds a server-admin key, which is used alone: sign out, then sign in with the other key")
-	}
-	if added.ServerAdmin() && added.Owner() != c.Owner() {
-		return memory.Errorf(memory.CodeInvalid, "that is a server-admin key, which is used alone: sign out, then sign in with it")
-	}
-	if n := len(memory.NewCaller(append(c.Keys(), added.Keys()...)...).Keys()); n > memory.MaxCallerKeys {
-		return memory.Errorf(memory.CodeInvalid, "a session holds at most %d keys (one per project); remove one first", memory.MaxCallerKeys)
-	}
-	return nil
 }
 
 // removeKey takes a key out of the session; its last key cannot be removed
