@@ -63,7 +63,7 @@ func testAuth(svc *service.Service, next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+		next.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), key)))
 	})
 }
 

@@ -72,7 +72,7 @@ func TestServeStdioRechecksKey(t *testing.T) {
 	if a := s.answer(t); strings.Contains(a, `"isError":true`) {
 		t.Fatalf("remember before the revocation: %s", a)
 	}
-	if err := env.Store.RevokeKey(context.Background(), key.ID); err != nil {
+	if err := env.Store.RevokeKey(context.Background(), key.First().ID); err != nil {
 		t.Fatal(err)
 	}
 	s.send(t, rememberLine("2", "after"))
@@ -81,10 +81,10 @@ func TestServeStdioRechecksKey(t *testing.T) {
 		t.Fatalf("remember after the revocation answered %s, want the tool error unauthorized: key … revoked", a)
 	}
 	_, reader := env.Key(t, "ws", "proj", "checker", memory.RoleRead)
-	if _, err := env.Svc.Get(context.Background(), reader, "after", 0); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := env.Svc.Get(context.Background(), reader, service.GetRequest{Slug: "after"}); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("the refused remember stored something: %v", err)
 	}
-	if _, err := env.Svc.Get(context.Background(), reader, "before", 0); err != nil {
+	if _, err := env.Svc.Get(context.Background(), reader, service.GetRequest{Slug: "before"}); err != nil {
 		t.Fatalf("the remember before the revocation: %v", err)
 	}
 }
@@ -112,7 +112,7 @@ func TestServeStdioRefusesDuplicateKeys(t *testing.T) {
 		t.Fatalf("remember after the refused lines: %s", a)
 	}
 	for _, slug := range []string{"a", "b"} {
-		if _, err := env.Svc.Get(context.Background(), key, slug, 0); memory.ErrorCode(err) != memory.CodeNotFound {
+		if _, err := env.Svc.Get(context.Background(), key, service.GetRequest{Slug: slug}); memory.ErrorCode(err) != memory.CodeNotFound {
 			t.Errorf("%s: a refused line stored something: %v", slug, err)
 		}
 	}
