@@ -14,8 +14,9 @@ import (
 
 // stdioSession serves stdio over pipes; send writes one line, answer reads one.
 type stdioSession struct {
-	in  *io.PipeWriter
-	out *bufio.Scanner
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	init string // the answer to initialize
 }
 
 func startStdio(t *testing.T, srv *Server, token string) *stdioSession {
@@ -37,7 +38,7 @@ func startStdio(t *testing.T, srv *Server, token string) *stdioSession {
 	s := &stdioSession{in: inW, out: bufio.NewScanner(outR)}
 	s.out.Buffer(nil, 1<<20)
 	s.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
-	s.answer(t)
+	s.init = s.answer(t)
 	return s
 }
 
