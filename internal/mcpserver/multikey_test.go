@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -292,4 +293,75 @@ func TestRevokingOneOfTwoKeys(t *testing.T) {
 	if _, err := h.env.Svc.Get(context.Background(), alice, service.GetRequest{Slug: "after"}); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("a refused call wrote: %v", err)
 	}
+}
+
+// TestSessionBelongsToItsKeySet: a session opened with keys A and C works
+// with exactly that set, in any order and spacing; A alone, C alone, or A
+// with another key get the same 404 as for an unknown id, and a session of
+// A alone is not the pair's.
+func TestSessionBelongsToItsKeySet(t *testing.T) {
+	h := newSessHarness(t, Options{})
+	tokC, _ := h.env.Key(t, "ws", "q", "agent-c", memory.RoleRead)
+	tokD, _ := h.env.Key(t, "ws", "r", "agent-d", memory.RoleRead)
+	pair := h.tokA + "," + tokC
+	s := h.open(t, pair)
+	alone := h.open(t, h.tokA)
+	for _, set := range []string{pair, tokC + "," + h.tokA, " " + tokC + " , " + h.tokA + " ", pair + "," + h.tokA} {
+		if a := h.send(t, http.MethodPost, set, s, listBody); a.code != http.StatusOK {
+			t.Fatalf("the pair's session with the same keys: %d %s", a.code, a.body)
+		}
+	}
+	for name, set := range map[string]string{"A alone": h.tokA, "C alone": tokC, "A and D": h.tokA + "," + tokD, "A, C and D": pair + "," + tokD} {
+		for _, m := range []struct{ method, body string }{{http.MethodPost, listBody}, {http.MethodGet, ""}, {http.MethodDelete, ""}} {
+			refusedAs(t, name+" "+m.method+" on the pair's session", h.send(t, m.method, set, s, m.body), http.StatusNotFound, "not_found")
+		}
+	}
+	refusedAs(t, "the pair on A's own session", h.send(t, http.MethodPost, pair, alone, listBody), http.StatusNotFound, "not_found")
+	if a := h.send(t, http.MethodDelete, tokC+","+h.tokA, s, ""); a.code != http.StatusOK {
+		t.Fatalf("the pair's DELETE: %d %s", a.code, a.body)
+	}
+	if a := h.send(t, http.MethodPost, h.tokA, alone, listBody); a.code != http.StatusOK {
+		t.Fatalf("A's own session after the pair's ended: %d %s", a.code, a.body)
+	}
+}
+
+// TestSessionLimitsCountEveryKey: the session and stream limits are per key,
+// and a session counts for every key it was opened with. Otherwise a holder
+// of k keys would get the limit once per set of them (2^k - 1 sets): 8 keys
+// would hold 255 times a key's sessions.
+func TestSessionLimitsCountEveryKey(t *testing.T) {
+	h := newSessHarness(t, Options{MaxSessionsPerKey: 2, MaxStreamsPerKey: 1})
+	tokC, _ := h.env.Key(t, "ws", "q", "agent-c", memory.RoleRead)
+	tokD, _ := h.env.Key(t, "ws", "r", "agent-d", memory.RoleRead)
+	a := h.open(t, h.tokA)
+	ac := h.open(t, h.tokA+","+tokC)
+	d := h.open(t, tokD)
+	// A holds two sessions now (its own and the pair's): a third with A ends
+	// A's least recently used one, and nobody else's.
+	ad := h.open(t, h.tokA+","+tokD)
+	refusedAs(t, "A's least recently used session", h.send(t, http.MethodPost, h.tokA, a, listBody), http.StatusNotFound, "not_found")
+	for _, c := range []struct{ name, token, id string }{ // in this order: D's own is its least recently used
+		{"D", tokD, d}, {"A and C", h.tokA + "," + tokC, ac}, {"A and D", h.tokA + "," + tokD, ad},
+	} {
+		if ans := h.send(t, http.MethodPost, c.token, c.id, listBody); ans.code != http.StatusOK {
+			t.Errorf("%s's session after A's eviction: %d %s", c.name, ans.code, ans.body)
+		}
+	}
+	if n := h.srv.OpenSessions(); n != 3 {
+		t.Errorf("open sessions %d, want 3", n)
+	}
+	// D holds two sessions (its own and A and D's): one more for C and D
+	// ends D's least recently used, its own.
+	cd := h.open(t, tokC+","+tokD)
+	refusedAs(t, "D's least recently used session", h.send(t, http.MethodPost, tokD, d, listBody), http.StatusNotFound, "not_found")
+	if n := h.srv.OpenSessions(); n != 3 {
+		t.Errorf("open sessions %d, want 3 (A and C, A and D, C and D)", n)
+	}
+
+	// One stream per key: the pair's stream uses A's and C's.
+	if st := h.stream(t, h.tokA+","+tokC, ac); st.StatusCode != http.StatusOK {
+		t.Fatalf("the pair's stream: %d", st.StatusCode)
+	}
+	refusedAs(t, "a stream of A and D while A streams", h.send(t, http.MethodGet, h.tokA+","+tokD, ad, ""), http.StatusTooManyRequests, "unavailable")
+	refusedAs(t, "a stream of C and D while C streams", h.send(t, http.MethodGet, tokC+","+tokD, cd, ""), http.StatusTooManyRequests, "unavailable")
 }

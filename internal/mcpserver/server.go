@@ -72,8 +72,9 @@ type Options struct {
 	// MaxSessions bounds the live sessions of the server (default
 	// DefaultMaxSessions); past it initialize is refused with 429.
 	MaxSessions int
-	// MaxSessionsPerKey bounds the live sessions of one key (default
-	// DefaultMaxSessionsPerKey); one more ends the key's least recently used.
+	// MaxSessionsPerKey bounds the live sessions of one key, alone or with
+	// others (default DefaultMaxSessionsPerKey); one more ends the key's
+	// least recently used.
 	MaxSessionsPerKey int
 	// MaxStreamsPerKey bounds the open GET streams of one key (default
 	// DefaultMaxStreamsPerKey); the excess is refused with 429.
