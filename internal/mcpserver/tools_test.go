@@ -40,6 +40,13 @@ func TestListTools(t *testing.T) {
 		if ro != wantRO || destructive != (tool.Name == "forget") {
 			t.Errorf("%s: readOnly=%v destructive=%v", tool.Name, ro, destructive)
 		}
+		// A hint left out takes the spec's default: destructive true.
+		if !ro && tool.Annotations.DestructiveHint == nil {
+			t.Errorf("%s writes but does not say whether it destroys", tool.Name)
+		}
+		if ow := tool.Annotations.OpenWorldHint; ow == nil || *ow {
+			t.Errorf("%s: openWorldHint %v, want false (nothing reaches outside Munin)", tool.Name, ow)
+		}
 	}
 	slices.Sort(names)
 	if want := []string{"forget", "get", "history", "list", "recall", "remember"}; !slices.Equal(names, want) {
