@@ -199,6 +199,9 @@ func TestProjectArgument(t *testing.T) {
 	if hist, _ := callOK[service.HistoryResult](t, c, "history", map[string]any{"project": "ws/beta", "slug": "notes/b"}); hist.Project != "ws/beta" || len(hist.Versions) != 1 || hist.Versions[0].Agent != "bob" {
 		t.Fatalf("history in ws/beta: %+v", hist)
 	}
+	if hist, _ := callOK[service.HistoryResult](t, c, "history", map[string]any{"slug": "notes/a"}); hist.Project != "ws/alpha" || len(hist.Versions) != 1 || hist.Versions[0].Agent != "alice" {
+		t.Fatalf("history without project: %+v", hist)
+	}
 
 	// Another project, existing or not: the same refusal. A malformed one:
 	// invalid, naming the argument. Every tool, and nothing changes.
@@ -248,11 +251,17 @@ func TestProjectArgument(t *testing.T) {
 	if l := listIn(""); len(l) != 1 {
 		t.Fatalf("forget in ws/beta touched ws/alpha: %+v", l)
 	}
+	if r, _ := callOK[service.WriteResult](t, c, "forget", map[string]any{"slug": "notes/a"}); r.Project != "ws/alpha" || r.Version != 2 {
+		t.Fatalf("forget without project: %+v, want v2 in ws/alpha", r)
+	}
+	if l, _ := callOK[service.ListResult](t, gamma, "list", map[string]any{}); len(l.Entries) != 1 {
+		t.Fatalf("forget without project touched ws/gamma's notes/a: %+v", l.Entries)
+	}
 
 	// One key: its own project may be named; any other is forbidden.
 	one := h.client(t, tokA)
-	if l, _ := callOK[service.ListResult](t, one, "list", map[string]any{"project": "ws/alpha"}); len(l.Entries) != 1 {
-		t.Fatalf("one key naming its project: %+v", l)
+	if h, _ := callOK[service.HistoryResult](t, one, "history", map[string]any{"project": "ws/alpha", "slug": "notes/a"}); h.Project != "ws/alpha" || len(h.Versions) != 2 {
+		t.Fatalf("one key naming its project: %+v", h)
 	}
 	if msg := callErr(t, one, "get", map[string]any{"project": "ws/beta", "slug": "notes/b"}); msg != "forbidden: no key for project ws/beta" {
 		t.Fatalf("one key naming another project: %q", msg)
