@@ -18,7 +18,8 @@ import (
 
 const usage = `usage:
   munin [serve] [flags]           serve MCP (/mcp), REST (/api/v1) and the web UI
-  MUNIN_KEY=KEY munin stdio       serve the MCP tools over stdin/stdout (--key KEY shows it in ps)
+  MUNIN_KEY=KEY[,KEY] munin stdio serve the MCP tools over stdin/stdout; one key per project, the first
+                                  is the default (--key KEY, repeatable, shows keys in ps)
   munin key create --workspace W --project P --agent NAME [--role read|write|admin]
   munin key create --server-admin --agent NAME   a key that administers every project and reads no memory
   munin key list
@@ -41,7 +42,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	case "serve":
 		return serve(args, stdout, stderr)
 	case "stdio":
-		return stdio(args, stderr)
+		return stdio(args, os.Stdin, stdout, stderr)
 	case "key":
 		return keyCmd(args, stdout, stderr)
 	case "project":

@@ -83,14 +83,29 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-func stdio(args []string, stderr io.Writer) error {
+// keyList is a repeatable --key: each value is one key or a comma-separated
+// list, and the keys are passed on as one comma-separated list, as an
+// Authorization header carries them.
+type keyList []string
+
+func (k *keyList) String() string { return strings.Join(*k, ",") }
+
+// Set adds a key (or a comma-separated list) after those already given.
+func (k *keyList) Set(v string) error {
+	*k = append(*k, v)
+	return nil
+}
+
+func stdio(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var cfg app.Config
 	fs := newFlags("stdio", &cfg, stderr)
-	token := fs.String("key", "", "the agent's key (env MUNIN_KEY)")
+	var keys keyList
+	fs.Var(&keys, "key", "the agent's `KEY`; repeat --key, or separate keys with commas, for one key per project; the first is the default (env MUNIN_KEY)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if v, ok := os.LookupEnv("MUNIN_KEY"); *token != "" && (!ok || v != *token) {
+	token := keys.String()
+	if v, ok := os.LookupEnv("MUNIN_KEY"); token != "" && (!ok || v != token) {
 		fmt.Fprintln(stderr, "warning: --key is visible to every user of this machine (ps, /proc/*/cmdline); pass the key in MUNIN_KEY instead")
 	}
 	// stdio is started by an MCP client, often from another working
@@ -118,10 +133,10 @@ func stdio(args []string, stderr io.Writer) error {
 	defer a.Close()
 	// Checked here, not on the first call: the client's user sees the
 	// reason in its log at once.
-	if _, err := a.Svc.AuthenticateMemory(ctx, *token); memory.ErrorCode(err) == memory.CodeForbidden {
+	if _, err := a.Svc.AuthenticateMemory(ctx, token); memory.ErrorCode(err) == memory.CodeForbidden {
 		return fmt.Errorf("stdio refuses a server-admin key: it administers the server and reads no memory, and stdio serves memory tools only; pass a project key (read, write or admin) in MUNIN_KEY")
 	} else if err != nil {
 		return err
 	}
-	return a.MCP.ServeStdio(ctx, *token, os.Stdin, os.Stdout)
+	return a.MCP.ServeStdio(ctx, token, stdin, stdout)
 }

@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"munin/internal/service"
 )
 
 // TestBinder checks the strict binding on its own, without mcp-go's schema
 // validation in front of it.
 func TestBinder(t *testing.T) {
-	b := newBinder[rememberArgs]()
+	b := newBinder[service.RememberRequest]()
 	cases := []struct {
 		name string
 		args any

@@ -16,7 +16,7 @@ func TestBadInput(t *testing.T) {
 	h := newHarness(t, service.Options{})
 	token, _ := h.env.Key(t, "ws", "proj", "alice", memory.RoleWrite)
 	c := h.client(t, token)
-	callOK[rememberResult](t, c, "remember", map[string]any{"slug": "seed/entry", "content": "the one entry"})
+	callOK[service.WriteResult](t, c, "remember", map[string]any{"slug": "seed/entry", "content": "the one entry"})
 
 	big := strings.Repeat("x", memory.DefaultMaxContent+1)
 	cases := []struct {
@@ -87,11 +87,11 @@ func TestBadInput(t *testing.T) {
 // assertOnlySeed checks that the project still holds exactly seed/entry v1.
 func assertOnlySeed(t *testing.T, h *harness, c *client.Client) {
 	t.Helper()
-	lst, _ := callOK[listResult](t, c, "list", map[string]any{})
+	lst, _ := callOK[service.ListResult](t, c, "list", map[string]any{})
 	if len(lst.Entries) != 1 || lst.Entries[0].Slug != "seed/entry" || lst.Entries[0].Version != 1 {
 		t.Fatalf("bad input changed the entries: %+v", lst.Entries)
 	}
-	hist, _ := callOK[historyResult](t, c, "history", map[string]any{"slug": "seed/entry"})
+	hist, _ := callOK[service.HistoryResult](t, c, "history", map[string]any{"slug": "seed/entry"})
 	if len(hist.Versions) != 1 {
 		t.Fatalf("bad input wrote versions: %+v", hist.Versions)
 	}

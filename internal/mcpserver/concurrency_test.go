@@ -61,15 +61,15 @@ func TestConcurrentRemembersOverMCP(t *testing.T) {
 	total := 0
 	for s := range slugs {
 		slug := fmt.Sprintf("shared/slug-%d", s)
-		latest, _ := callOK[getResult](t, c, "get", map[string]any{"slug": slug})
+		latest, _ := callOK[service.Entry](t, c, "get", map[string]any{"slug": slug})
 		n := latest.LatestVersion
 		if latest.Version != n {
 			t.Fatalf("%s: get gave v%d, latest is %d", slug, latest.Version, n)
 		}
 		// The history tool shows at most 200 versions; the store shows all,
 		// so the whole run 1..n is checked.
-		page, _ := callOK[historyResult](t, c, "history", map[string]any{"slug": slug, "limit": 200})
-		all, err := h.env.Store.History(context.Background(), key.Project, slug, clients*writes)
+		page, _ := callOK[service.HistoryResult](t, c, "history", map[string]any{"slug": slug, "limit": 200})
+		all, err := h.env.Store.History(context.Background(), key.First().Project, slug, clients*writes)
 		if err != nil {
 			t.Fatalf("store history: %v", err)
 		}
@@ -87,14 +87,14 @@ func TestConcurrentRemembersOverMCP(t *testing.T) {
 		total += n
 
 		word := latest.Content[strings.LastIndex(latest.Content, " ")+1:]
-		rec, _ := callOK[recallResult](t, c, "recall", map[string]any{"query": word})
+		rec, _ := callOK[service.RecallResult](t, c, "recall", map[string]any{"query": word})
 		if len(rec.Hits) != 1 || rec.Hits[0].Slug != slug || rec.Hits[0].Version != n {
 			t.Fatalf("%s: recall of its last word %q gave %+v", slug, word, rec.Hits)
 		}
 		// The version before must be gone from the index.
-		prev, _ := callOK[getResult](t, c, "get", map[string]any{"slug": slug, "version": n - 1})
+		prev, _ := callOK[service.Entry](t, c, "get", map[string]any{"slug": slug, "version": n - 1})
 		oldWord := prev.Content[strings.LastIndex(prev.Content, " ")+1:]
-		if rec, _ := callOK[recallResult](t, c, "recall", map[string]any{"query": oldWord}); len(rec.Hits) != 0 {
+		if rec, _ := callOK[service.RecallResult](t, c, "recall", map[string]any{"query": oldWord}); len(rec.Hits) != 0 {
 			t.Fatalf("%s: replaced word %q still found: %+v", slug, oldWord, rec.Hits)
 		}
 	}

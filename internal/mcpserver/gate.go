@@ -29,9 +29,10 @@ const (
 type gatePass struct {
 	owner  owner
 	ticket *ticket // set for an initialize only
-	// evicted is the caller's session ended to make room for this one;
-	// orphan an id mcp-go was given with no place left for it.
-	evicted, orphan string
+	// evicted are the sessions of the caller's keys ended to make room for
+	// this one; orphan an id mcp-go was given with no place left for it.
+	evicted []string
+	orphan  string
 }
 
 type gatePassKey struct{}
@@ -68,14 +69,14 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break // mcp-go answers: a call without a session is 404
 		}
 		t, evicted, err := ids.admit(pass.owner)
+		for _, id := range evicted { // before the answer, so the client sees it gone
+			g.dropEvicted(id, agent)
+		}
 		if err != nil {
 			g.refuseSession(w, err)
 			return
 		}
 		pass.ticket = t
-		if evicted != "" { // before the answer, so the client sees it gone
-			g.dropEvicted(evicted, agent)
-		}
 	case id == "":
 		writeRPCError(w, http.StatusBadRequest, 0, fmt.Sprintf(
 			"invalid: %s %s needs the %s header that initialize returned; open a session with initialize first",
@@ -115,8 +116,8 @@ func (g gate) finish(pass *gatePass, id, method, agent string) {
 	if pass.ticket != nil {
 		ids.release(pass.ticket)
 	}
-	if pass.evicted != "" {
-		g.dropEvicted(pass.evicted, agent)
+	for _, id := range pass.evicted {
+		g.dropEvicted(id, agent)
 	}
 	if pass.orphan != "" {
 		g.srv.dropState(pass.orphan)
@@ -131,16 +132,16 @@ func (g gate) finish(pass *gatePass, id, method, agent string) {
 
 func (g gate) dropEvicted(id, agent string) {
 	g.srv.dropState(id)
-	g.srv.log.Debug("mcp session ended: its key opened one more than its limit",
-		"session", shortID(id), "agent", agent, "limit", g.srv.ids.maxPerOwner)
+	g.srv.log.Debug("mcp session ended: one of its keys opened one more than its limit",
+		"session", shortID(id), "agent", agent, "limit", g.srv.ids.maxPerKey)
 }
 
 func (g gate) refuseSession(w http.ResponseWriter, err error) {
 	ids := g.srv.ids
 	if err == errOpeningTooMany {
 		writeRPCError(w, http.StatusTooManyRequests, openingRetryAfter, fmt.Sprintf(
-			"unavailable: this key is opening more than %d MCP sessions at once (its limit); retry in %s",
-			ids.maxPerOwner, openingRetryAfter))
+			"unavailable: a key of this request is opening more than %d MCP sessions at once (its limit); retry in %s",
+			ids.maxPerKey, openingRetryAfter))
 		return
 	}
 	writeRPCError(w, http.StatusTooManyRequests, sessionsRetryAfter, fmt.Sprintf(
@@ -154,7 +155,7 @@ func (g gate) refuseStream(w http.ResponseWriter, err error) {
 		return
 	}
 	writeRPCError(w, http.StatusTooManyRequests, streamsRetryAfter, fmt.Sprintf(
-		"unavailable: this key already has %d open GET streams on %s (its limit); close one and retry in %s",
+		"unavailable: a key of this request already has %d open GET streams on %s (its limit); close one and retry in %s",
 		g.srv.ids.maxStreams, Endpoint, streamsRetryAfter))
 }
 

@@ -63,7 +63,7 @@ func testAuth(svc *service.Service, next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(service.WithKey(r.Context(), key)))
+		next.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), key)))
 	})
 }
 
@@ -75,6 +75,13 @@ func (h *harness) client(t testing.TB, token string) *client.Client {
 
 func connect(t testing.TB, url, token string) *client.Client {
 	t.Helper()
+	c, _ := connectInit(t, url, token)
+	return c
+}
+
+// connectInit is connect that also returns the initialize answer.
+func connectInit(t testing.TB, url, token string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if token != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
@@ -84,11 +91,10 @@ func connect(t testing.TB, url, token string) *client.Client {
 		t.Fatalf("new client: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	initialize(t, c)
-	return c
+	return c, initialize(t, c)
 }
 
-func initialize(t testing.TB, c *client.Client) {
+func initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -104,6 +110,7 @@ func initialize(t testing.TB, c *client.Client) {
 	if res.ServerInfo.Name != "munin" {
 		t.Fatalf("server name %q, want munin", res.ServerInfo.Name)
 	}
+	return res
 }
 
 // call runs a tool and fails the test on a transport or JSON-RPC error.

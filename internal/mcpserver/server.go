@@ -46,6 +46,16 @@ func reachNote(c memory.Caller) string {
 	return b.String()
 }
 
+// instructionsFor is the static text followed by the projects of the
+// caller in ctx (the static text alone if there is none).
+func instructionsFor(ctx context.Context) string {
+	c, err := callerOf(ctx)
+	if err != nil {
+		return instructions
+	}
+	return instructions + reachNote(c)
+}
+
 // Options configure a Server. The zero value is usable.
 type Options struct {
 	// Version is reported to clients in the initialize answer ("dev" if empty).
@@ -62,8 +72,9 @@ type Options struct {
 	// MaxSessions bounds the live sessions of the server (default
 	// DefaultMaxSessions); past it initialize is refused with 429.
 	MaxSessions int
-	// MaxSessionsPerKey bounds the live sessions of one key (default
-	// DefaultMaxSessionsPerKey); one more ends the key's least recently used.
+	// MaxSessionsPerKey bounds the live sessions of one key, alone or with
+	// others (default DefaultMaxSessionsPerKey); one more ends the key's
+	// least recently used.
 	MaxSessionsPerKey int
 	// MaxStreamsPerKey bounds the open GET streams of one key (default
 	// DefaultMaxStreamsPerKey); the excess is refused with 429.
@@ -120,10 +131,14 @@ func New(svc *service.Service, opts Options) *Server {
 	}
 	hooks := &server.Hooks{}
 	hooks.AddAfterCallTool(recodeValidationErrors(opts.Logger, checks))
+	// The instructions name the caller's projects wherever a client reads
+	// them: the initialize answer (protocol up to 2025-11-25) and the
+	// server/discover answer (2026-07-28, which has no initialize).
 	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-		if c, err := callerOf(ctx); err == nil {
-			res.Instructions = instructions + reachNote(c)
-		}
+		res.Instructions = instructionsFor(ctx)
+	})
+	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		res.Instructions = instructionsFor(ctx)
 	})
 	// mcp-go ends a session's id through the manager on DELETE and on idle
 	// expiry (not when a GET stream closes: the session lives on); the gate

@@ -27,13 +27,14 @@ const (
 	// DefaultMaxSessions bounds the live sessions of the whole server
 	// (about 10 KB each). Past it a new session is refused with 429.
 	DefaultMaxSessions = 10_000
-	// DefaultMaxSessionsPerKey bounds the live sessions of one key. A key
-	// opening one more ends its own least recently used session, so a
-	// client that restarts without DELETE keeps working and a runaway one
-	// only harms itself.
+	// DefaultMaxSessionsPerKey bounds the live sessions of one key, alone
+	// or with other keys (a session counts for each key it was opened
+	// with). A key opening one more ends its least recently used session,
+	// so a client that restarts without DELETE keeps working and a runaway
+	// one only harms the holders of its key.
 	DefaultMaxSessionsPerKey = 64
-	// DefaultMaxStreamsPerKey bounds the open GET (SSE) streams of one key;
-	// the excess is refused with 429.
+	// DefaultMaxStreamsPerKey bounds the open GET (SSE) streams of one key,
+	// counted like its sessions; the excess is refused with 429.
 	DefaultMaxStreamsPerKey = 8
 )
 
@@ -45,28 +46,34 @@ const (
 )
 
 // owner is the caller a session belongs to: the sorted ids of its keys
-// (memory.Caller.Owner). A session id works only with exactly those keys,
-// and the limits per key count the sessions of each such set.
+// (memory.Caller.Owner). A session id works only with exactly those keys.
 type owner string
 
 func ownerOf(c memory.Caller) owner { return owner(c.Owner()) }
 
+// keys are the ids of the owner's keys. The limits are per key, and a
+// session counts for every key it was opened with: counted per set of keys,
+// a holder of k keys would get the limit once per set (2^k - 1 of them).
+func (o owner) keys() []string { return strings.Split(string(o), ",") }
+
 // session is one live MCP session.
 type session struct {
-	id      string
-	owner   owner
-	lru     *list.Element // in its owner's list; the front is the most recently used
+	id    string
+	owner owner
+	// lru holds the session's element in the list of each of its keys, in
+	// the order of owner.keys(); the front is the most recently used.
+	lru     []*list.Element
 	streams map[uint64]context.CancelFunc
 }
 
-// ownerState is what one caller holds.
-type ownerState struct {
+// keyState is what one key holds, alone or with other keys.
+type keyState struct {
 	lru     list.List // of *session
 	pending int       // initializes admitted but not yet given an id
 	streams int       // open GET streams
 }
 
-func (o *ownerState) empty() bool { return o.lru.Len() == 0 && o.pending == 0 && o.streams == 0 }
+func (k *keyState) empty() bool { return k.lru.Len() == 0 && k.pending == 0 && k.streams == 0 }
 
 // Reasons a session or stream is refused.
 var (
@@ -84,11 +91,11 @@ var (
 // well-formed id it does not know is reported as terminated (404, "start a
 // new session").
 type sessionIDs struct {
-	maxTotal, maxPerOwner, maxStreams int
+	maxTotal, maxPerKey, maxStreams int
 
 	mu         sync.Mutex
 	live       map[string]*session
-	owners     map[owner]*ownerState
+	keys       map[string]*keyState // by key id
 	pending    int
 	nextStream uint64
 
@@ -98,10 +105,34 @@ type sessionIDs struct {
 	unknown, evicted, refusedFull, refusedStreams atomic.Int64
 }
 
-func newSessionIDs(maxTotal, maxPerOwner, maxStreams int) *sessionIDs {
+func newSessionIDs(maxTotal, maxPerKey, maxStreams int) *sessionIDs {
 	return &sessionIDs{
-		maxTotal: maxTotal, maxPerOwner: maxPerOwner, maxStreams: maxStreams,
-		live: make(map[string]*session), owners: make(map[owner]*ownerState),
+		maxTotal: maxTotal, maxPerKey: maxPerKey, maxStreams: maxStreams,
+		live: make(map[string]*session), keys: make(map[string]*keyState),
+	}
+}
+
+// keyStatesLocked returns the state of each of who's keys, made if new.
+func (s *sessionIDs) keyStatesLocked(who owner) []*keyState {
+	ids := who.keys()
+	out := make([]*keyState, len(ids))
+	for i, id := range ids {
+		k := s.keys[id]
+		if k == nil {
+			k = &keyState{}
+			s.keys[id] = k
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// dropIfEmptyLocked forgets the states of who's keys that hold nothing.
+func (s *sessionIDs) dropIfEmptyLocked(who owner) {
+	for _, id := range who.keys() {
+		if k := s.keys[id]; k != nil && k.empty() {
+			delete(s.keys, id)
+		}
 	}
 }
 
@@ -115,36 +146,37 @@ type ticket struct {
 	id    string // the session Generate opened on it
 }
 
-// admit reserves a session for who. If who already holds its limit, its
-// least recently used session is ended and its id returned as evicted (the
-// caller must drop mcp-go's state for it). The ticket must be released
-// after the request, whether Generate used it or not.
-func (s *sessionIDs) admit(who owner) (t *ticket, evicted string, err error) {
+// admit reserves a session for who. For each of who's keys that already
+// holds its limit, the key's least recently used session (alone or with
+// other keys) is ended and its id returned in evicted, even when admit then
+// refuses: the caller must drop mcp-go's state for each. The ticket must be
+// released after the request, whether Generate used it or not.
+func (s *sessionIDs) admit(who owner) (t *ticket, evicted []string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := s.owners[who]
-	if o == nil {
-		o = &ownerState{}
-		s.owners[who] = o
-	}
-	switch {
-	case o.lru.Len()+o.pending >= s.maxPerOwner:
-		if o.lru.Len() == 0 {
-			s.refusedFull.Add(1)
-			s.dropIfEmptyLocked(who, o)
-			return nil, "", errOpeningTooMany
+	ks := s.keyStatesLocked(who)
+	for _, k := range ks {
+		// Each round ends a live session, so the loop is bounded by them.
+		for k.lru.Len()+k.pending >= s.maxPerKey {
+			if k.lru.Len() == 0 {
+				s.refusedFull.Add(1)
+				s.dropIfEmptyLocked(who)
+				return nil, evicted, errOpeningTooMany
+			}
+			old := k.lru.Back().Value.(*session)
+			s.endLocked(old)
+			s.evicted.Add(1)
+			evicted = append(evicted, old.id)
 		}
-		old := o.lru.Back().Value.(*session)
-		s.endLocked(old)
-		s.evicted.Add(1)
-		evicted = old.id
-	case len(s.live)+s.pending >= s.maxTotal:
-		s.refusedFull.Add(1)
-		s.dropIfEmptyLocked(who, o)
-		return nil, "", errSessionsFull
 	}
-	s.owners[who] = o // the eviction may have dropped an emptied state
-	o.pending++
+	if len(s.live)+s.pending >= s.maxTotal {
+		s.refusedFull.Add(1)
+		s.dropIfEmptyLocked(who)
+		return nil, evicted, errSessionsFull
+	}
+	for _, k := range s.keyStatesLocked(who) { // an eviction may have dropped an emptied state
+		k.pending++
+	}
 	s.pending++
 	return &ticket{owner: who}, evicted, nil
 }
@@ -157,10 +189,11 @@ func (s *sessionIDs) release(t *ticket) {
 		return
 	}
 	t.used = true
-	o := s.owners[t.owner]
-	o.pending--
+	for _, k := range s.keyStatesLocked(t.owner) {
+		k.pending--
+	}
 	s.pending--
-	s.dropIfEmptyLocked(t.owner, o)
+	s.dropIfEmptyLocked(t.owner)
 }
 
 // generate issues a new id on ticket t; without a ticket (a path the gate
@@ -178,11 +211,12 @@ func (s *sessionIDs) generate(t *ticket) string {
 		return id
 	}
 	t.used, t.id = true, id
-	o := s.owners[t.owner]
-	o.pending--
 	s.pending--
 	sess := &session{id: id, owner: t.owner}
-	sess.lru = o.lru.PushFront(sess)
+	for _, k := range s.keyStatesLocked(t.owner) {
+		k.pending--
+		sess.lru = append(sess.lru, k.lru.PushFront(sess))
+	}
 	s.live[id] = sess
 	s.open.Add(1)
 	return id
@@ -201,7 +235,9 @@ func (s *sessionIDs) use(id string, who owner) bool {
 		s.unknown.Add(1)
 		return false
 	}
-	s.owners[who].lru.MoveToFront(sess.lru)
+	for i, k := range s.keyStatesLocked(who) {
+		k.lru.MoveToFront(sess.lru[i])
+	}
 	return true
 }
 
@@ -223,12 +259,16 @@ func (s *sessionIDs) openStream(id string, who owner, cancel context.CancelFunc)
 		s.unknown.Add(1)
 		return 0, errUnknownSession
 	}
-	o := s.owners[who]
-	if o.streams >= s.maxStreams {
-		s.refusedStreams.Add(1)
-		return 0, errStreamsFull
+	ks := s.keyStatesLocked(who)
+	for _, k := range ks {
+		if k.streams >= s.maxStreams {
+			s.refusedStreams.Add(1)
+			return 0, errStreamsFull
+		}
 	}
-	o.streams++
+	for _, k := range ks {
+		k.streams++
+	}
 	s.nextStream++
 	if sess.streams == nil {
 		sess.streams = make(map[uint64]context.CancelFunc)
@@ -243,36 +283,32 @@ func (s *sessionIDs) closeStream(id string, who owner, n uint64) {
 	if sess, ok := s.live[id]; ok {
 		delete(sess.streams, n)
 	}
-	o := s.owners[who]
-	o.streams--
-	s.dropIfEmptyLocked(who, o)
+	for _, k := range s.keyStatesLocked(who) {
+		k.streams--
+	}
+	s.dropIfEmptyLocked(who)
 }
 
 // endLocked forgets a live session and ends its streams.
 func (s *sessionIDs) endLocked(sess *session) {
 	delete(s.live, sess.id)
 	s.open.Add(-1)
-	o := s.owners[sess.owner]
-	o.lru.Remove(sess.lru)
+	for i, k := range s.keyStatesLocked(sess.owner) {
+		k.lru.Remove(sess.lru[i])
+	}
 	for _, cancel := range sess.streams {
 		cancel()
 	}
 	sess.streams = nil
-	s.dropIfEmptyLocked(sess.owner, o)
+	s.dropIfEmptyLocked(sess.owner)
 }
 
-func (s *sessionIDs) dropIfEmptyLocked(who owner, o *ownerState) {
-	if o.empty() {
-		delete(s.owners, who)
-	}
-}
-
-// size reports what the manager holds: live sessions, callers with state,
+// size reports what the manager holds: live sessions, keys with state,
 // and tickets not yet used (for tests: nothing may grow on refused ids).
-func (s *sessionIDs) size() (live, owners, pending int) {
+func (s *sessionIDs) size() (live, keys, pending int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.live), len(s.owners), s.pending
+	return len(s.live), len(s.keys), s.pending
 }
 
 // Generate, Validate and Terminate serve mcp-go where a request is not at
@@ -327,11 +363,12 @@ type boundIDs struct {
 func (b boundIDs) Generate() string {
 	if b.pass.ticket == nil {
 		t, evicted, err := b.ids.admit(b.pass.owner)
+		b.pass.evicted = append(b.pass.evicted, evicted...)
 		if err != nil {
 			b.pass.orphan = b.ids.generate(nil)
 			return b.pass.orphan
 		}
-		b.pass.ticket, b.pass.evicted = t, evicted
+		b.pass.ticket = t
 	}
 	return b.ids.generate(b.pass.ticket)
 }
@@ -378,8 +415,8 @@ type SessionStats struct {
 	// Unknown counts requests refused with 404 for an id that is not a live
 	// session of the caller.
 	Unknown int64
-	// Evicted counts sessions ended because their key opened one more than
-	// its limit.
+	// Evicted counts sessions ended because one of their keys opened one
+	// more than its limit.
 	Evicted int64
 	// RefusedFull counts new sessions refused with 429 at the server's limit.
 	RefusedFull int64

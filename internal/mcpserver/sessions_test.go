@@ -87,8 +87,8 @@ func TestInventedSessionIDsAreRefused(t *testing.T) {
 	if n := h.srv.OpenSessions(); n != open {
 		t.Errorf("open sessions %d after the invented ids, want %d", n, open)
 	}
-	if live, owners, pending := h.srv.ids.size(); live != 1 || owners != 1 || pending != 0 {
-		t.Errorf("manager holds %d live sessions, %d callers, %d tickets; want 1, 1, 0", live, owners, pending)
+	if live, keys, pending := h.srv.ids.size(); live != 1 || keys != 1 || pending != 0 {
+		t.Errorf("manager holds %d live sessions, %d keys, %d tickets; want 1, 1, 0", live, keys, pending)
 	}
 	if n := mcpgoSessions(t, h.srv); n != held {
 		t.Errorf("mcp-go holds %d per-session entries after the invented ids, want %d", n, held)
@@ -236,8 +236,9 @@ func TestStreamsPerKeyLimit(t *testing.T) {
 	}
 }
 
-// TestSessionLimitsUnderConcurrency: callers of four keys open, use, stream
-// on and delete sessions at once against small limits. The limits hold
+// TestSessionLimitsUnderConcurrency: callers of four keys, alone and in
+// sets, open, use, stream on and delete sessions at once against small
+// limits. The limits hold
 // throughout, no ticket is left over, and mcp-go holds exactly the live
 // sessions (three entries each), nothing of the ended or evicted ones.
 func TestSessionLimitsUnderConcurrency(t *testing.T) {
@@ -245,9 +246,12 @@ func TestSessionLimitsUnderConcurrency(t *testing.T) {
 	h := newSessHarness(t, Options{MaxSessions: total, MaxSessionsPerKey: perKey, MaxStreamsPerKey: 1})
 	tokens := []string{h.tokA, h.tokB}
 	for i := len(tokens); i < keys; i++ {
-		tok, _ := h.env.Key(t, "ws", "p", fmt.Sprintf("agent-%d", i), memory.RoleRead)
+		tok, _ := h.env.Key(t, "ws", fmt.Sprintf("p%d", i), fmt.Sprintf("agent-%d", i), memory.RoleRead)
 		tokens = append(tokens, tok)
 	}
+	// A session of a set counts for each of its keys (A and B share a
+	// project, so a set holds at most one of them).
+	tokens = append(tokens, tokens[0]+","+tokens[2], tokens[2]+","+tokens[3], tokens[1]+","+tokens[3]+","+tokens[2])
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var unexpected []string
@@ -256,7 +260,7 @@ func TestSessionLimitsUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tok := tokens[w%keys]
+			tok := tokens[w%len(tokens)]
 			for r := 0; r < rounds; r++ {
 				a := h.send(t, http.MethodPost, tok, "", initBody)
 				id := a.header.Get("Mcp-Session-Id")
@@ -293,10 +297,10 @@ func TestSessionLimitsUnderConcurrency(t *testing.T) {
 	for i := 0; ; i++ {
 		h.srv.ids.mu.Lock()
 		streams := 0
-		for _, o := range h.srv.ids.owners {
-			streams += o.streams
-			if o.lru.Len() > perKey {
-				t.Errorf("a key holds %d sessions, over its limit of %d", o.lru.Len(), perKey)
+		for _, k := range h.srv.ids.keys {
+			streams += k.streams
+			if k.lru.Len() > perKey {
+				t.Errorf("a key holds %d sessions, over its limit of %d", k.lru.Len(), perKey)
 			}
 		}
 		h.srv.ids.mu.Unlock()

@@ -29,7 +29,7 @@ func (s *Server) ServeStdio(ctx context.Context, tokens string, in io.Reader, ou
 	if err != nil {
 		return err
 	}
-	auth := stdioAuth{svc: s.svc, tokens: tokens}
+	auth := stdioAuth{svc: s.svc, tokens: tokens, first: c}
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
@@ -51,6 +51,7 @@ type stdioAuthKey struct{}
 type stdioAuth struct {
 	svc    *service.Service
 	tokens string
+	first  memory.Caller // the keys at start, to name the one that is gone
 }
 
 // callerOf is the caller a tool call runs as: over HTTP the one the auth
@@ -63,11 +64,27 @@ func callerOf(ctx context.Context) (memory.Caller, error) {
 	}
 	c, err := auth.svc.Authenticate(ctx, auth.tokens)
 	if memory.ErrorCode(err) == memory.CodeUnauthorized {
-		// Keys are revoked, never deleted: a key that authenticated at
-		// start and does not now was revoked.
-		return memory.Caller{}, memory.Errorf(memory.CodeUnauthorized, "%s; this munin stdio acts for its keys no more", strings.TrimPrefix(memory.PublicMessage(err), "unauthorized: "))
+		return memory.Caller{}, auth.revoked(ctx, err)
 	}
 	return c, err
+}
+
+// revoked explains why keys that authenticated at start do not now: keys
+// are revoked, never deleted. The operator gave stdio these keys, so the
+// answer names the revoked one (id, agent, project) rather than only its
+// place in the list, as the service's answer to an HTTP request does.
+func (a stdioAuth) revoked(ctx context.Context, err error) error {
+	n := len(a.first.Keys())
+	for _, k := range a.first.Keys() {
+		if _, kerr := a.svc.KeyByID(ctx, k.ID); memory.ErrorCode(kerr) == memory.CodeUnauthorized {
+			if n == 1 {
+				return memory.Errorf(memory.CodeUnauthorized, "key %d of agent %q in %s was revoked; this munin stdio acts for it no more", k.ID, k.Agent, k.Project)
+			}
+			return memory.Errorf(memory.CodeUnauthorized, "key %d of agent %q in %s was revoked; this munin stdio acts for its %d keys no more", k.ID, k.Agent, k.Project, n)
+		}
+	}
+	// A revoked key that gave way to a higher one for the same project.
+	return memory.Errorf(memory.CodeUnauthorized, "%s; this munin stdio acts for its keys no more", strings.TrimPrefix(memory.PublicMessage(err), "unauthorized: "))
 }
 
 // finishOnEOF reports whether a call came over stdio. mcp-go cancels every

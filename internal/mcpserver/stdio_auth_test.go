@@ -14,8 +14,9 @@ import (
 
 // stdioSession serves stdio over pipes; send writes one line, answer reads one.
 type stdioSession struct {
-	in  *io.PipeWriter
-	out *bufio.Scanner
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	init string // the answer to initialize
 }
 
 func startStdio(t *testing.T, srv *Server, token string) *stdioSession {
@@ -37,7 +38,7 @@ func startStdio(t *testing.T, srv *Server, token string) *stdioSession {
 	s := &stdioSession{in: inW, out: bufio.NewScanner(outR)}
 	s.out.Buffer(nil, 1<<20)
 	s.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
-	s.answer(t)
+	s.init = s.answer(t)
 	return s
 }
 
@@ -72,7 +73,7 @@ func TestServeStdioRechecksKey(t *testing.T) {
 	if a := s.answer(t); strings.Contains(a, `"isError":true`) {
 		t.Fatalf("remember before the revocation: %s", a)
 	}
-	if err := env.Store.RevokeKey(context.Background(), key.ID); err != nil {
+	if err := env.Store.RevokeKey(context.Background(), key.First().ID); err != nil {
 		t.Fatal(err)
 	}
 	s.send(t, rememberLine("2", "after"))
@@ -81,10 +82,10 @@ func TestServeStdioRechecksKey(t *testing.T) {
 		t.Fatalf("remember after the revocation answered %s, want the tool error unauthorized: key … revoked", a)
 	}
 	_, reader := env.Key(t, "ws", "proj", "checker", memory.RoleRead)
-	if _, err := env.Svc.Get(context.Background(), reader, "after", 0); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := env.Svc.Get(context.Background(), reader, service.GetRequest{Slug: "after"}); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("the refused remember stored something: %v", err)
 	}
-	if _, err := env.Svc.Get(context.Background(), reader, "before", 0); err != nil {
+	if _, err := env.Svc.Get(context.Background(), reader, service.GetRequest{Slug: "before"}); err != nil {
 		t.Fatalf("the remember before the revocation: %v", err)
 	}
 }
@@ -112,7 +113,7 @@ func TestServeStdioRefusesDuplicateKeys(t *testing.T) {
 		t.Fatalf("remember after the refused lines: %s", a)
 	}
 	for _, slug := range []string{"a", "b"} {
-		if _, err := env.Svc.Get(context.Background(), key, slug, 0); memory.ErrorCode(err) != memory.CodeNotFound {
+		if _, err := env.Svc.Get(context.Background(), key, service.GetRequest{Slug: slug}); memory.ErrorCode(err) != memory.CodeNotFound {
 			t.Errorf("%s: a refused line stored something: %v", slug, err)
 		}
 	}

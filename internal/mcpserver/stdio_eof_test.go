@@ -31,7 +31,7 @@ func TestServeStdioFinishesCallsAfterEOF(t *testing.T) {
 	if !strings.Contains(out.String(), `"id":2`) || strings.Contains(out.String(), "isError") {
 		t.Fatalf("remember over a closed pipe was not answered cleanly:\n%s", out.String())
 	}
-	if g, err := env.Svc.Get(context.Background(), key, "piped/note", 0); err != nil || g.Content != "written through a pipe" {
+	if g, err := env.Svc.Get(context.Background(), key, service.GetRequest{Slug: "piped/note"}); err != nil || g.Content != "written through a pipe" {
 		t.Fatalf("piped write not stored: %+v, %v", g, err)
 	}
 }
@@ -62,7 +62,7 @@ func TestServeStdioLastLineWithoutNewline(t *testing.T) {
 		t.Fatal("ServeStdio waited for an answer that never came")
 	}
 	for _, slug := range []string{"same/id-one", "same/id-two", "no/newline"} {
-		if _, err := env.Svc.Get(context.Background(), key, slug, 0); err != nil {
+		if _, err := env.Svc.Get(context.Background(), key, service.GetRequest{Slug: slug}); err != nil {
 			t.Errorf("%s not stored: %v\n%s", slug, err, out.String())
 		}
 	}

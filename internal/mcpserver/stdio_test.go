@@ -52,11 +52,11 @@ func TestServeStdio(t *testing.T) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
-	rem, _ := callOK[rememberResult](t, c, "remember", map[string]any{"slug": "cli/note", "content": "over stdio"})
+	rem, _ := callOK[service.WriteResult](t, c, "remember", map[string]any{"slug": "cli/note", "content": "over stdio"})
 	if rem.Slug != "cli/note" || rem.Version != 1 {
 		t.Fatalf("remember: %+v", rem)
 	}
-	got, _ := callOK[getResult](t, c, "get", map[string]any{"slug": "cli/note"})
+	got, _ := callOK[service.Entry](t, c, "get", map[string]any{"slug": "cli/note"})
 	if got.Content != "over stdio" || got.Agent != "cli-agent" {
 		t.Fatalf("get: %+v", got)
 	}
@@ -134,11 +134,11 @@ func TestServeStdioRefusesAlteredText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, slug := range []string{"surrogate", "bytes"} {
-		if v, err := env.Svc.Get(context.Background(), key, slug, 0); err == nil {
-			t.Errorf("%s stored as %q instead of being refused", slug, v.Version.Content)
+		if v, err := env.Svc.Get(context.Background(), key, service.GetRequest{Slug: slug}); err == nil {
+			t.Errorf("%s stored as %q instead of being refused", slug, v.Content)
 		}
 	}
-	if _, err := env.Svc.Get(context.Background(), key, "fine", 0); err != nil {
+	if _, err := env.Svc.Get(context.Background(), key, service.GetRequest{Slug: "fine"}); err != nil {
 		t.Errorf("valid write after the refused ones: %v", err)
 	}
 	for _, want := range []string{"invalid: JSON text escapes half of a UTF-16 surrogate pair", "invalid: JSON text is not valid UTF-8"} {

@@ -13,22 +13,15 @@ import (
 // forget is read-only; forget is the one destructive call (it hides an entry,
 // even though its history stays); nothing reaches outside Munin.
 func toolDefs() []mcp.Tool {
-	closed := mcp.WithOpenWorldHintAnnotation(false)
 	readOnly := func() []mcp.ToolOption {
-		return []mcp.ToolOption{
-			mcp.WithReadOnlyHintAnnotation(true),
-			mcp.WithDestructiveHintAnnotation(false),
-			mcp.WithIdempotentHintAnnotation(true),
-			closed,
-		}
+		return []mcp.ToolOption{hints(mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true)})}
 	}
 	tools := []mcp.Tool{
 		mcp.NewTool("remember",
-			mcp.WithDescription("Store a new version of an entry. Returns its version."),
+			mcp.WithDescription("Store a new version of an entry."),
 			mcp.WithInputSchema[service.RememberRequest](),
 			mcp.WithOutputSchema[service.WriteResult](),
-			mcp.WithDestructiveHintAnnotation(false),
-			closed,
+			hints(mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(false)}),
 		),
 		mcp.NewTool("recall",
 			append([]mcp.ToolOption{
@@ -62,15 +55,27 @@ func toolDefs() []mcp.Tool {
 			mcp.WithDescription("Hide an entry by writing a tombstone version; its history stays."),
 			mcp.WithInputSchema[service.ForgetRequest](),
 			mcp.WithOutputSchema[service.WriteResult](),
-			mcp.WithDestructiveHintAnnotation(true),
-			mcp.WithIdempotentHintAnnotation(false),
-			closed,
+			// true is the spec's default, said anyway: forget is the one destructive call.
+			hints(mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(true)}),
 		),
 	}
 	for i := range tools {
 		tightenArrays(tools[i].OutputSchema.Properties)
 	}
 	return tools
+}
+
+// hints replaces the annotations mcp.NewTool fills in (every hint, defaults
+// included) with a's, plus openWorldHint false (nothing reaches outside
+// Munin). Hints left nil take the spec's default (readOnly false, destructive
+// true, idempotent false), and destructive and idempotent mean nothing for a
+// read-only tool: unsaid, they cost no bytes of the tools/list answer that
+// lands in every agent's context window (budget: < 6 KB).
+func hints(a mcp.ToolAnnotation) mcp.ToolOption {
+	return func(t *mcp.Tool) {
+		a.OpenWorldHint = mcp.ToBoolPtr(false)
+		t.Annotations = a
+	}
 }
 
 // tightenArrays rewrites the generated `"type": ["null","array"]` of Go
