@@ -14,7 +14,7 @@ import (
 
 // RememberRequest stores the next version of a slug.
 type RememberRequest struct {
-	Project         string   `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Project         string   `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
 	Slug            string   `json:"slug" jsonschema:"entry id: lowercase path like decisions/db-choice"`
 	Content         string   `json:"content" jsonschema:"the text (markdown), at most 64 KiB"`
 	Title           string   `json:"title,omitempty" jsonschema:"default: first line of content"`
@@ -25,7 +25,7 @@ type RememberRequest struct {
 
 // ForgetRequest writes a tombstone version of a slug.
 type ForgetRequest struct {
-	Project         string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Project         string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
 	Slug            string `json:"slug"`
 	ExpectedVersion *int   `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this"`
 }
@@ -41,7 +41,7 @@ type WriteResult struct {
 // RecallRequest searches the live entries of one project, or of every
 // project the caller holds a key for.
 type RecallRequest struct {
-	Project string   `json:"project,omitempty" jsonschema:"workspace/project; default: all your projects"`
+	Project string   `json:"project,omitempty" jsonschema:"workspace/project; default: all of yours"`
 	Query   string   `json:"query" jsonschema:"words to search for: at most 1 KB and 32 distinct words, function words not counted"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"1-50, default 10"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"only entries with all these tags"`
@@ -66,7 +66,7 @@ type RecallResult struct {
 
 // GetRequest reads a version of a slug (0: the latest).
 type GetRequest struct {
-	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
 	Slug    string `json:"slug"`
 	Version int    `json:"version,omitempty" jsonschema:"default: latest"`
 }
@@ -86,7 +86,7 @@ type Entry struct {
 
 // ListRequest pages through live entries by slug.
 type ListRequest struct {
-	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
 	Prefix  string `json:"prefix,omitempty" jsonschema:"only slugs starting with this"`
 	Tag     string `json:"tag,omitempty"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
@@ -111,7 +111,7 @@ type ListResult struct {
 
 // HistoryRequest lists a slug's versions, newest first.
 type HistoryRequest struct {
-	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's project"`
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
 	Slug    string `json:"slug"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
 }
