@@ -189,6 +189,9 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	checkStock(t, srv, a, res.written)
 	if !l.quiet {
 		memoryPerSession(t, srv.url, tokens)
+		if a.multi {
+			compareRecallScope(t, srv, a)
+		}
 	}
 	for _, ag := range agents {
 		ag.c.Close()
