@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -27,7 +28,6 @@ type threeKeys struct {
 	tokens   []string // the keys, in the same order
 	ids      []int64  // their ids, for revocation
 	header   string   // "munin_a,munin_b,munin_c"
-	refs     []memory.ProjectRef
 }
 
 func createThreeKeys(t *testing.T, a *App) threeKeys {
@@ -43,8 +43,8 @@ func createThreeKeys(t *testing.T, a *App) threeKeys {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.projects, k.agents, k.tokens, k.ids, k.refs = append(k.projects, ref.String()), append(k.agents, agent),
-			append(k.tokens, tok), append(k.ids, key.ID), append(k.refs, ref)
+		k.projects, k.agents = append(k.projects, ref.String()), append(k.agents, agent)
+		k.tokens, k.ids = append(k.tokens, tok), append(k.ids, key.ID)
 	}
 	k.header = strings.Join(k.tokens, ",")
 	return k
@@ -270,4 +270,61 @@ func sendWithKeys(t *testing.T, base, path, keys string) (int, string, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+}
+
+// TestOneAgentThreeProjectsOverREST: the same key list works for /api/v1 —
+// /me names the three projects, remember and get take project, recall
+// without project finds the hits of all three.
+func TestOneAgentThreeProjectsOverREST(t *testing.T) {
+	a, base, _ := startServer(t)
+	k := createThreeKeys(t, a)
+	rest := func(method, path, body string, out any) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+"/api/v1"+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Spaces around the commas are tolerated.
+		req.Header.Set("Authorization", "Bearer "+strings.Join(k.tokens, " , "))
+		req.Header.Set("Content-Type", "application/json")
+		status, answer := do(t, req)
+		if status/100 != 2 {
+			t.Fatalf("%s %s: status %d: %s", method, path, status, answer)
+		}
+		if err := json.Unmarshal([]byte(answer), out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, answer)
+		}
+	}
+
+	var me service.Me
+	rest("GET", "/me", "", &me)
+	var reached []string
+	for _, p := range me.Projects {
+		reached = append(reached, p.Project)
+	}
+	if !slices.Equal(reached, k.projects) {
+		t.Fatalf("/me = %+v, want the projects %v in key order", me, k.projects)
+	}
+	for _, p := range k.projects {
+		var w service.WriteResult
+		rest("POST", "/entries", `{"project":"`+p+`","slug":"notes/plan","content":"Der kompass von `+p+`"}`, &w)
+		if w.Project != p || w.Version != 1 {
+			t.Fatalf("remember into %s = %+v", p, w)
+		}
+	}
+	var all service.RecallResult
+	rest("GET", "/recall?q=kompass", "", &all)
+	var got []string
+	for _, h := range all.Hits {
+		got = append(got, h.Project)
+	}
+	slices.Sort(got)
+	if want := slices.Sorted(slices.Values(k.projects)); !slices.Equal(got, want) {
+		t.Fatalf("recall without project found projects %v, want %v", got, want)
+	}
+	var e service.Entry
+	rest("GET", "/entries/notes/plan?project="+k.projects[2], "", &e)
+	if e.Project != k.projects[2] || e.Content != "Der kompass von "+k.projects[2] || e.Agent != k.agents[2] {
+		t.Fatalf("get in %s = %+v", k.projects[2], e)
+	}
 }
