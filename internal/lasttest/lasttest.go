@@ -71,6 +71,10 @@ func Run(t *testing.T) {
 		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 {
 		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil 0..100")
 	}
+	wanted := strings.Split(*lastAufbauten, ",")
+	if slices.Contains(wanted, "4") && *lastProjekte > memory.MaxCallerKeys {
+		t.Fatalf("last.projekte %d: in Aufbau 4 hält ein Agent einen Schlüssel je Projekt, höchstens %d in einem MCP-Block", *lastProjekte, memory.MaxCallerKeys)
+	}
 	// The server runs in this process, so it gets the collector setting
 	// main gives it (agents share it; they are part of the measurement).
 	gogc := app.TuneGC()
@@ -81,10 +85,6 @@ func Run(t *testing.T) {
 	raw := rawBaseline(t)
 	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)
 
-	wanted := strings.Split(*lastAufbauten, ",")
-	if slices.Contains(wanted, "4") && *lastProjekte > memory.MaxCallerKeys {
-		t.Fatalf("last.projekte %d: in Aufbau 4 hält ein Agent einen Schlüssel je Projekt, höchstens %d in einem MCP-Block", *lastProjekte, memory.MaxCallerKeys)
-	}
 	for i, a := range aufbauten(*lastProjekte) {
 		if !slices.Contains(wanted, strconv.Itoa(i+1)) {
 			continue
