@@ -243,12 +243,13 @@ func TestAuthMatrixOnRealServer(t *testing.T) {
 	if text, isErr := call(t, rc, "get", map[string]any{"slug": "secret"}, nil); isErr {
 		t.Errorf("read key get = %q, want success", text)
 	}
-	if _, err := a.Svc.Get(ctx, mustKey(t, a, reader), "x", 0); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := a.Svc.Get(ctx, mustKey(t, a, reader), service.GetRequest{Slug: "x"}); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Errorf("the read key's remember wrote something: %v", err)
 	}
 }
 
-func mustKey(t *testing.T, a *App, token string) memory.Key {
+// mustKey authenticates token (a comma-separated key list) as the server does.
+func mustKey(t *testing.T, a *App, token string) memory.Caller {
 	t.Helper()
 	k, err := a.Svc.Authenticate(context.Background(), token)
 	if err != nil {

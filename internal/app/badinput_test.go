@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // TestRawHTTPBadInputOnRealServer covers the bad input that never reaches a
@@ -55,9 +55,9 @@ func TestRawHTTPBadInputOnRealServer(t *testing.T) {
 		})
 	}
 	key := mustKey(t, a, token)
-	entries, _, err := a.Svc.List(context.Background(), key, memory.ListQuery{})
-	if err != nil || len(entries) != 0 {
-		t.Fatalf("bad input wrote entries: %+v, %v", entries, err)
+	page, err := a.Svc.List(context.Background(), key, service.ListRequest{})
+	if entries := page.Entries; err != nil || len(entries) != 0 {
+		t.Fatalf("bad input wrote entries: %+v, %v", page.Entries, err)
 	}
 }
 

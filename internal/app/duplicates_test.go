@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // TestDuplicateKeysAreRefused: a JSON member name given twice — in the
@@ -62,9 +62,9 @@ func TestDuplicateKeysAreRefused(t *testing.T) {
 		}
 	})
 	key := mustKey(t, a, token)
-	entries, _, err := a.Svc.List(context.Background(), key, memory.ListQuery{})
-	if err != nil || len(entries) != 0 {
-		t.Fatalf("a refused request wrote entries: %+v, %v", entries, err)
+	page, err := a.Svc.List(context.Background(), key, service.ListRequest{})
+	if entries := page.Entries; err != nil || len(entries) != 0 {
+		t.Fatalf("a refused request wrote entries: %+v, %v", page.Entries, err)
 	}
 }
 

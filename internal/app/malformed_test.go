@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // expectation of one malformed request: an HTTP status, or a JSON-RPC error
@@ -139,9 +140,9 @@ func TestMalformedRequests(t *testing.T) {
 			checkMalformed(t, tc.want, status, body)
 		})
 	}
-	key := mustKey(t, a, token)
-	if entries, _, err := a.Svc.List(ctx, key, memory.ListQuery{}); err != nil || len(entries) != 0 {
-		t.Fatalf("malformed requests wrote entries: %+v, %v", entries, err)
+	key := mustKey(t, a, token).First()
+	if page, err := a.Svc.List(ctx, mustKey(t, a, token), service.ListRequest{}); err != nil || len(page.Entries) != 0 {
+		t.Fatalf("malformed requests wrote entries: %+v, %v", page.Entries, err)
 	}
 	if n, err := a.Store.CountWritesSince(ctx, key.Project, key.CreatedAt.Add(-1)); err != nil || n != 0 {
 		t.Fatalf("malformed requests left %d audit rows (%v)", n, err)

@@ -63,12 +63,18 @@ func transportFor(agents int) *http.Client {
 	}, Seen: countOverload}}
 }
 
-// agent is one MCP session with its own key.
+// agent is one MCP session with its own key (or keys, in setup 4).
 type agent struct {
-	id  int
-	c   *client.Client
-	lat map[string][]time.Duration
-	err map[string]int
+	id int
+	c  *client.Client
+	// projects are the projects ("workspace/project") the agent works in:
+	// its one project, or every project of setup 4.
+	projects []string
+	// named: every get and remember names its project, recall does not
+	// (it searches all of the agent's projects).
+	named bool
+	lat   map[string][]time.Duration
+	err   map[string]int
 	// firstErr keeps one error text for the report.
 	firstErr string
 }
@@ -173,25 +179,46 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (any
 	return res.StructuredContent, nil
 }
 
+// assign gives agent a.id its projects in setup s: project id mod N, or
+// all of them.
+func (a *agent) assign(s aufbau) {
+	a.named = s.multi
+	a.projects = a.projects[:0]
+	for i, ref := range s.projects {
+		if s.multi || i == a.id%len(s.projects) {
+			a.projects = append(a.projects, ref.String())
+		}
+	}
+}
+
 // work is one agent's closed loop until the deadline. It returns the number
-// of successful remember calls.
-func (a *agent) work(deadline time.Time) int {
+// of successful remember calls per project.
+func (a *agent) work(deadline time.Time) map[string]int {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(uint64(a.id), uint64(time.Now().UnixNano())))
-	written, n := 0, 0
+	written, n := map[string]int{}, 0
 	for time.Now().Before(deadline) {
 		n++
+		project := a.projects[rng.IntN(len(a.projects))]
+		// with names the project; without, the key's one project is meant.
+		with := func(args map[string]any) map[string]any {
+			if a.named {
+				args["project"] = project
+			}
+			return args
+		}
 		switch r := rng.IntN(300); {
 		case r < 3**lastSchreibanteil:
 			word := uniqueWord(a.id, n)
-			args := map[string]any{"slug": contestedSlug(rng.IntN(*lastSlugs)), "content": rememberContent(a.id, n, word)}
+			args := with(map[string]any{"slug": contestedSlug(rng.IntN(*lastSlugs)), "content": rememberContent(a.id, n, word)})
 			if _, err := a.call(ctx, "remember", args); err == nil {
-				written++
+				written[project]++
 			}
 		case (r-3**lastSchreibanteil)%3 < 2:
+			// Never with a project: in setup 4 this searches every project.
 			a.call(ctx, "recall", map[string]any{"query": terms[rng.IntN(len(terms))]})
 		default:
-			a.call(ctx, "get", map[string]any{"slug": seededSlug(rng.IntN(*lastEintraege))})
+			a.call(ctx, "get", with(map[string]any{"slug": seededSlug(rng.IntN(*lastEintraege))}))
 		}
 	}
 	return written

@@ -12,29 +12,46 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"munin/internal/memory"
 )
 
-// checkStock is the proof: versions of all contested entries add up to the
-// successful remember calls, and the last version's unique word finds its
-// entry through recall.
-func checkStock(t testing.TB, srv *server, projects []memory.ProjectRef, written int) {
+// checkStock is the proof, per project: versions of all contested entries
+// add up to the successful remember calls there, and the last version's
+// unique word finds its entry through recall. In setup 4 the check is one
+// session holding every project's read key, as the agents did: get names
+// the project, recall does not and must return the hit with its project.
+func checkStock(t testing.TB, srv *server, a aufbau, written map[string]int) {
 	ctx := context.Background()
-	total, checked := 0, 0
 	hc := transportFor(1)
 	defer hc.CloseIdleConnections()
-	for pi, ref := range projects {
+	var all *agent
+	if a.multi {
+		var err error
+		all, _, err = connect(ctx, hc, srv.url, strings.Join(srv.checkers, ","), -1)
+		if err != nil {
+			t.Fatalf("verbinden zur Prüfung mit %d Leseschlüsseln: %v", len(srv.checkers), err)
+		}
+		defer all.c.Close()
+	}
+	sumAll, checked := 0, 0
+	for pi, ref := range a.projects {
 		// A session of its own with the project's read key, as an agent
 		// that joins after the load would see it.
-		reader, _, err := connect(ctx, hc, srv.url, srv.checkers[pi], -1-pi)
-		if err != nil {
-			t.Fatalf("%s: verbinden zur Prüfung: %v", ref, err)
+		reader, project := all, ref.String()
+		if reader == nil {
+			var err error
+			if reader, _, err = connect(ctx, hc, srv.url, srv.checkers[pi], -1-pi); err != nil {
+				t.Fatalf("%s: verbinden zur Prüfung: %v", ref, err)
+			}
+			defer reader.c.Close()
 		}
-		defer reader.c.Close()
+		total := 0
 		for s := range *lastSlugs {
 			slug := contestedSlug(s)
-			sc, err := reader.call(ctx, "get", map[string]any{"slug": slug})
+			args := map[string]any{"slug": slug}
+			if a.multi {
+				args["project"] = project
+			}
+			sc, err := reader.call(ctx, "get", args)
 			if err != nil {
 				if strings.Contains(err.Error(), "not_found") {
 					continue // never written
@@ -42,10 +59,14 @@ func checkStock(t testing.TB, srv *server, projects []memory.ProjectRef, written
 				t.Fatalf("%s %s: %v", ref, slug, err)
 			}
 			var latest struct {
+				Project       string `json:"project"`
 				LatestVersion int    `json:"latest_version"`
 				Content       string `json:"content"`
 			}
 			decode(t, sc, &latest)
+			if latest.Project != project {
+				t.Errorf("%s %s: get antwortet mit Projekt %q", ref, slug, latest.Project)
+			}
 			total += latest.LatestVersion
 			word, _, _ := strings.Cut(latest.Content, ":")
 			hits, err := reader.call(ctx, "recall", map[string]any{"query": word, "limit": 50})
@@ -53,28 +74,32 @@ func checkStock(t testing.TB, srv *server, projects []memory.ProjectRef, written
 				t.Fatalf("%s recall %s: %v", ref, word, err)
 			}
 			var found struct {
-				Hits []struct {
-					Slug string `json:"slug"`
-				} `json:"hits"`
+				Hits []hit `json:"hits"`
 			}
 			decode(t, hits, &found)
-			if !slices.ContainsFunc(found.Hits, func(h struct {
-				Slug string `json:"slug"`
-			}) bool {
-				return h.Slug == slug
-			}) {
+			if !slices.Contains(found.Hits, hit{Project: project, Slug: slug}) {
 				t.Errorf("%s: das Wort %q der letzten Fassung v%d findet %s nicht (Treffer %v)", ref, word, latest.LatestVersion, slug, found.Hits)
 			}
 			checked++
 		}
-	}
-	if total != written {
-		t.Errorf("Summe der Fassungen %d ≠ erfolgreiche remember-Aufrufe %d", total, written)
-		return
+		if total != written[project] {
+			t.Errorf("%s: Summe der Fassungen %d ≠ erfolgreiche remember-Aufrufe %d", ref, total, written[project])
+		}
+		sumAll += total
 	}
 	if !t.Failed() {
-		fmt.Printf("Bestand geprüft: %d Fassungen, Suchindex aktuell (%d umkämpfte Einträge)\n", total, checked)
+		where := "einem Projekt"
+		if len(a.projects) > 1 {
+			where = fmt.Sprintf("%d Projekten", len(a.projects))
+		}
+		fmt.Printf("Bestand geprüft: %d Fassungen in %s, je Projekt so viele wie erfolgreiche remember, Suchindex aktuell (%d umkämpfte Einträge)\n", sumAll, where, checked)
 	}
+}
+
+// hit is what the check reads of a recall hit.
+type hit struct {
+	Project string `json:"project"`
+	Slug    string `json:"slug"`
 }
 
 // decode turns a tool's structured content into out.

@@ -5,8 +5,9 @@
 // go test -tags last -run TestLast -v .
 // It starts the real server in-process on a free port over a temp data
 // directory and drives it over HTTP exactly as agents do: each agent has its
-// own key and its own MCP session. It fails if any call failed, if a version
-// was lost, or if the index missed an entry's last version.
+// own key (in setup 4 one key per project, all in one Authorization header)
+// and its own MCP session. It fails if any call failed, if a version of any
+// project was lost, or if the index missed an entry's last version.
 //
 // Every file carries the build tag last, so ordinary builds and go test ./...
 // leave the package out; nothing but last_test.go imports it.
@@ -41,6 +42,10 @@ var tools = []string{"verbinden", "recall", "get", "remember"}
 type aufbau struct {
 	name     string
 	projects []memory.ProjectRef
+	// multi: every agent holds a key for every project in one MCP block,
+	// recalls across all of them and names the project of each get and
+	// remember; otherwise agent i has one key, for project i mod N.
+	multi bool
 }
 
 func aufbauten(n int) []aufbau {
@@ -50,9 +55,11 @@ func aufbauten(n int) []aufbau {
 		drei = append(drei, memory.ProjectRef{Workspace: fmt.Sprintf("bereich-%d", i), Project: "p"})
 	}
 	return []aufbau{
-		{"ein Projekt", []memory.ProjectRef{{Workspace: "bereich", Project: "p"}}},
-		{fmt.Sprintf("ein Arbeitsbereich mit %d Projekten", n), zwei},
-		{fmt.Sprintf("%d Arbeitsbereiche mit je einem Projekt", n), drei},
+		{name: "ein Projekt", projects: []memory.ProjectRef{{Workspace: "bereich", Project: "p"}}},
+		{name: fmt.Sprintf("ein Arbeitsbereich mit %d Projekten", n), projects: zwei},
+		{name: fmt.Sprintf("%d Arbeitsbereiche mit je einem Projekt", n), projects: drei},
+		// The projects of setup 2, so that 2 and 4 differ only in the keys.
+		{name: fmt.Sprintf("mehrere Projekte je Agent: %d Schlüssel in einem MCP-Block, ein Arbeitsbereich", n), projects: zwei, multi: true},
 	}
 }
 
@@ -64,6 +71,10 @@ func Run(t *testing.T) {
 		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 {
 		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil 0..100")
 	}
+	wanted := strings.Split(*lastAufbauten, ",")
+	if slices.Contains(wanted, "4") && *lastProjekte > memory.MaxCallerKeys {
+		t.Fatalf("last.projekte %d: in Aufbau 4 hält ein Agent einen Schlüssel je Projekt, höchstens %d in einem MCP-Block", *lastProjekte, memory.MaxCallerKeys)
+	}
 	// The server runs in this process, so it gets the collector setting
 	// main gives it (agents share it; they are part of the measurement).
 	gogc := app.TuneGC()
@@ -74,7 +85,6 @@ func Run(t *testing.T) {
 	raw := rawBaseline(t)
 	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)
 
-	wanted := strings.Split(*lastAufbauten, ",")
 	for i, a := range aufbauten(*lastProjekte) {
 		if !slices.Contains(wanted, strconv.Itoa(i+1)) {
 			continue
@@ -142,10 +152,13 @@ type lauf struct {
 func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	dir := t.TempDir()
 	srv := startServer(t, dir, l.searchLogOff)
-	tokens := srv.seed(a.projects, n)
+	tokens := srv.seed(a.projects, n, a.multi)
 	hc := transportFor(n)
 
 	agents, connWall := connectAll(t, hc, srv.url, tokens, 0)
+	for _, ag := range agents {
+		ag.assign(a)
+	}
 
 	if l.profile {
 		f, err := os.Create(*lastProfil)
@@ -173,9 +186,12 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	if failed := sum(res.errs); failed > 0 {
 		t.Errorf("%d Aufrufe fehlgeschlagen, z. B. %s", failed, res.firstErr)
 	}
-	checkStock(t, srv, a.projects, res.written)
+	checkStock(t, srv, a, res.written)
 	if !l.quiet {
 		memoryPerSession(t, srv.url, tokens)
+		if a.multi {
+			compareRecallScope(t, srv, a)
+		}
 	}
 	for _, ag := range agents {
 		ag.c.Close()

@@ -7,7 +7,6 @@ package lasttest
 
 import (
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -18,7 +17,7 @@ type result struct {
 	lat      map[string][]time.Duration
 	errs     map[string]int
 	firstErr string
-	written  int
+	written  map[string]int // successful remember calls per project
 	connWall time.Duration
 	cpu      time.Duration
 }
@@ -54,7 +53,8 @@ func drive(agents []*agent, d time.Duration) result {
 		}
 		clear(a.err)
 	}
-	var written atomic.Int64
+	var mu sync.Mutex
+	written := map[string]int{}
 	var wg sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(d)
@@ -62,11 +62,16 @@ func drive(agents []*agent, d time.Duration) result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			written.Add(int64(a.work(deadline)))
+			w := a.work(deadline)
+			mu.Lock()
+			defer mu.Unlock()
+			for p, n := range w {
+				written[p] += n
+			}
 		}()
 	}
 	wg.Wait()
-	res := result{dur: time.Since(start), lat: map[string][]time.Duration{}, errs: map[string]int{}, written: int(written.Load())}
+	res := result{dur: time.Since(start), lat: map[string][]time.Duration{}, errs: map[string]int{}, written: written}
 	for _, a := range agents {
 		for tool, l := range a.lat {
 			res.lat[tool] = append(res.lat[tool], l...)

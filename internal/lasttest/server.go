@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,17 +82,23 @@ func (s *server) stop() {
 	}
 }
 
-// seed creates the projects, pre-seeds entries and makes one key per agent
-// (agent i works in project i mod len(projects)) and a read key per project
-// for the check (s.checkers).
-func (s *server) seed(projects []memory.ProjectRef, agents int) []string {
+// seed creates the projects, pre-seeds entries and makes the agents' keys
+// and a read key per project for the check (s.checkers). Agent i works in
+// project i mod len(projects) with one key; with multi it holds a key for
+// every project, all in one comma-separated list (one Authorization header),
+// the list starting at project i mod len(projects).
+func (s *server) seed(projects []memory.ProjectRef, agents int, multi bool) []string {
 	t := s.t
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(projects))
 	s.checkers = make([]string, len(projects))
 	for pi, ref := range projects {
-		_, key, err := s.app.Svc.CreateKey(ctx, ref, "saat", memory.RoleWrite)
+		tok, _, err := s.app.Svc.CreateKey(ctx, ref, "saat", memory.RoleWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := s.app.Svc.Authenticate(ctx, tok)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +110,7 @@ func (s *server) seed(projects []memory.ProjectRef, agents int) []string {
 			defer wg.Done()
 			for i := range *lastEintraege {
 				a, b := terms[i%len(terms)], terms[(i/len(terms)+i+1)%len(terms)]
-				in := service.RememberInput{
+				in := service.RememberRequest{
 					Slug:    seededSlug(i),
 					Content: fmt.Sprintf("Notiz %d zu %s und %s\n\nWas das Team über %s beschlossen hat und warum; offen bleibt die Frage nach %s.", i, a, b, a, b),
 					Tags:    []string{a},
@@ -122,11 +129,19 @@ func (s *server) seed(projects []memory.ProjectRef, agents int) []string {
 	}
 	tokens := make([]string, agents)
 	for i := range agents {
-		tok, _, err := s.app.Svc.CreateKey(ctx, projects[i%len(projects)], fmt.Sprintf("agent-%03d", i), memory.RoleWrite)
-		if err != nil {
-			t.Fatal(err)
+		var mine []string
+		for j := range projects {
+			if !multi && j > 0 {
+				break
+			}
+			ref := projects[(i+j)%len(projects)]
+			tok, _, err := s.app.Svc.CreateKey(ctx, ref, fmt.Sprintf("agent-%03d", i), memory.RoleWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mine = append(mine, tok)
 		}
-		tokens[i] = tok
+		tokens[i] = strings.Join(mine, ",")
 	}
 	return tokens
 }

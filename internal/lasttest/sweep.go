@@ -30,10 +30,13 @@ func sweep(t *testing.T) {
 	a := aufbauten(1)[0]
 	srv := startServer(t, t.TempDir(), *lastSuchprotokoll == "aus")
 	defer srv.stop()
-	tokens := srv.seed(a.projects, most)
+	tokens := srv.seed(a.projects, most, false)
 	hc := transportFor(most)
 	defer hc.CloseIdleConnections()
 	agents, _ := connectAll(t, hc, srv.url, tokens, 0)
+	for _, ag := range agents {
+		ag.assign(a)
+	}
 	defer func() {
 		for _, ag := range agents {
 			ag.c.Close()
@@ -42,7 +45,7 @@ func sweep(t *testing.T) {
 	fmt.Printf("\n=== Stufen: ein Projekt, je Stufe %s, %d %% remember\n", *lastDauer, *lastSchreibanteil)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Agenten\tAufrufe je s\tremember je s\tp50\tp95\tp99\tFehler\t429\t5xx\t")
-	written := 0
+	written := map[string]int{}
 	var rates []float64
 	var serverErrors int64
 	for _, n := range steps {
@@ -50,7 +53,9 @@ func sweep(t *testing.T) {
 		res := drive(agents[:n], *lastDauer)
 		rejected, five := statusCounts.rejected.Load()-rejectedBefore, statusCounts.serverError.Load()-fiveBefore
 		serverErrors += five
-		written += res.written
+		for p, n := range res.written {
+			written[p] += n
+		}
 		var all []time.Duration
 		for _, tool := range tools[1:] {
 			all = append(all, res.lat[tool]...)
@@ -66,5 +71,5 @@ func sweep(t *testing.T) {
 	}
 	tw.Flush()
 	overloadCheck(t, steps, rates, serverErrors)
-	checkStock(t, srv, a.projects, written)
+	checkStock(t, srv, a, written)
 }
