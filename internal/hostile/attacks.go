@@ -1,6 +1,6 @@
 //go:build hostile
 
-// The attacks of issue 8, each a loop that one worker runs until its
+// The attacks of the hardening stage (threats 1, 2, 4, 5, 6 of Stufe 5 in AUSBAUSTUFEN.md), each a loop that one worker runs until its
 // context ends. All of them use the attacker's keys; only attack 2 needs
 // the write key.
 
@@ -29,7 +29,7 @@ type attacker struct {
 	protoVers string
 }
 
-// attack is one numbered attack of the issue.
+// attack is one numbered attack (its threat number in Stufe 5).
 type attack struct {
 	nr      int
 	name    string
@@ -37,7 +37,7 @@ type attack struct {
 	run     func(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand)
 }
 
-// attacks are findings 1, 2, 4, 5 and 6 of issue 8.
+// attacks are threats 1, 2, 4, 5 and 6 of Stufe 5 (AUSBAUSTUFEN.md).
 var attacks = []attack{
 	{1, "GET /mcp mit erfundener Sitzung", same, ghostStream},
 	{2, "remember 64 KB Zufallswörter", quarter, bigRemember},

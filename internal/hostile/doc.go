@@ -1,6 +1,6 @@
 //go:build hostile
 
-// Package hostile is the hostile-load test (issue 8): one project's keys
+// Package hostile is the hostile-load test (Stufe 5 in AUSBAUSTUFEN.md): one project's keys
 // attack a running Munin while another project's readers measure their
 // recall latency. It builds the binary, starts it as a child process on
 // 127.0.0.1 (so that /metrics shows the server's heap alone), and checks
@@ -13,7 +13,7 @@
 // Three processes take part: the server, the test (the victim, the heap
 // sampler, the checks) and, during each attack phase, an attacker process:
 // the test binary run again as TestHostileAttacker with the attack spec in
-// FEIND_AUFTRAG, which reports its answers as JSON on stdout. The issue asks
+// FEIND_AUFTRAG, which reports its answers as JSON on stdout. The test asks
 // how the server holds against an attacker elsewhere on the network; with
 // the attack clients in the test's own process the victim's latency would
 // include its wait behind them in the test's scheduler. The attacker runs

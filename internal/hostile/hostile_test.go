@@ -15,7 +15,7 @@ import (
 	"munin/internal/service"
 )
 
-// TestHostile runs the attacks of issue 8 (findings 1, 2, 4, 5, 6) from one
+// TestHostile runs the attacks of Stufe 5 (threats 1, 2, 4, 5, 6 in AUSBAUSTUFEN.md) from one
 // project's keys against the real server and checks that another project
 // keeps its recall latency, that the server's heap stays bounded, that the
 // recall flood cannot grow the disk without bound, that the server stays up
