@@ -1,7 +1,7 @@
 //go:build hostile
 
-// The attacks of the hardening stage (threats 1, 2, 4, 5, 6 of Stufe 5 in AUSBAUSTUFEN.md), each a loop that one worker runs until its
-// context ends. All of them use the attacker's keys; only attack 2 needs
+// The attacks of the hardening stage (threats 1, 2, 4, 5, 6 of Stufe 5 in
+// AUSBAUSTUFEN.md), each a loop that one worker runs until its context ends. All of them use the attacker's keys; only attack 2 needs
 // the write key.
 
 package hostile
