@@ -74,6 +74,18 @@ func (c Caller) KeyFor(ref ProjectRef) (Key, bool) {
 // always used alone).
 func (c Caller) ServerAdmin() bool { return len(c.keys) == 1 && c.keys[0].ServerAdmin() }
 
+// Administering returns the caller's keys that administer their project
+// (or, for a server-admin key, every project), in key order.
+func (c Caller) Administering() []Key {
+	var out []Key
+	for _, k := range c.keys {
+		if k.Role.Administers() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Projects returns the projects the caller holds a key for, in key order.
 func (c Caller) Projects() []ProjectRef {
 	out := make([]ProjectRef, 0, len(c.keys))

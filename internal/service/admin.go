@@ -226,22 +226,11 @@ func (s *Service) Settings(ctx context.Context, c memory.Caller, ref memory.Proj
 	return s.summary(ctx, key)
 }
 
-// administered are the caller's keys that administer their project.
-func administered(c memory.Caller) []memory.Key {
-	var out []memory.Key
-	for _, k := range c.Keys() {
-		if k.Role.Administers() {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // ProjectKeys lists the keys the caller administers (never a token): every
 // key for a server-admin key, the keys of each project it holds an admin
 // key for otherwise.
 func (s *Service) ProjectKeys(ctx context.Context, c memory.Caller) ([]memory.Key, error) {
-	admins := administered(c)
+	admins := c.Administering()
 	if len(admins) == 0 {
 		return nil, administers(c.First(), "listing keys")
 	}
@@ -269,7 +258,7 @@ func (s *Service) ProjectKeys(ctx context.Context, c memory.Caller) ([]memory.Ke
 // project with the first. Both are held to the project's key limits
 // (keyLimit); only the command line is not.
 func (s *Service) CreateProjectKey(ctx context.Context, c memory.Caller, ref memory.ProjectRef, agent string, role memory.Role) (string, memory.Key, error) {
-	if len(administered(c)) == 0 {
+	if len(c.Administering()) == 0 {
 		return "", memory.Key{}, administers(c.First(), "creating keys")
 	}
 	if err := ref.Validate(); err != nil {
@@ -305,7 +294,7 @@ func (s *Service) CreateProjectKey(ctx context.Context, c memory.Caller, ref mem
 // key revokes keys of its own project only: any other id is not_found, as
 // an unknown one. A server-admin key revokes any key.
 func (s *Service) RevokeProjectKey(ctx context.Context, c memory.Caller, id int64) error {
-	admins := administered(c)
+	admins := c.Administering()
 	if len(admins) == 0 {
 		return administers(c.First(), "revoking keys")
 	}

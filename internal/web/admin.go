@@ -204,21 +204,10 @@ type keysPage struct {
 // server-admin key (the service decides which).
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request, rq *request) error {
 	d := keysPage{Role: string(memory.RoleWrite)}
-	if admins := adminKeys(rq.caller); len(admins) > 0 && !rq.caller.ServerAdmin() {
+	if admins := rq.caller.Administering(); len(admins) > 0 && !rq.caller.ServerAdmin() {
 		d.Workspace, d.Project = admins[0].Project.Workspace, admins[0].Project.Project
 	}
 	return h.renderKeys(w, r, rq, http.StatusOK, d, "")
-}
-
-// adminKeys are the keys of c that administer their project.
-func adminKeys(c memory.Caller) []memory.Key {
-	var out []memory.Key
-	for _, k := range c.Keys() {
-		if k.Role.Administers() {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request, status int, d keysPage, errMsg string) error {
@@ -229,7 +218,7 @@ func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request
 	d.Keys = keys
 	v := view{Title: "Keys", Error: errMsg, Data: d}
 	if !rq.caller.ServerAdmin() {
-		d.Admins = adminKeys(rq.caller)
+		d.Admins = rq.caller.Administering()
 		v.Data = d
 		if len(d.Admins) == 1 {
 			// The keys page of one project's admin belongs to that
