@@ -36,6 +36,7 @@ var funcs = template.FuncMap{
 	"entryURL":  entryURL,
 	"highlight": highlight,
 	"add":       func(a, b int) int { return a + b },
+	"plural":    plural,
 	"query":     queryString,
 	"roles":     func() []string { return []string{"read", "write", "admin"} },
 	"deref":     func(t *time.Time) time.Time { return *t },
@@ -211,6 +212,15 @@ func formatTime(t time.Time) string {
 		return "never"
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// plural is the noun for a count of n: one for exactly 1, many otherwise
+// ("1 hit", "0 hits", "2 hits").
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // projectURL is the page of a project.
