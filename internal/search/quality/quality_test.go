@@ -197,11 +197,13 @@ func TestRecallQuality(t *testing.T) {
 		scores[k] = &score{}
 	}
 	var misses strings.Builder
+	keyword := map[int][]string{} // keyword hits per query line, for the fusion preview
 	for _, q := range qs {
 		if meaningOnly[q.kind] && meaning == nil {
 			continue
 		}
 		got := s.recall(t, q.text)
+		keyword[q.line] = got
 		rank := rankOf(got, q.want)
 		scores[q.kind].add(rank)
 		if rank != 1 {
@@ -209,7 +211,7 @@ func TestRecallQuality(t *testing.T) {
 				strings.Join(q.want, " "), strings.Join(got[:min(3, len(got))], " "))
 		}
 	}
-	alone := embedderAlone(notes, qs, emb)
+	vr := newVectorRanker(notes, emb)
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "recall quality: %d notes, %d queries, first %d hits\n", len(notes), len(qs), recallLimit)
@@ -236,10 +238,14 @@ func TestRecallQuality(t *testing.T) {
 	}
 	h1, h5, mrr := total.values()
 	fmt.Fprintf(&b, "  %-30s %4d %7.2f %7.2f %7.2f\n", "all measured", total.n, h1, h5, mrr)
+	alone := vr.score(qs, kindParaphrase)
 	h1, h5, mrr = alone.values()
 	fmt.Fprintf(&b, "  %-30s %4d %7.2f %7.2f %7.2f   (cosine over the corpus, no index: what the vectors allow)\n",
 		"paraphrase, stand-in alone", alone.n, h1, h5, mrr)
 	t.Log("\n" + b.String())
+	if meaning == nil {
+		t.Log("\n" + fusionPreview(t, s, qs, keyword, vr))
+	}
 	if misses.Len() > 0 {
 		t.Log("queries whose note was not the first hit:\n" + misses.String())
 	}
@@ -260,46 +266,6 @@ func countKind(qs []query, kind string) int {
 		}
 	}
 	return n
-}
-
-// embedderAlone scores the paraphrase queries by the stand-in embedder
-// alone: every note ranked by cosine to the query. It shows what the
-// vectors allow, so a meaning path scoring far below it loses hits on the
-// way (fusion, limits), and a stand-in scoring low needs a better table.
-func embedderAlone(notes []note, qs []query, emb conceptEmbedder) score {
-	ctx := context.Background()
-	texts := make([]string, len(notes))
-	for i, n := range notes {
-		texts[i] = n.title + "\n" + strings.Join(n.tags, " ") + "\n" + n.content
-	}
-	vecs, _ := emb.Embed(ctx, texts)
-	var sc score
-	for _, q := range qs {
-		if q.kind != kindParaphrase {
-			continue
-		}
-		qv, _ := emb.Embed(ctx, []string{q.text})
-		order := make([]int, len(notes))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			ca, cb := cosine(qv[0], vecs[a]), cosine(qv[0], vecs[b])
-			switch {
-			case ca > cb:
-				return -1
-			case ca < cb:
-				return 1
-			}
-			return strings.Compare(notes[a].slug, notes[b].slug)
-		})
-		got := make([]string, 0, recallLimit)
-		for _, i := range order[:min(recallLimit, len(order))] {
-			got = append(got, notes[i].slug)
-		}
-		sc.add(rankOf(got, q.want))
-	}
-	return sc
 }
 
 // TestScore pins the arithmetic of the table: ranks 1, 3 and none give
