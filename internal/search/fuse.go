@@ -51,6 +51,9 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 		m.fail("recall answers by words only", err)
 		return words[:min(len(words), limit)], nil
 	}
+	if len(near) == 0 {
+		return words[:min(len(words), limit)], nil // nothing to fuse: the keyword answer as it is
+	}
 	cands, err := r.fuseCandidates(ctx, words, near, q)
 	if err != nil {
 		return nil, err

@@ -177,7 +177,7 @@ func (m *meaning) add(ref memory.ProjectRef, idx *vecIndex, vs []memory.Vector) 
 		}
 	}
 	if refused > 0 {
-		m.log.Warn("vectors ignored: wrong dimension or not finite", "project", ref.String(),
+		m.log.Warn("vectors ignored: wrong dimension, zero or not finite", "project", ref.String(),
 			"model", m.model, "ignored", refused, "of", len(vs))
 	}
 }
