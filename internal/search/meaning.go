@@ -12,6 +12,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/time/rate"
 
 	"munin/internal/memory"
 )
@@ -106,7 +107,8 @@ type meaning struct {
 	mu       sync.Mutex
 	projects map[memory.ProjectRef]*vecProject
 
-	failures atomic.Int64
+	failures     atomic.Int64
+	logSometimes rate.Sometimes
 }
 
 // newMeaning returns the meaning path, or nil when opts leave it off.
@@ -121,7 +123,8 @@ func newMeaning(base context.Context, opts MeaningOptions, log *slog.Logger) *me
 	}
 	return &meaning{
 		opts: opts, model: opts.Embedder.Model(), log: log, base: base, cache: cache,
-		projects: make(map[memory.ProjectRef]*vecProject),
+		projects:     make(map[memory.ProjectRef]*vecProject),
+		logSometimes: rate.Sometimes{First: 3, Interval: time.Minute},
 	}
 }
 
@@ -331,11 +334,15 @@ func (m *meaning) forget(h vecHit) {
 	}
 }
 
-// fail logs and counts a failure of the meaning path.
+// fail counts a failure of the meaning path and logs it: the first ones,
+// then one a minute with the count meanwhile, so an endpoint that is down
+// for an hour does not write a line per recall.
 func (m *meaning) fail(msg string, err error, args ...any) {
-	m.failures.Add(1)
-	m.log.Warn(msg, append(args, "model", m.model, "err", err)...)
+	n := m.failures.Add(1)
 	if m.opts.OnFailure != nil {
 		m.opts.OnFailure()
 	}
+	m.logSometimes.Do(func() {
+		m.log.Warn(msg, append(args, "model", m.model, "err", err, "failures_so_far", n)...)
+	})
 }

@@ -1,10 +1,13 @@
 package search
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -334,3 +337,30 @@ func TestMeaningConcurrentStoreAndSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestMeaningFailureLogIsBounded: an endpoint that keeps failing is counted
+// on every recall, but logged only for the first few (then once a minute).
+func TestMeaningFailureLogIsBounded(t *testing.T) {
+	src, emb, vecs := newFakeSource(), &conceptEmbedder{}, &fakeVectors{}
+	emb.set(errEndpoint, false)
+	var lines countingHandler
+	var failures int
+	r := newTestRegistry(t, src, Options{Logger: slog.New(&lines), Meaning: MeaningOptions{
+		Embedder: emb, Vectors: vecs, OnFailure: func() { failures++ },
+	}})
+	src.put(projA, "ops/backups", "Nightly backups", backupNote)
+	for range 20 {
+		searchAll(t, r, []memory.ProjectRef{projA}, memory.SearchQuery{Text: "nightly"})
+	}
+	if failures != 20 || lines.n.Load() != 3 {
+		t.Errorf("%d failures counted, %d logged; want 20 counted, 3 logged", failures, lines.n.Load())
+	}
+}
+
+// countingHandler counts log records.
+type countingHandler struct{ n atomic.Int64 }
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (h *countingHandler) Handle(context.Context, slog.Record) error { h.n.Add(1); return nil }
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler        { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler             { return h }
