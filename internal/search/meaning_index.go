@@ -99,7 +99,7 @@ type nearVec struct {
 func (x *vecIndex) topK(q []float32, k int, floor float32) (out []nearVec, ok bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if len(x.slugs) == 0 {
+	if len(x.slugs) == 0 || k <= 0 {
 		return nil, true
 	}
 	if len(q) != x.dim {
