@@ -221,6 +221,7 @@ func (m *meaning) load(ref memory.ProjectRef, p *vecProject, done chan struct{})
 	var idx *vecIndex
 	if err == nil {
 		idx = newVecIndex()
+		idx.dim = commonDim(vs)
 		m.add(ref, idx, vs)
 	}
 	p.mu.Lock()
@@ -232,6 +233,23 @@ func (m *meaning) load(ref memory.ProjectRef, p *vecProject, done chan struct{})
 	}
 	m.add(ref, idx, p.pending)
 	p.idx, p.pending = idx, nil
+}
+
+// commonDim is the dimension most of vs have (the larger one of a tie), or
+// 0 for none: the project's dimension, whatever order the vectors come in.
+// A stray vector of another one (an endpoint that answered garbage once) is
+// then refused, not taken as the dimension of all the others.
+func commonDim(vs []memory.Vector) int {
+	count := map[int]int{}
+	best := 0
+	for _, v := range vs {
+		d := len(v.Values)
+		count[d]++
+		if count[d] > count[best] || (count[d] == count[best] && d > best) {
+			best = d
+		}
+	}
+	return best
 }
 
 // index returns ref's vector index, loading it first if needed; it waits at

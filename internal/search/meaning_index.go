@@ -19,7 +19,7 @@ import (
 // forgotten or replaced at read time is dropped by the caller (remove).
 type vecIndex struct {
 	mu       sync.RWMutex
-	dim      int       // 0 until the first vector
+	dim      int       // set by the first vector, unless set before (see commonDim)
 	data     []float32 // row i is data[i*dim : (i+1)*dim], unit length
 	slugs    []string
 	versions []int

@@ -115,19 +115,26 @@ func TestMeaningFailureFallsBackToWords(t *testing.T) {
 }
 
 // TestMeaningIgnoresWrongDimension: a stored vector of another dimension than
-// the project's is never a meaning hit, whether loaded or arriving later.
+// the project's (the one most of its vectors have) is never a meaning hit,
+// whether loaded, in any order, or arriving later; nor is it taken for the
+// project's dimension.
 func TestMeaningIgnoresWrongDimension(t *testing.T) {
-	g := newMeaningRig(t, MeaningOptions{})
-	g.emb.fix("vector probe", 1, 0, 0)
-	g.putVec(t, projA, "right", "alpha text", 1, 0, 0)
-	g.putVec(t, projA, "wrong-loaded", "beta text", 1, 0)
-	if got := matches(g.recall(t, []memory.ProjectRef{projA}, "vector probe")); !slices.Equal(got, []string{"right:meaning"}) {
-		t.Fatalf("hits %v, want only the vector of the right dimension", got)
-	}
-	g.putVec(t, projA, "wrong-stored", "gamma text", 1, 0, 0, 0) // after the load: OnStored
-	g.putVec(t, projA, "right-stored", "delta text", 0.9, 0.1, 0)
-	if got := matches(g.recall(t, []memory.ProjectRef{projA}, "vector probe")); !slices.Equal(got, []string{"right:meaning", "right-stored:meaning"}) {
-		t.Fatalf("hits %v, want only the vectors of the right dimension", got)
+	for i := range 10 { // the store gives no order: the stray one may come first
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			g := newMeaningRig(t, MeaningOptions{})
+			g.emb.fix("vector probe", 1, 0, 0)
+			g.putVec(t, projA, "right", "alpha text", 1, 0, 0)
+			g.putVec(t, projA, "right-too", "beta text", 0, 1, 0)
+			g.putVec(t, projA, "wrong-loaded", "gamma text", 1, 0)
+			if got := matches(g.recall(t, []memory.ProjectRef{projA}, "vector probe")); !slices.Equal(got, []string{"right:meaning"}) {
+				t.Fatalf("hits %v, want only the vector of the right dimension", got)
+			}
+			g.putVec(t, projA, "wrong-stored", "delta text", 1, 0, 0, 0) // after the load: OnStored
+			g.putVec(t, projA, "right-stored", "epsilon text", 0.9, 0.1, 0)
+			if got := matches(g.recall(t, []memory.ProjectRef{projA}, "vector probe")); !slices.Equal(got, []string{"right:meaning", "right-stored:meaning"}) {
+				t.Fatalf("hits %v, want only the vectors of the right dimension", got)
+			}
+		})
 	}
 }
 
