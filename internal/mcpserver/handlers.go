@@ -29,17 +29,35 @@ func (h handlers) recall(ctx context.Context, c memory.Caller, a service.RecallR
 	if err != nil {
 		return service.RecallResult{}, "", err
 	}
+	return res, recallText(a.Query, res.Hits), nil
+}
+
+// recallText renders recall hits for clients that read only the text. A hit
+// found by meaning says so: its snippet may hold none of the query's words.
+func recallText(query string, hits []service.Hit) string {
 	var b strings.Builder
-	if len(res.Hits) == 0 {
-		fmt.Fprintf(&b, "no entries match %q", strings.TrimSpace(a.Query))
+	if len(hits) == 0 {
+		fmt.Fprintf(&b, "no entries match %q", strings.TrimSpace(query))
 	} else {
-		fmt.Fprintf(&b, "%s for %q:", count(len(res.Hits), "hit", "hits"), strings.TrimSpace(a.Query))
+		fmt.Fprintf(&b, "%s for %q:", count(len(hits), "hit", "hits"), strings.TrimSpace(query))
 	}
-	for i, hit := range res.Hits {
-		fmt.Fprintf(&b, "\n%d. %s v%d (%s) — %s%s\n   %s", i+1, hit.Slug, hit.Version, hit.Project,
-			oneLine(hit.Title, 80), tagList(hit.Tags), oneLine(hit.Snippet, 240))
+	for i, hit := range hits {
+		fmt.Fprintf(&b, "\n%d. %s v%d (%s) — %s%s%s\n   %s", i+1, hit.Slug, hit.Version, hit.Project,
+			oneLine(hit.Title, 80), tagList(hit.Tags), matchNote(hit.Match), oneLine(hit.Snippet, 240))
 	}
-	return res, b.String(), nil
+	return b.String()
+}
+
+// matchNote names how a hit was found, unless by its words alone (the only
+// way when meaning search is off).
+func matchNote(match string) string {
+	switch match {
+	case memory.MatchMeaning:
+		return " · found by meaning"
+	case memory.MatchBoth:
+		return " · found by words and meaning"
+	}
+	return ""
 }
 
 func (h handlers) get(ctx context.Context, c memory.Caller, a service.GetRequest) (service.Entry, string, error) {

@@ -132,7 +132,7 @@ func TestToolRoundTrip(t *testing.T) {
 	}
 	hit := rec.Hits[0]
 	if hit.Project != "ws/proj" || hit.Slug != "decisions/db-choice" || hit.Version != 2 || hit.Title != "SQLite, decided" ||
-		!slices.Equal(hit.Tags, []string{"db"}) || hit.Score <= 0 || hit.Snippet == "" {
+		!slices.Equal(hit.Tags, []string{"db"}) || hit.Score <= 0 || hit.Snippet == "" || hit.Match != memory.MatchWords {
 		t.Fatalf("hit: %+v", hit)
 	}
 	if !utcStamp(t, hit.UpdatedAt).Equal(rem2.CreatedAt) {

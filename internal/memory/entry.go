@@ -106,7 +106,17 @@ type Hit struct {
 	Snippet   string     `json:"snippet"`
 	Tags      []string   `json:"tags"`
 	UpdatedAt time.Time  `json:"updated_at"`
+	// Match says how the hit was found: MatchWords, MatchMeaning or MatchBoth.
+	Match string `json:"match"`
 }
+
+// How a recall hit was found: by its words (the keyword index), by its
+// meaning (the embedding vectors, when switched on), or both ways.
+const (
+	MatchWords   = "words"
+	MatchMeaning = "meaning"
+	MatchBoth    = "both"
+)
 
 // SearchLogRow is one row of the search log: who searched what, and how it went.
 type SearchLogRow struct {

@@ -8,5 +8,7 @@
 // more than content. The index holds no text: hits are read from the Source. Hits carry a plain-text snippet of the content with
 // matched words marked «like this» (see snippet.go for the exact shape).
 // SearchProjects recalls over several projects at once, scored as if one
-// index held them all (see scale.go).
+// index held them all (see scale.go). With Options.Meaning on, it also
+// searches by meaning, comparing the query's embedding with each entry's
+// (meaning.go), and fuses both ranked lists (fuse.go).
 package search

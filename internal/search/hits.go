@@ -48,6 +48,7 @@ func (r *Registry) hitsFrom(ctx context.Context, text string, matches []match) (
 		h := memory.Hit{
 			Slug: dm.ID, Score: dm.Score, Title: v.Title, Version: v.Version,
 			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: ref,
+			Match: memory.MatchWords,
 		}
 		h.Snippet = snippet(v.Content, r.matchSpans(v.Content, terms))
 		hits = append(hits, h)

@@ -30,7 +30,19 @@ const MaxSearchProjects = memory.MaxCallerKeys
 // queued in any of them before the call are applied first, and builds run,
 // under one Options.IndexWait for all of them; past it the search answers
 // unavailable with a retry hint, as Search does.
+//
+// With Options.Meaning on, the keyword hits are fused with the meaning hits
+// (fuse.go), and each hit's Match says which path found it; else every hit
+// is a keyword hit (MatchWords).
 func (r *Registry) SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
+	if r.meaning != nil {
+		return r.searchFused(ctx, refs, q)
+	}
+	return r.searchWords(ctx, refs, q)
+}
+
+// searchWords is SearchProjects by the keyword index alone.
+func (r *Registry) searchWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
 	rc, err := r.prepare(q)
 	if err != nil {
 		return nil, err

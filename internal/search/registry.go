@@ -53,6 +53,9 @@ type Options struct {
 	// OnRefresh, when set, is told for each applied refresh batch how long
 	// its oldest write waited until the index showed it (the refresh lag).
 	OnRefresh func(time.Duration)
+	// Meaning switches the meaning path of SearchProjects on (see
+	// meaning.go); the zero value leaves it off.
+	Meaning MeaningOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -97,6 +100,8 @@ type Registry struct {
 	projects map[memory.ProjectRef]*project
 	closed   bool
 
+	meaning *meaning // nil: off
+
 	builds    atomic.Int64
 	batches   atomic.Int64
 	refreshes atomic.Int64
@@ -120,13 +125,15 @@ func NewRegistry(src Source, opts Options) *Registry {
 	}
 	limitAnalysis()
 	base, cancel := context.WithCancel(context.Background())
+	opts = opts.withDefaults()
 	return &Registry{
 		src:      src,
-		opts:     opts.withDefaults(),
+		opts:     opts,
 		mapping:  m,
 		base:     base,
 		cancel:   cancel,
 		projects: make(map[memory.ProjectRef]*project),
+		meaning:  newMeaning(base, opts.Meaning, opts.Logger),
 	}
 }
 

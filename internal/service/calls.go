@@ -57,6 +57,7 @@ type Hit struct {
 	Snippet   string    `json:"snippet"`
 	Tags      []string  `json:"tags"`
 	UpdatedAt time.Time `json:"updated_at"`
+	Match     string    `json:"match" jsonschema:"words, meaning or both"`
 }
 
 // RecallResult answers recall: the hits, best first.

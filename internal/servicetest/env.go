@@ -26,12 +26,22 @@ type Env struct {
 // everything is closed when the test ends.
 func New(t testing.TB, opts service.Options) *Env {
 	t.Helper()
+	return build(t, opts, search.Options{})
+}
+
+// build is New with the registry's options; its meaning path, if any, takes
+// its vectors from the store.
+func build(t testing.TB, opts service.Options, sopts search.Options) *Env {
+	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	reg := search.NewRegistry(st, search.Options{})
+	if sopts.Meaning.Embedder != nil {
+		sopts.Meaning.Vectors = scanVectors{st: st, emb: sopts.Meaning.Embedder}
+	}
+	reg := search.NewRegistry(st, sopts)
 	svc := service.New(st, reg, opts)
 	t.Cleanup(func() {
 		svc.Close()

@@ -60,7 +60,12 @@ var (
 
 func newUI(t testing.TB) *ui {
 	t.Helper()
-	env := servicetest.New(t, service.Options{})
+	return newUIOn(t, servicetest.New(t, service.Options{}))
+}
+
+// newUIOn is newUI over a stack built by the caller.
+func newUIOn(t testing.TB, env *servicetest.Env) *ui {
+	t.Helper()
 	u := &ui{env: env, clock: &clock{t: time.Now()}, seen: &requestLog{}}
 	var c memory.Caller
 	u.admin, c = env.Key(t, ws, proj, "root", memory.RoleAdmin)

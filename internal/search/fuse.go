@@ -1,0 +1,164 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"munin/internal/memory"
+)
+
+// Fusion of the two paths of a recall. The keyword hits (ranked by TF-IDF,
+// read-your-writes) and the meaning hits (ranked by cosine similarity, as far
+// as the vectors have caught up) are merged by reciprocal-rank fusion: a hit
+// scores 1/(k+rank) on each path that found it, and the sums rank the list.
+// Ranks, not scores, are fused because the two scores share no scale; a hit
+// both paths found near the top beats one that only one path ranks first.
+//
+// Each path gives max(limit, FuseDepth) candidates, so a hit just below the
+// limit on both paths can still rise into it. Score is the fused sum scaled
+// by (k+1)/2: 1 for a hit ranked first on both paths, 0.5 for one ranked
+// first on one path only; it orders the hits of one answer, nothing more.
+
+// fusedHit is one candidate of the fusion.
+type fusedHit struct {
+	hit          memory.Hit
+	words, sense int // 1-based rank on each path, 0 if not found there
+	score        float64
+}
+
+// searchFused is SearchProjects with the meaning path on.
+func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
+	m := r.meaning
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	depth := max(limit, m.opts.FuseDepth)
+	wq := q
+	wq.Limit = depth
+	words, err := r.searchWords(ctx, refs, wq)
+	if err != nil {
+		return nil, err // invalid queries and unavailable indexes answer as without meaning
+	}
+	near, err := m.search(ctx, refs, q.Text, depth)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("search: %w", ctxErr)
+		}
+		m.fail("recall answers by words only", err)
+		return words[:min(len(words), limit)], nil
+	}
+	if len(near) == 0 {
+		return words[:min(len(words), limit)], nil // nothing to fuse: the keyword answer as it is
+	}
+	cands, err := r.fuseCandidates(ctx, words, near, q)
+	if err != nil {
+		return nil, err
+	}
+	k := float64(m.opts.RRFK)
+	for i := range cands {
+		c := &cands[i]
+		for _, rank := range []int{c.words, c.sense} {
+			if rank > 0 {
+				c.score += (k + 1) / (2 * (k + float64(rank)))
+			}
+		}
+		switch {
+		case c.words > 0 && c.sense > 0:
+			c.hit.Match = memory.MatchBoth
+		case c.sense > 0:
+			c.hit.Match = memory.MatchMeaning
+		default:
+			c.hit.Match = memory.MatchWords
+		}
+		c.hit.Score = c.score
+	}
+	// Equal sums: the keyword hit first (exact words, never lagging), then
+	// the meaning order.
+	slices.SortStableFunc(cands, func(a, b fusedHit) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(rankOrLast(a.words), rankOrLast(b.words)),
+			cmp.Compare(rankOrLast(a.sense), rankOrLast(b.sense)))
+	})
+	out := make([]memory.Hit, 0, min(len(cands), limit))
+	for _, c := range cands[:min(len(cands), limit)] {
+		out = append(out, c.hit)
+	}
+	return out, nil
+}
+
+// rankOrLast orders "not found on this path" (0) after every rank.
+func rankOrLast(rank int) int {
+	if rank == 0 {
+		return MaxLimit + 1
+	}
+	return rank
+}
+
+// fuseCandidates lists the keyword hits and the meaning hits as one set of
+// candidates with their rank on each path. A meaning hit the keyword path
+// did not find is read from the Source: the latest version stands for it
+// (its vector may be of an older one: meaning lags), and it is left out if
+// it was forgotten, is gone, or lacks one of the query's tags. Meaning ranks
+// count only the hits kept.
+func (r *Registry) fuseCandidates(ctx context.Context, words []memory.Hit, near []vecHit, q memory.SearchQuery) ([]fusedHit, error) {
+	type key struct {
+		ref  memory.ProjectRef
+		slug string
+	}
+	cands := make([]fusedHit, 0, len(words)+len(near))
+	at := make(map[key]int, len(words))
+	for i, h := range words {
+		at[key{h.Project, h.Slug}] = len(cands)
+		cands = append(cands, fusedHit{hit: h, words: i + 1})
+	}
+	var terms []map[string]bool // snippet marks, built on the first meaning-only hit
+	rank := 0
+	for _, n := range near {
+		if i, ok := at[key{n.ref, n.slug}]; ok {
+			rank++
+			cands[i].sense = rank
+			continue
+		}
+		v, err := r.src.Latest(ctx, n.ref, n.slug)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, fmt.Errorf("search %s: read hit %s: %w", n.ref, n.slug, ctxErr)
+			}
+			if memory.ErrorCode(err) != memory.CodeNotFound {
+				r.meaning.fail("meaning hit left out", err, "project", n.ref.String(), "slug", n.slug)
+				continue
+			}
+		}
+		if err != nil || v.Deleted {
+			r.meaning.forget(n)
+			continue
+		}
+		if !hasTags(v.Tags, q.Tags) {
+			continue
+		}
+		if terms == nil {
+			terms = r.queryTerms(q.Text)
+		}
+		rank++
+		cands = append(cands, fusedHit{sense: rank, hit: memory.Hit{
+			Project: n.ref, Slug: n.slug, Title: v.Title, Version: v.Version,
+			Snippet: snippet(v.Content, r.matchSpans(v.Content, terms)),
+			Tags:    append([]string{}, v.Tags...), UpdatedAt: v.CreatedAt,
+		}})
+	}
+	return cands, nil
+}
+
+// hasTags tells whether tags hold every one of want (exact, as the keyword
+// path's tag filter).
+func hasTags(tags, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(tags, w) {
+			return false
+		}
+	}
+	return true
+}
