@@ -52,7 +52,7 @@ func (r *Registry) SearchProjects(ctx context.Context, refs []memory.ProjectRef,
 		return nil, err
 	}
 	defer release()
-	ms, err := searchScaled(ctx, refs, idxs, rc)
+	ms, err := r.searchTiers(ctx, refs, idxs, rc)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,165 @@
+package search
+
+import (
+	"context"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// The vocabulary compounds are split against and typos corrected to is the
+// searched projects' own term dictionary: the words their entries use, the
+// team's jargon included, and nothing else. No general word list ships with
+// Munin (the German lists in Debian, igerman98, are GPL), and a word no entry
+// uses could not find anything anyway. The dictionary holds stems, so a
+// candidate word is stemmed as the index stems it and known when one of its
+// stems is in the title or content dictionary of any searched project.
+var vocabFields = []string{fieldContent, fieldTitle}
+
+// maxVocabLookups bounds the distinct terms one recall looks up in the
+// dictionaries (each a lookup per field and project): the compound splits
+// and joins of a query of MaxQueryTerms words stay far below it, and a
+// hostile query cannot make more.
+const maxVocabLookups = 1024
+
+// vocab answers whether a term is in the dictionary of any searched index.
+// It holds one reader per index and is closed after the recall's expansion.
+type vocab struct {
+	ctx     context.Context
+	readers []index.IndexReader
+	dicts   []index.FieldDictContains
+	known   map[string]bool
+	lookups int
+}
+
+// openVocab opens the dictionaries of idxs; ok is false when an index does
+// not offer them (an index type other than scorch), and nothing is expanded.
+func openVocab(ctx context.Context, idxs []bleve.Index) (v *vocab, ok bool, err error) {
+	v = &vocab{ctx: ctx, known: map[string]bool{}}
+	for _, idx := range idxs {
+		adv, err := idx.Advanced()
+		if err != nil {
+			v.close()
+			return nil, false, err
+		}
+		rd, err := adv.Reader()
+		if err != nil {
+			v.close()
+			return nil, false, err
+		}
+		v.readers = append(v.readers, rd)
+		c, isC := rd.(index.IndexReaderContains)
+		if _, isF := rd.(index.IndexReaderFuzzy); !isC || !isF {
+			v.close()
+			return nil, false, nil
+		}
+		for _, f := range vocabFields {
+			d, err := c.FieldDictContains(f)
+			if err != nil {
+				v.close()
+				return nil, false, err
+			}
+			v.dicts = append(v.dicts, d)
+		}
+	}
+	return v, true, nil
+}
+
+func (v *vocab) close() {
+	for _, rd := range v.readers {
+		_ = rd.Close()
+	}
+	v.readers = nil
+}
+
+// hasTerm tells whether term is in a dictionary. Past maxVocabLookups
+// distinct terms every new term is unknown: the expansion stops growing.
+func (v *vocab) hasTerm(term string) bool {
+	if known, ok := v.known[term]; ok {
+		return known
+	}
+	if v.lookups >= maxVocabLookups || v.ctx.Err() != nil {
+		return false
+	}
+	v.lookups++
+	found := false
+	for _, d := range v.dicts {
+		if ok, err := d.Contains([]byte(term)); err == nil && ok {
+			found = true
+			break
+		}
+	}
+	v.known[term] = found
+	return found
+}
+
+// hasWord tells whether a lower-case word is known: one of its stems is.
+func (v *vocab) hasWord(lower string) bool {
+	for _, s := range stemsOf(lower) {
+		if v.hasTerm(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAnyStem tells whether one of a query word's stems is known.
+func (v *vocab) hasAnyStem(stems []string) bool {
+	for _, s := range stems {
+		if v.hasTerm(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// df is how many documents of all searched indexes hold term in their
+// content: how common a typo's candidate correction is.
+func (v *vocab) df(term string) uint64 {
+	var n uint64
+	for _, rd := range v.readers {
+		tfr, err := rd.TermFieldReader(v.ctx, []byte(term), fieldContent, false, false, false)
+		if err != nil {
+			continue
+		}
+		n += tfr.Count()
+		_ = tfr.Close()
+	}
+	return n
+}
+
+// fuzzy calls fn with the terms of the title and content dictionaries within
+// one edit (Levenshtein) of term, in every index, at most limit per index
+// and field.
+func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
+	for _, rd := range v.readers {
+		fr := rd.(index.IndexReaderFuzzy)
+		for _, f := range vocabFields {
+			fd, err := fr.FieldDictFuzzy(f, term, 1, "")
+			if err != nil {
+				continue
+			}
+			for range limit {
+				e, err := fd.Next()
+				if err != nil || e == nil {
+					break
+				}
+				fn(e.Term)
+			}
+			_ = fd.Close()
+		}
+	}
+}
+
+// stemsOf is what the index makes of one lower-case word: its English stem
+// and, where it differs, its German stem (the bothStems filter). A word from
+// a query already passed the tokenizer and the stop filters.
+func stemsOf(lower string) []string {
+	ts := bothStems{}.Filter(analysis.TokenStream{{Term: []byte(lower), Position: 1, Start: 0, End: len(lower), Type: analysis.AlphaNumeric}})
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, string(t.Term))
+	}
+	return out
+}
