@@ -52,9 +52,13 @@ func TestTyposFindTheNote(t *testing.T) {
 }
 
 // TestShortWordsAreNotFuzzed: words of three letters or fewer are taken as
-// written ("Tür" is not "Tor", "Tog" finds nothing).
+// written ("Tür" is not "Tor", "Tog" finds nothing); from four letters on
+// they are corrected ("Wetr" finds "Wetter").
 func TestShortWordsAreNotFuzzed(t *testing.T) {
 	r := typoRegistry(t, Options{})
+	if got := slugs(find(t, r, projA, "Wettr")); !slices.Equal(got, []string{"other"}) {
+		t.Errorf("Wettr: %v, want [other] (five letters are corrected)", got)
+	}
 	for _, q := range []string{"Tog", "Tir", "Tüd", "ap"} {
 		if got := slugs(find(t, r, projA, q)); len(got) != 0 {
 			t.Errorf("%q: %v, want nothing (not fuzzed)", q, got)
@@ -71,6 +75,10 @@ func TestKnownWordsAreNotFuzzed(t *testing.T) {
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "Daten")); !slices.Equal(got, []string{"daten"}) {
 		t.Fatalf("Daten: %v, want [daten]", got)
+	}
+	// An unknown word is corrected.
+	if got := slugs(find(t, r, projA, "Archv")); len(got) != 2 {
+		t.Fatalf("Archv: %v, want both entries", got)
 	}
 }
 
