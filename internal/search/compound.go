@@ -160,7 +160,7 @@ func join(mod, head queryWord, v *vocab) (string, bool) {
 			if utf8.RuneCountInString(c) > maxCompoundRunes {
 				return "", false
 			}
-			if v.hasWord(c) {
+			if v.hasCompound(c) {
 				return c, true
 			}
 		}

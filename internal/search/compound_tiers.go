@@ -14,21 +14,39 @@ import (
 // appended to the one before:
 //
 //  0. entries matching a query word as written (or a form of it): the recall
-//     as it always was; compound parts and corrections only add to their
-//     score (weighted by compoundWeight and typoWeight);
+//     as it always was; corrections of misspelled words add to their score
+//     (weighted by typoWeight), so "replicaton latency" lists the entries on
+//     replication latency first among those on latency;
 //  1. entries matching only a compound's parts or a compound of query words;
 //  2. entries matching only a correction of a misspelled word.
 //
 // A tier is searched only while the ones before it left the limit unfilled,
-// and it excludes their entries, so a part match never outranks a whole-word
-// match and a typo match never outranks either: by construction, whatever
-// the scores. A lower tier's scores are scaled to at most the last score
+// so they listed every entry they match, and it drops those entries from its
+// own list: a part match never outranks a whole-word match and a typo match
+// never outranks either, by construction, whatever the scores. (Dropping
+// them from the list is cheaper than excluding them in the query, which
+// would walk the postings of every common query word once more.) A lower tier's scores are scaled to at most the last score
 // above it, so scores fall along the list. A query without expansions is
 // searched exactly as before, scores included.
 const (
 	compoundWeight = 0.5
 	typoWeight     = 0.3
 )
+
+// altFields are the fields a compound part or a correction is searched in:
+// the title and the content. Each more field is one more term search per
+// term of every part, and a part search is a conjunction over the entries
+// holding common words; slug and tag words are nearly always in the title or
+// content too.
+var altFields = fieldBoosts[:0:0]
+
+func init() {
+	for _, fb := range fieldBoosts {
+		if fb.field == fieldTitle || fb.field == fieldContent {
+			altFields = append(altFields, fb)
+		}
+	}
+}
 
 // pass is one tier's search.
 type pass struct {
@@ -54,7 +72,7 @@ func (p pass) empty() bool {
 func (p pass) leaves() []leaf {
 	switch p.tier {
 	case 0:
-		return append(leavesOf(p.terms), altLeaves(p.compounds(), p.typos())...)
+		return append(leavesOf(p.terms), altLeaves(p.typos())...)
 	case 1:
 		return altLeaves(p.compounds())
 	default:
@@ -66,25 +84,20 @@ func (p pass) leaves() []leaf {
 // leaves() in order.
 func (p pass) query(tags []string, boosts []float64) query.Query {
 	bs := &booster{boosts: boosts}
-	if p.tier == 0 && p.exp.empty() {
+	if p.tier == 0 && len(p.exp.typos) == 0 {
 		return buildQuery(p.terms, tags, boosts)
 	}
-	bq := bleve.NewBooleanQuery()
 	switch p.tier {
 	case 0:
+		bq := bleve.NewBooleanQuery()
 		bq.AddMust(exactQuery(p.terms, bs))
-		bq.AddShould(altsQuery(bs, p.compounds(), p.typos()))
+		bq.AddShould(altsQuery(bs, p.typos()))
+		return withTags(bq, tags)
 	case 1:
-		bq.AddMust(altsQuery(bs, p.compounds()))
-		bq.AddMustNot(exactQuery(p.terms, &booster{}))
+		return withTags(altsQuery(bs, p.compounds()), tags)
 	default:
-		bq.AddMust(altsQuery(bs, p.typos()))
-		bq.AddMustNot(exactQuery(p.terms, &booster{}))
-		if len(p.exp.compounds) > 0 {
-			bq.AddMustNot(altsQuery(&booster{}, p.compounds()))
-		}
+		return withTags(altsQuery(bs, p.typos()), tags)
 	}
-	return withTags(bq, tags)
 }
 
 func (p pass) compounds() weighted { return weighted{p.exp.compounds, compoundWeight} }
@@ -116,7 +129,7 @@ func altLeaves(groups ...weighted) []leaf {
 	for _, g := range groups {
 		for _, a := range g.alts {
 			for _, part := range a.parts {
-				for _, fb := range fieldBoosts {
+				for _, fb := range altFields {
 					for _, t := range part {
 						out = append(out, leaf{field: fb.field, term: t, boost: fb.boost * g.weight})
 					}
@@ -138,7 +151,7 @@ func altsQuery(bs *booster, groups ...weighted) query.Query {
 			for _, part := range a.parts {
 				pd := bleve.NewDisjunctionQuery()
 				pd.SetMin(1)
-				for _, fb := range fieldBoosts {
+				for _, fb := range altFields {
 					for _, t := range part {
 						tq := bleve.NewTermQuery(t)
 						tq.SetField(fb.field)
@@ -187,22 +200,37 @@ func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, id
 		return nil, memory.Internal(err)
 	}
 	var out []match
+	type hitID struct {
+		ref  memory.ProjectRef
+		slug string
+	}
+	listed := map[hitID]bool{}
 	for tier := 0; tier < 3 && len(out) < rc.limit; tier++ {
 		p := pass{tier: tier, terms: rc.terms, exp: exp}
 		if p.empty() {
 			continue
 		}
-		var ms []match
+		// The tiers before listed fewer than rc.limit entries, all they
+		// match; of rc.limit entries this tier finds, at least the missing
+		// ones are new.
+		var found []match
 		if len(idxs) == 1 {
-			dms, err := runSearch(ctx, idxs[0], refs[0], p.query(rc.tags, nil), rc.limit-len(out))
+			dms, err := runSearch(ctx, idxs[0], refs[0], p.query(rc.tags, nil), rc.limit)
 			if err != nil {
 				return nil, err
 			}
 			for _, dm := range dms {
-				ms = append(ms, match{ref: refs[0], dm: dm})
+				found = append(found, match{ref: refs[0], dm: dm})
 			}
-		} else if ms, err = searchScaled(ctx, refs, idxs, p, rc.tags, rc.limit-len(out)); err != nil {
+		} else if found, err = searchScaled(ctx, refs, idxs, p, rc.tags, rc.limit); err != nil {
 			return nil, err
+		}
+		var ms []match
+		for _, m := range found {
+			if id := (hitID{m.ref, m.dm.ID}); !listed[id] && len(out)+len(ms) < rc.limit {
+				listed[id] = true
+				ms = append(ms, m)
+			}
 		}
 		if len(out) > 0 && len(ms) > 0 {
 			last, top := out[len(out)-1].dm.Score, ms[0].dm.Score

@@ -104,6 +104,15 @@ func (v *vocab) hasWord(lower string) bool {
 	return false
 }
 
+// hasCompound tells whether a lower-case compound is known by its German
+// stem: the stemmer normalizes umlauts and inflection, so "kundenwünsche"
+// and "kundenwunsch" meet there, and an indexed word always has it (every
+// word is indexed with both stems), so the English stem adds nothing.
+func (v *vocab) hasCompound(lower string) bool {
+	stems := stemsOf(lower)
+	return v.hasTerm(stems[len(stems)-1])
+}
+
 // hasAnyStem tells whether one of a query word's stems is known.
 func (v *vocab) hasAnyStem(stems []string) bool {
 	for _, s := range stems {
