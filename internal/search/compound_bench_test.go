@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +75,29 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkRecallWorstQuery measures the most expensive query the bounds
+// allow: MaxQueryTerms long, unknown, compound-like words (every split point
+// looked up, every one a typo candidate) over the 10,000 bench entries.
+func BenchmarkRecallWorstQuery(b *testing.B) {
+	src := newFakeSource()
+	fillSource(src, projA, 10_000)
+	r := newTestRegistry(b, src, Options{IndexWait: time.Minute})
+	var words []string
+	for i := range memory.MaxQueryTerms {
+		words = append(words, benchWords[i%len(benchWords)]+"schluesselprojektdaten"[:4+i%16])
+	}
+	q := memory.SearchQuery{Text: strings.Join(words, " ")}
+	if len(q.Text) > memory.MaxQuery {
+		b.Fatalf("query of %d bytes", len(q.Text))
+	}
+	if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "x"}); err != nil {
+		b.Fatal(err) // the build is not measured
+	}
+	for b.Loop() {
+		if _, err := r.Search(context.Background(), projA, q); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
