@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/blevesearch/bleve/v2"
@@ -171,33 +172,18 @@ func altsQuery(bs *booster, groups ...weighted) query.Query {
 	return dq
 }
 
-// expand computes the recall's expansion against the dictionaries of idxs,
-// unless the options turn it off.
-func (r *Registry) expand(ctx context.Context, idxs []bleve.Index, rc recall) (expansion, error) {
-	if (r.opts.NoCompounds && r.opts.NoTypos) || len(rc.terms.seq) == 0 {
-		return expansion{}, nil
-	}
-	v, ok, err := openVocab(ctx, idxs)
-	if err != nil || !ok {
-		return expansion{}, err
-	}
-	defer v.close()
-	var x expansion
-	if !r.opts.NoCompounds {
-		x.compounds = compounds(rc.terms.seq, v)
-	}
-	if !r.opts.NoTypos {
-		x.typos = typos(rc.terms.seq, v)
-	}
-	return x, nil
-}
-
 // searchTiers runs the recall's tiers over idxs (one index, or several
 // scored as one: scale.go) and returns the best rc.limit matches in order.
+// Corrections are looked for before tier 0 (they add to its scores), and
+// only for words no searched entry uses: one or two lookups per word.
+// Compounds are computed only when tier 0 leaves the limit unfilled, so a
+// recall whose words fill it pays nothing for them.
 func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, rc recall) ([]match, error) {
-	exp, err := r.expand(ctx, idxs, rc)
-	if err != nil {
-		return nil, memory.Internal(err)
+	v := newVocab(ctx, idxs)
+	defer v.close()
+	var exp expansion
+	if !r.opts.NoTypos {
+		exp.typos = typos(rc.terms.seq, v)
 	}
 	var out []match
 	type hitID struct {
@@ -206,6 +192,12 @@ func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, id
 	}
 	listed := map[hitID]bool{}
 	for tier := 0; tier < 3 && len(out) < rc.limit; tier++ {
+		if tier == 1 && !r.opts.NoCompounds {
+			exp.compounds = compounds(rc.terms.seq, v)
+		}
+		if v.err != nil {
+			return nil, memory.Internal(fmt.Errorf("search: read dictionaries: %w", v.err))
+		}
 		p := pass{tier: tier, terms: rc.terms, exp: exp}
 		if p.empty() {
 			continue
@@ -213,7 +205,10 @@ func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, id
 		// The tiers before listed fewer than rc.limit entries, all they
 		// match; of rc.limit entries this tier finds, at least the missing
 		// ones are new.
-		var found []match
+		var (
+			found []match
+			err   error
+		)
 		if len(idxs) == 1 {
 			dms, err := runSearch(ctx, idxs[0], refs[0], p.query(rc.tags, nil), rc.limit)
 			if err != nil {

@@ -24,53 +24,68 @@ var vocabFields = []string{fieldContent, fieldTitle}
 const maxVocabLookups = 1024
 
 // vocab answers whether a term is in the dictionary of any searched index.
-// It holds one reader per index and is closed after the recall's expansion.
+// It opens one reader per index on its first lookup (a recall whose words
+// need none opens none) and is closed after the recall.
 type vocab struct {
 	ctx     context.Context
+	idxs    []bleve.Index
+	opened  bool
+	err     error // opening failed: every term is unknown
 	readers []index.IndexReader
 	dicts   []index.FieldDictContains
 	known   map[string]bool
 	lookups int
 }
 
-// openVocab opens the dictionaries of idxs; ok is false when an index does
-// not offer them (an index type other than scorch), and nothing is expanded.
-func openVocab(ctx context.Context, idxs []bleve.Index) (v *vocab, ok bool, err error) {
-	v = &vocab{ctx: ctx, known: map[string]bool{}}
-	for _, idx := range idxs {
+func newVocab(ctx context.Context, idxs []bleve.Index) *vocab {
+	return &vocab{ctx: ctx, idxs: idxs, known: map[string]bool{}}
+}
+
+// open opens the dictionaries once; it tells whether they are usable. An
+// index type other than scorch offers none, and nothing is expanded.
+func (v *vocab) open() bool {
+	if v.opened {
+		return v.err == nil && v.readers != nil
+	}
+	v.opened = true
+	for _, idx := range v.idxs {
 		adv, err := idx.Advanced()
 		if err != nil {
-			v.close()
-			return nil, false, err
+			v.err = err
+			break
 		}
 		rd, err := adv.Reader()
 		if err != nil {
-			v.close()
-			return nil, false, err
+			v.err = err
+			break
 		}
 		v.readers = append(v.readers, rd)
 		c, isC := rd.(index.IndexReaderContains)
 		if _, isF := rd.(index.IndexReaderFuzzy); !isC || !isF {
 			v.close()
-			return nil, false, nil
+			return false
 		}
 		for _, f := range vocabFields {
 			d, err := c.FieldDictContains(f)
 			if err != nil {
-				v.close()
-				return nil, false, err
+				v.err = err
+				break
 			}
 			v.dicts = append(v.dicts, d)
 		}
 	}
-	return v, true, nil
+	if v.err != nil {
+		v.close()
+		return false
+	}
+	return true
 }
 
 func (v *vocab) close() {
 	for _, rd := range v.readers {
 		_ = rd.Close()
 	}
-	v.readers = nil
+	v.readers, v.dicts = nil, nil
 }
 
 // hasTerm tells whether term is in a dictionary. Past maxVocabLookups
@@ -79,7 +94,7 @@ func (v *vocab) hasTerm(term string) bool {
 	if known, ok := v.known[term]; ok {
 		return known
 	}
-	if v.lookups >= maxVocabLookups || v.ctx.Err() != nil {
+	if v.lookups >= maxVocabLookups || v.ctx.Err() != nil || !v.open() {
 		return false
 	}
 	v.lookups++
@@ -126,6 +141,9 @@ func (v *vocab) hasAnyStem(stems []string) bool {
 // df is how many documents of all searched indexes hold term in their
 // content: how common a typo's candidate correction is.
 func (v *vocab) df(term string) uint64 {
+	if !v.open() {
+		return 0
+	}
 	var n uint64
 	for _, rd := range v.readers {
 		tfr, err := rd.TermFieldReader(v.ctx, []byte(term), fieldContent, false, false, false)
@@ -142,6 +160,9 @@ func (v *vocab) df(term string) uint64 {
 // one edit (Levenshtein) of term, in every index, at most limit per index
 // and field.
 func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
+	if !v.open() {
+		return
+	}
 	for _, rd := range v.readers {
 		fr := rd.(index.IndexReaderFuzzy)
 		for _, f := range vocabFields {

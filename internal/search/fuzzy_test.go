@@ -232,10 +232,7 @@ func TestExpansionBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, ok, err := openVocab(testCtx(t), []bleve.Index{idx})
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
+	v := newVocab(testCtx(t), []bleve.Index{idx})
 	defer v.close()
 	compounds(rc.terms.seq, v)
 	typos(rc.terms.seq, v)

@@ -49,6 +49,10 @@ var storedFields = []string{fieldVersion}
 // (only punctuation or stop words) finds nothing. Tags restrict hits to
 // entries carrying all of them (exact, case-sensitive) without changing the
 // score. Limit is DefaultLimit when 0 or less and at most MaxLimit.
+// Entries matching a query word as written (or a form of it) come first;
+// then, while the limit is not filled, entries matching a compound's parts
+// or a compound of query words, then entries matching a misspelled word's
+// correction (compound_tiers.go; Options.NoCompounds, NoTypos).
 // The first Search of a project builds its index; every Search first waits
 // for the refreshes queued before it (see Queue). Every hit carries ref as
 // its Project.
