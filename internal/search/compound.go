@@ -34,8 +34,8 @@ const (
 	// maxJoinPairs is how many neighbouring word pairs are tried as a compound.
 	maxJoinPairs = 8
 	// maxCompoundAlts bounds the compound alternatives of one recall, each
-	// one to two parts of two terms in four fields: at most 128 term
-	// searches on top of the query's own.
+	// one to three parts of up to two terms in two fields (altFields): at
+	// most 96 term searches, in a tier of their own.
 	maxCompoundAlts = 8
 )
 
@@ -81,7 +81,11 @@ func compounds(words []queryWord, v *vocab) []alt {
 	}
 	for _, w := range words {
 		for _, parts := range splits(w.lower, v) {
-			if !add(alt{parts: [][]string{stemsOf(parts[0]), stemsOf(parts[1])}}) {
+			a := alt{}
+			for _, p := range parts {
+				a.parts = append(a.parts, stemsOf(p))
+			}
+			if !add(a) {
 				return out
 			}
 		}
@@ -101,30 +105,64 @@ func compounds(words []queryWord, v *vocab) []alt {
 
 // splits returns up to maxSplitsPerWord ways to cut word into a known
 // modifier (with its linking element dropped where that makes it known) and
-// a known head, each at least minPartRunes long.
-func splits(word string, v *vocab) [][2]string {
+// a known head, each at least minPartRunes long. A word with no such split
+// is tried as three parts, the head split once more
+// (Datenbank-migration-s-skript): at most maxThreePartRunes letters, so the
+// lookups stay bounded by the square of a short word.
+func splits(word string, v *vocab) [][]string {
 	n := utf8.RuneCountInString(word)
 	if n < minCompoundRunes || n > maxCompoundRunes || !isWord(word) {
 		return nil
 	}
+	out := splitTwo(word, v)
+	if len(out) > 0 || n < 3*minPartRunes || n > maxThreePartRunes {
+		return out
+	}
 	runes := []rune(word)
-	var out [][2]string
+	for i := minPartRunes; i <= n-2*minPartRunes; i++ {
+		mod, ok := knownModifier(string(runes[:i]), v)
+		if !ok {
+			continue
+		}
+		if rest := splitTwo(string(runes[i:]), v); len(rest) > 0 {
+			return [][]string{append([]string{mod}, rest[0]...)}
+		}
+	}
+	return nil
+}
+
+// maxThreePartRunes bounds the words split into three parts.
+const maxThreePartRunes = 30
+
+// splitTwo is splits into two parts.
+func splitTwo(word string, v *vocab) [][]string {
+	runes := []rune(word)
+	n := len(runes)
+	var out [][]string
 	for i := minPartRunes; i <= n-minPartRunes; i++ {
 		head := string(runes[i:])
 		if !v.hasWord(head) {
 			continue
 		}
-		for _, mod := range modifiers(string(runes[:i])) {
-			if v.hasWord(mod) {
-				out = append(out, [2]string{mod, head})
-				break
-			}
+		if mod, ok := knownModifier(string(runes[:i]), v); ok {
+			out = append(out, []string{mod, head})
 		}
 		if len(out) == maxSplitsPerWord {
 			break
 		}
 	}
 	return out
+}
+
+// knownModifier returns the left part of a compound as the vocabulary knows
+// it: as written or without its linking element.
+func knownModifier(left string, v *vocab) (string, bool) {
+	for _, mod := range modifiers(left) {
+		if v.hasWord(mod) {
+			return mod, true
+		}
+	}
+	return "", false
 }
 
 // modifiers is a compound's left part as written and without each linking

@@ -185,3 +185,15 @@ func TestCompoundsAcrossProjects(t *testing.T) {
 		}
 	}
 }
+
+// TestThreePartCompound: a compound of three words finds them apart, with
+// a linking element between the second and third.
+func TestThreePartCompound(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "apart", "Notiz", "Das Skript für die Migration der Datenbank läuft nachts.")
+	src.put(projA, "two", "Notiz", "Die Migration der Datenbank ist geplant.")
+	r := newTestRegistry(t, src, Options{})
+	if got := slugs(find(t, r, projA, "Datenbankmigrationsskript")); !slices.Equal(got, []string{"apart"}) {
+		t.Fatalf("Datenbankmigrationsskript: %v, want [apart]", got)
+	}
+}
