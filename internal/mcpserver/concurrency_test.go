@@ -94,8 +94,13 @@ func TestConcurrentRemembersOverMCP(t *testing.T) {
 		// The version before must be gone from the index.
 		prev, _ := callOK[service.Entry](t, c, "get", map[string]any{"slug": slug, "version": n - 1})
 		oldWord := prev.Content[strings.LastIndex(prev.Content, " ")+1:]
-		if rec, _ := callOK[service.RecallResult](t, c, "recall", map[string]any{"query": oldWord}); len(rec.Hits) != 0 {
-			t.Fatalf("%s: replaced word %q still found: %+v", slug, oldWord, rec.Hits)
+		// (A word no entry uses any more may be taken for a typo of a
+		// neighbouring unique word: such hits hold that word, not this one.)
+		rec, _ = callOK[service.RecallResult](t, c, "recall", map[string]any{"query": oldWord})
+		for _, h := range rec.Hits {
+			if (h.Slug == slug && h.Version != n) || strings.Contains(h.Title+" "+h.Snippet, oldWord) {
+				t.Fatalf("%s: replaced word %q still found: %+v", slug, oldWord, rec.Hits)
+			}
 		}
 	}
 	if int64(total) != ok.Load() || total != clients*writes {

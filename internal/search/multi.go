@@ -64,7 +64,7 @@ func (r *Registry) searchWords(ctx context.Context, refs []memory.ProjectRef, q 
 		return nil, err
 	}
 	defer release()
-	ms, err := searchScaled(ctx, refs, idxs, rc)
+	ms, err := r.searchTiers(ctx, refs, idxs, rc)
 	if err != nil {
 		return nil, err
 	}

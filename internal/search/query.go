@@ -49,6 +49,10 @@ var storedFields = []string{fieldVersion}
 // (only punctuation or stop words) finds nothing. Tags restrict hits to
 // entries carrying all of them (exact, case-sensitive) without changing the
 // score. Limit is DefaultLimit when 0 or less and at most MaxLimit.
+// Entries matching a query word as written (or a form of it) come first;
+// then, while the limit is not filled, entries matching a compound's parts
+// or a compound of query words, then entries matching a misspelled word's
+// correction (compound_tiers.go; Options.NoCompounds, NoTypos).
 // The first Search of a project builds its index; every Search first waits
 // for the refreshes queued before it (see Queue). Every hit carries ref as
 // its Project.
@@ -74,13 +78,9 @@ func (r *Registry) searchOne(ctx context.Context, ref memory.ProjectRef, rc reca
 	}
 	defer release()
 
-	dms, err := runSearch(ctx, idx, ref, buildQuery(rc.terms, rc.tags, nil), rc.limit)
+	ms, err := r.searchTiers(ctx, []memory.ProjectRef{ref}, []bleve.Index{idx}, rc)
 	if err != nil {
 		return nil, err
-	}
-	ms := make([]match, len(dms))
-	for i, dm := range dms {
-		ms[i] = match{ref: ref, dm: dm}
 	}
 	return r.hitsFrom(ctx, rc.text, ms)
 }
@@ -138,8 +138,12 @@ func runSearch(ctx context.Context, idx bleve.Index, ref memory.ProjectRef, q qu
 // of term queries, both boosted), but over distinct terms only. boosts, when
 // not nil, replaces the boost of each term query, in the order of leaves.
 func buildQuery(terms queryTerms, tags []string, boosts []float64) query.Query {
+	return withTags(exactQuery(terms, &booster{boosts: boosts}), tags)
+}
+
+// exactQuery is buildQuery's query before the tag filter.
+func exactQuery(terms queryTerms, bs *booster) query.Query {
 	dq := bleve.NewDisjunctionQuery()
-	leaf := 0
 	for _, fb := range fieldBoosts {
 		words := terms.byAnalyzer[fb.analyzer]
 		if len(words) == 0 {
@@ -150,19 +154,20 @@ func buildQuery(terms queryTerms, tags []string, boosts []float64) query.Query {
 		for _, w := range words {
 			tq := bleve.NewTermQuery(w)
 			tq.SetField(fb.field)
-			tq.SetBoost(fb.boost)
-			if boosts != nil {
-				tq.SetBoost(boosts[leaf])
-			}
-			leaf++
+			tq.SetBoost(bs.next(fb.boost))
 			field.AddQuery(tq)
 		}
 		field.SetMin(1)
 		field.SetBoost(fb.boost)
 		dq.AddQuery(field)
 	}
+	return dq
+}
+
+// withTags restricts q to entries carrying every tag, without changing scores.
+func withTags(q query.Query, tags []string) query.Query {
 	if len(tags) == 0 {
-		return dq
+		return q
 	}
 	filter := bleve.NewConjunctionQuery()
 	for _, t := range tags {
@@ -170,8 +175,12 @@ func buildQuery(terms queryTerms, tags []string, boosts []float64) query.Query {
 		tq.SetField(fieldTags)
 		filter.AddQuery(tq)
 	}
+	if bq, ok := q.(*query.BooleanQuery); ok {
+		bq.AddFilter(filter)
+		return bq
+	}
 	bq := bleve.NewBooleanQuery()
-	bq.AddMust(dq)
+	bq.AddMust(q)
 	bq.AddFilter(filter)
 	return bq
 }

@@ -50,6 +50,10 @@ type Options struct {
 	IndexWait time.Duration
 	// Logger receives build and compaction failures (default slog.Default()).
 	Logger *slog.Logger
+	// NoCompounds and NoTypos turn off the recall's compound and typo
+	// expansions (compound.go, fuzzy.go): a recall then finds the query's
+	// words and their forms only, as before they existed.
+	NoCompounds, NoTypos bool
 	// OnRefresh, when set, is told for each applied refresh batch how long
 	// its oldest write waited until the index showed it (the refresh lag).
 	OnRefresh func(time.Duration)

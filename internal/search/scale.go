@@ -117,11 +117,11 @@ func scaleFor(leaves []leaf, local, global termStats) ([]float64, float64) {
 	return boosts, math.Sqrt(localNorm / globalNorm)
 }
 
-// searchScaled searches every index with the global statistics of all of
-// them and returns the best rc.limit matches, best first; equal scores keep
-// the order of refs.
-func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, rc recall) ([]match, error) {
-	leaves := leavesOf(rc.terms)
+// searchScaled runs one tier's pass over every index with the global
+// statistics of all of them and returns the best limit matches, best first;
+// equal scores keep the order of refs.
+func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, p pass, tags []string, limit int) ([]match, error) {
+	leaves := p.leaves()
 	if len(leaves) == 0 {
 		return nil, nil // no searchable word: Search finds nothing either
 	}
@@ -144,7 +144,7 @@ func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.In
 			continue
 		}
 		boosts, factor := scaleFor(leaves, stats[i], global)
-		dms, err := runSearch(ctx, idx, refs[i], buildQuery(rc.terms, rc.tags, boosts), rc.limit)
+		dms, err := runSearch(ctx, idx, refs[i], p.query(tags, boosts), limit)
 		if err != nil {
 			return nil, err
 		}
@@ -154,5 +154,5 @@ func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.In
 		}
 	}
 	slices.SortStableFunc(ms, func(a, b match) int { return cmp.Compare(b.dm.Score, a.dm.Score) })
-	return ms[:min(len(ms), rc.limit)], nil
+	return ms[:min(len(ms), limit)], nil
 }

@@ -17,6 +17,16 @@ type queryTerms struct {
 	// word's English and German stems at one position, and a word counts
 	// once whichever stems it has (see count).
 	words int
+	// seq is the distinct words in the order they appear, for the compound
+	// and typo expansions (compound.go, fuzzy.go).
+	seq []queryWord
+}
+
+// queryWord is one word of a recall that passed the stop filters: as written,
+// in lower case, and the terms (stems) it searches.
+type queryWord struct {
+	lower string
+	stems []string
 }
 
 // analyzeQuery runs text through every analyzer the weighted fields use.
@@ -35,8 +45,14 @@ func (r *Registry) analyzeQuery(text string) queryTerms {
 		var distinct []string
 		seen := map[string]bool{}
 		stemsAt := map[int][]string{} // position → the terms of that word
+		lowerAt := map[int]string{}   // position → the word as written, in lower case
+		var positions []int
 		for _, tok := range a.Analyze([]byte(text)) {
 			t := string(tok.Term)
+			if _, ok := stemsAt[tok.Position]; !ok {
+				positions = append(positions, tok.Position)
+				lowerAt[tok.Position] = strings.ToLower(text[tok.Start:tok.End])
+			}
 			stemsAt[tok.Position] = append(stemsAt[tok.Position], t)
 			if !seen[t] {
 				seen[t] = true
@@ -44,9 +60,14 @@ func (r *Registry) analyzeQuery(text string) queryTerms {
 			}
 		}
 		words := map[string]bool{}
-		for _, stems := range stemsAt {
+		for _, pos := range positions {
+			stems := stemsAt[pos]
 			slices.Sort(stems)
-			words[strings.Join(stems, " ")] = true
+			key := strings.Join(stems, " ")
+			if !words[key] {
+				terms.seq = append(terms.seq, queryWord{lower: lowerAt[pos], stems: stems})
+			}
+			words[key] = true
 		}
 		terms.byAnalyzer[fb.analyzer] = distinct
 		terms.words = max(terms.words, len(words))

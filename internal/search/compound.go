@@ -1,0 +1,218 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Compounds. German writes "Fehlerbericht" where a note may say "Bericht
+// über den Fehler" or "Fehler-Bericht", and the reverse. A query word is
+// split into two known words (the head and a modifier, the modifier with or
+// without a linking element: Kunde-n-wunsch, Sicherheit-s-konzept), and two
+// neighbouring query words are joined into a known compound in either order
+// ("Plan für das Release" → Releaseplan). "Known" means in the searched
+// projects' dictionary (compound_vocab.go). A hyphen needs nothing more: the
+// tokenizer splits "Release-Plan" into two words, which a split of
+// "Releaseplan" matches and a join of them finds "Releaseplan" from.
+//
+// A split matches an entry holding all its parts (anywhere, any field); a
+// join matches an entry holding the compound. Both rank below entries that
+// match a query word as written (see compound_tiers.go).
+const (
+	// minPartRunes is the shortest part a compound is split into or joined
+	// from: shorter parts ("ab", "um") would split almost any word.
+	minPartRunes = 3
+	// minCompoundRunes and maxCompoundRunes bound the words that are split
+	// (and the joins that are tried). maxCompoundRunes also bounds the
+	// dictionary lookups of one word: 34 split points.
+	minCompoundRunes = 2 * minPartRunes
+	maxCompoundRunes = 40
+	// maxSplitsPerWord is how many different splits of one word are kept.
+	maxSplitsPerWord = 2
+	// maxJoinPairs is how many neighbouring word pairs are tried as a compound.
+	maxJoinPairs = 8
+	// maxCompoundAlts bounds the compound alternatives of one recall, each
+	// one to three parts of up to two terms in two fields (altFields): at
+	// most 96 term searches, in a tier of their own.
+	maxCompoundAlts = 8
+)
+
+// linkingElements are the German linking elements (Fugenelemente), longest
+// first; a modifier is tried as written and without one of them.
+var linkingElements = []string{"es", "en", "er", "s", "n", "e"}
+
+// alt is one alternative way a query word may be met: an entry matches when
+// it holds every part, a part when it holds any of the part's terms.
+type alt struct {
+	parts [][]string
+}
+
+// key identifies an alt for deduplication.
+func (a alt) key() string {
+	var b strings.Builder
+	for _, p := range a.parts {
+		b.WriteString(strings.Join(p, " "))
+		b.WriteByte('|')
+	}
+	return b.String()
+}
+
+// expansion is what a recall searches beyond its words as written.
+type expansion struct {
+	compounds []alt // tier 1: parts of a query compound, or a compound of query words
+	typos     []alt // tier 2: a known term one edit away from an unknown query word
+}
+
+func (x expansion) empty() bool { return len(x.compounds) == 0 && len(x.typos) == 0 }
+
+// compounds returns the splits of the query's words and the joins of
+// neighbouring words that the vocabulary knows, at most maxCompoundAlts.
+func compounds(words []queryWord, v *vocab) []alt {
+	var out []alt
+	seen := map[string]bool{}
+	add := func(a alt) bool {
+		if k := a.key(); !seen[k] {
+			seen[k] = true
+			out = append(out, a)
+		}
+		return len(out) < maxCompoundAlts
+	}
+	for _, w := range words {
+		for _, parts := range splits(w.lower, v) {
+			a := alt{}
+			for _, p := range parts {
+				a.parts = append(a.parts, stemsOf(p))
+			}
+			if !add(a) {
+				return out
+			}
+		}
+	}
+	for i := 0; i+1 < len(words) && i < maxJoinPairs; i++ {
+		a, b := words[i], words[i+1]
+		for _, pair := range [][2]queryWord{{a, b}, {b, a}} {
+			if c, ok := join(pair[0], pair[1], v); ok {
+				if !add(alt{parts: [][]string{stemsOf(c)}}) {
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+// splits returns up to maxSplitsPerWord ways to cut word into a known
+// modifier (with its linking element dropped where that makes it known) and
+// a known head, each at least minPartRunes long. A word with no such split
+// is tried as three parts, the head split once more
+// (Datenbank-migration-s-skript): at most maxThreePartRunes letters, so the
+// lookups stay bounded by the square of a short word.
+func splits(word string, v *vocab) [][]string {
+	n := utf8.RuneCountInString(word)
+	if n < minCompoundRunes || n > maxCompoundRunes || !isWord(word) {
+		return nil
+	}
+	out := splitTwo(word, v)
+	if len(out) > 0 || n < 3*minPartRunes || n > maxThreePartRunes {
+		return out
+	}
+	runes := []rune(word)
+	for i := minPartRunes; i <= n-2*minPartRunes; i++ {
+		mod, ok := knownModifier(string(runes[:i]), v)
+		if !ok {
+			continue
+		}
+		if rest := splitTwo(string(runes[i:]), v); len(rest) > 0 {
+			return [][]string{append([]string{mod}, rest[0]...)}
+		}
+	}
+	return nil
+}
+
+// maxThreePartRunes bounds the words split into three parts.
+const maxThreePartRunes = 30
+
+// splitTwo is splits into two parts.
+func splitTwo(word string, v *vocab) [][]string {
+	runes := []rune(word)
+	n := len(runes)
+	var out [][]string
+	for i := minPartRunes; i <= n-minPartRunes; i++ {
+		head := string(runes[i:])
+		if !v.hasWord(head) {
+			continue
+		}
+		if mod, ok := knownModifier(string(runes[:i]), v); ok {
+			out = append(out, []string{mod, head})
+		}
+		if len(out) == maxSplitsPerWord {
+			break
+		}
+	}
+	return out
+}
+
+// knownModifier returns the left part of a compound as the vocabulary knows
+// it: as written or without its linking element.
+func knownModifier(left string, v *vocab) (string, bool) {
+	for _, mod := range modifiers(left) {
+		if v.hasWord(mod) {
+			return mod, true
+		}
+	}
+	return "", false
+}
+
+// modifiers is a compound's left part as written and without each linking
+// element it ends in, as long as minPartRunes remain.
+func modifiers(left string) []string {
+	out := []string{left}
+	for _, l := range linkingElements {
+		if rest, ok := strings.CutSuffix(left, l); ok && utf8.RuneCountInString(rest) >= minPartRunes {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// join returns the compound of modifier and head (modifier first) that the
+// vocabulary knows, if any. The modifier is tried as written and as its
+// stems (Wünsche der Kunden → kunden+wünsche; Umgebung für Tests →
+// test+umgebung), each with every linking element.
+func join(mod, head queryWord, v *vocab) (string, bool) {
+	if utf8.RuneCountInString(mod.lower) < minPartRunes || utf8.RuneCountInString(head.lower) < minPartRunes ||
+		!isWord(mod.lower) || !isWord(head.lower) {
+		return "", false
+	}
+	bases := []string{mod.lower}
+	for _, s := range mod.stems {
+		if !slices.Contains(bases, s) && utf8.RuneCountInString(s) >= minPartRunes {
+			bases = append(bases, s)
+		}
+	}
+	for _, base := range bases {
+		for _, link := range append([]string{""}, linkingElements...) {
+			c := base + link + head.lower
+			if utf8.RuneCountInString(c) > maxCompoundRunes {
+				return "", false
+			}
+			if v.hasCompound(c) {
+				return c, true
+			}
+		}
+	}
+	return "", false
+}
+
+// isWord tells whether s is letters only: numbers, versions and identifiers
+// ("v2", "x86_64") are not compounds.
+func isWord(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return true
+}

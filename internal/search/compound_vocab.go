@@ -1,0 +1,195 @@
+package search
+
+import (
+	"context"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// The vocabulary compounds are split against and typos corrected to is the
+// searched projects' own term dictionary: the words their entries use, the
+// team's jargon included, and nothing else. No general word list ships with
+// Munin (the German lists in Debian, igerman98, are GPL), and a word no entry
+// uses could not find anything anyway. The dictionary holds stems, so a
+// candidate word is stemmed as the index stems it and known when one of its
+// stems is in the title or content dictionary of any searched project.
+var vocabFields = []string{fieldContent, fieldTitle}
+
+// maxVocabLookups bounds the distinct terms one recall looks up in the
+// dictionaries (each a lookup per field and project): the compound splits
+// and joins of a query of MaxQueryTerms words stay far below it, and a
+// hostile query cannot make more.
+const maxVocabLookups = 1024
+
+// vocab answers whether a term is in the dictionary of any searched index.
+// It opens one reader per index on its first lookup (a recall whose words
+// need none opens none) and is closed after the recall.
+type vocab struct {
+	ctx     context.Context
+	idxs    []bleve.Index
+	opened  bool
+	err     error // opening failed: every term is unknown
+	readers []index.IndexReader
+	dicts   []index.FieldDictContains
+	known   map[string]bool
+	lookups int
+}
+
+func newVocab(ctx context.Context, idxs []bleve.Index) *vocab {
+	return &vocab{ctx: ctx, idxs: idxs, known: map[string]bool{}}
+}
+
+// open opens the dictionaries once; it tells whether they are usable. An
+// index type other than scorch offers none, and nothing is expanded.
+func (v *vocab) open() bool {
+	if v.opened {
+		return v.err == nil && v.readers != nil
+	}
+	v.opened = true
+	for _, idx := range v.idxs {
+		adv, err := idx.Advanced()
+		if err != nil {
+			v.err = err
+			break
+		}
+		rd, err := adv.Reader()
+		if err != nil {
+			v.err = err
+			break
+		}
+		v.readers = append(v.readers, rd)
+		c, isC := rd.(index.IndexReaderContains)
+		if _, isF := rd.(index.IndexReaderFuzzy); !isC || !isF {
+			v.close()
+			return false
+		}
+		for _, f := range vocabFields {
+			d, err := c.FieldDictContains(f)
+			if err != nil {
+				v.err = err
+				break
+			}
+			v.dicts = append(v.dicts, d)
+		}
+	}
+	if v.err != nil {
+		v.close()
+		return false
+	}
+	return true
+}
+
+func (v *vocab) close() {
+	for _, rd := range v.readers {
+		_ = rd.Close()
+	}
+	v.readers, v.dicts = nil, nil
+}
+
+// hasTerm tells whether term is in a dictionary. Past maxVocabLookups
+// distinct terms every new term is unknown: the expansion stops growing.
+func (v *vocab) hasTerm(term string) bool {
+	if known, ok := v.known[term]; ok {
+		return known
+	}
+	if v.lookups >= maxVocabLookups || v.ctx.Err() != nil || !v.open() {
+		return false
+	}
+	v.lookups++
+	found := false
+	for _, d := range v.dicts {
+		if ok, err := d.Contains([]byte(term)); err == nil && ok {
+			found = true
+			break
+		}
+	}
+	v.known[term] = found
+	return found
+}
+
+// hasWord tells whether a lower-case word is known: one of its stems is.
+func (v *vocab) hasWord(lower string) bool {
+	for _, s := range stemsOf(lower) {
+		if v.hasTerm(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCompound tells whether a lower-case compound is known by its German
+// stem: the stemmer normalizes umlauts and inflection, so "kundenwünsche"
+// and "kundenwunsch" meet there, and an indexed word always has it (every
+// word is indexed with both stems), so the English stem adds nothing.
+func (v *vocab) hasCompound(lower string) bool {
+	stems := stemsOf(lower)
+	return v.hasTerm(stems[len(stems)-1])
+}
+
+// hasAnyStem tells whether one of a query word's stems is known.
+func (v *vocab) hasAnyStem(stems []string) bool {
+	for _, s := range stems {
+		if v.hasTerm(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// df is how many documents of all searched indexes hold term in their
+// content: how common a typo's candidate correction is.
+func (v *vocab) df(term string) uint64 {
+	if !v.open() {
+		return 0
+	}
+	var n uint64
+	for _, rd := range v.readers {
+		tfr, err := rd.TermFieldReader(v.ctx, []byte(term), fieldContent, false, false, false)
+		if err != nil {
+			continue
+		}
+		n += tfr.Count()
+		_ = tfr.Close()
+	}
+	return n
+}
+
+// fuzzy calls fn with the terms of the title and content dictionaries within
+// one edit (Levenshtein) of term, in every index, at most limit per index
+// and field.
+func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
+	if !v.open() {
+		return
+	}
+	for _, rd := range v.readers {
+		fr := rd.(index.IndexReaderFuzzy)
+		for _, f := range vocabFields {
+			fd, err := fr.FieldDictFuzzy(f, term, 1, "")
+			if err != nil {
+				continue
+			}
+			for range limit {
+				e, err := fd.Next()
+				if err != nil || e == nil {
+					break
+				}
+				fn(e.Term)
+			}
+			_ = fd.Close()
+		}
+	}
+}
+
+// stemsOf is what the index makes of one lower-case word: its English stem
+// and, where it differs, its German stem (the bothStems filter). A word from
+// a query already passed the tokenizer and the stop filters.
+func stemsOf(lower string) []string {
+	ts := bothStems{}.Filter(analysis.TokenStream{{Term: []byte(lower), Position: 1, Start: 0, End: len(lower), Type: analysis.AlphaNumeric}})
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, string(t.Term))
+	}
+	return out
+}
