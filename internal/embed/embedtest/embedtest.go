@@ -31,6 +31,7 @@ const (
 	WrongDim               // the last vector one dimension short
 	WrongCount             // one vector fewer than texts
 	Block                  // wait until Release (or the request ends)
+	Poison                 // 400 for a batch holding a text with "POISON", else OK
 )
 
 // Server is a running endpoint; Close stops it.
@@ -124,6 +125,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	mode := Mode(s.mode.Load())
+	if mode == Poison {
+		for _, t := range req.Input {
+			if strings.Contains(t, "POISON") {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprint(w, `{"error":"input too long"}`)
+				return
+			}
+		}
+	}
 	if mode == Block {
 		s.blocked <- struct{}{}
 		select {
