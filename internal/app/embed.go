@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"munin/internal/embed"
+	"munin/internal/memory"
+	"munin/internal/metrics"
+	"munin/internal/search"
+	"munin/internal/store"
+)
+
+// openEmbedding builds the embedding client and worker when cfg names an
+// endpoint; with no EmbedURL both are nil and nothing is ever called.
+func openEmbedding(cfg Config, st *store.Store) (*embed.Client, *embed.Worker, error) {
+	if cfg.EmbedURL == "" {
+		if cfg.EmbedModel != "" {
+			return nil, nil, fmt.Errorf("--embed-model %q needs --embed-url (env MUNIN_EMBED_URL)", cfg.EmbedModel)
+		}
+		return nil, nil, nil
+	}
+	c, err := embed.NewClient(embed.ClientOptions{URL: cfg.EmbedURL, Model: cfg.EmbedModel, Key: cfg.EmbedKey})
+	if err != nil {
+		return nil, nil, err
+	}
+	w := embed.NewWorker(st, c, embed.Options{Logger: cfg.Logger.With("component", "embed"), OnStored: cfg.OnVectorsStored})
+	return c, w, nil
+}
+
+// registerEmbedMetrics exposes the worker's counters and backlog.
+func registerEmbedMetrics(m *metrics.Metrics, w *embed.Worker) {
+	m.GaugeFunc("munin_embed_backlog", "Live entries waiting for their vector, all workspaces.", func() float64 { return float64(w.Backlog()) })
+	m.CounterFunc("munin_embed_requests_total", "Calls to the embedding endpoint.", "", "", func() float64 { return float64(w.Stats().Calls) })
+	m.CounterFunc("munin_embed_errors_total", "Failed calls to the embedding endpoint (status, timeout, garbage) and failed stores of vectors.", "", "", func() float64 { return float64(w.Stats().Errors) })
+	m.CounterFunc("munin_embed_vectors_total", "Vectors computed and stored.", "", "", func() float64 { return float64(w.Stats().Embedded) })
+	m.CounterFunc("munin_embed_skipped_total", "Entries the embedding endpoint refused for good (4xx), skipped until they change.", "", "", func() float64 { return float64(w.Stats().Skipped) })
+}
+
+// notifyingIndex is the search index as the service sees it when embeddings
+// are on: every queued refresh (one per committed write) also wakes the
+// embedding worker of the write's workspace, which never blocks.
+type notifyingIndex struct {
+	*search.Registry
+	w *embed.Worker
+}
+
+// Queue queues the index refresh, then wakes the worker.
+func (n notifyingIndex) Queue(ref memory.ProjectRef, slug string) error {
+	err := n.Registry.Queue(ref, slug)
+	n.w.Notify(ref.Workspace)
+	return err
+}
+
+// embedBacklog is the service's EmbedBacklog with embeddings on.
+func embedBacklog(st *store.Store, model string) func(context.Context, memory.ProjectRef) (int, error) {
+	return func(ctx context.Context, ref memory.ProjectRef) (int, error) {
+		return st.VectorBacklog(ctx, ref, model)
+	}
+}
