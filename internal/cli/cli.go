@@ -29,6 +29,8 @@ const usage = `usage:
   munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)
   munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first
   munin reindex [W/P]             build the search index of one or all projects and check it
+  munin reindex --embeddings [W/P] --embed-url URL --embed-model M
+                                  fill missing vectors of meaning search now; stop the server first
 Every command takes --data DIR (env MUNIN_DATA, default ./data); "munin serve -h" lists the server flags.
 `
 

@@ -21,6 +21,8 @@ type Store interface {
 	// MissingVectors returns up to limit latest live versions of workspace ws
 	// without a vector for model.
 	MissingVectors(ctx context.Context, ws, model string, limit int) ([]memory.VectorTask, error)
+	// MissingProjectVectors is MissingVectors for one project.
+	MissingProjectVectors(ctx context.Context, ref memory.ProjectRef, model string, limit int) ([]memory.VectorTask, error)
 	// CountMissingVectors counts them.
 	CountMissingVectors(ctx context.Context, ws, model string) (int, error)
 	// PutVectors stores vectors of workspace ws through its writer.
@@ -101,6 +103,7 @@ type space struct {
 	wake    chan struct{} // capacity 1: a pending wake-up is enough
 	backlog atomic.Int64
 	skip    map[string]struct{} // worker goroutine only
+	project string              // Fill of one project; "" for the whole workspace
 }
 
 // NewWorker builds a worker; Start runs it.
@@ -249,7 +252,13 @@ func (w *Worker) drain(sp *space) {
 // step embeds and stores one batch of sp's missing vectors and returns how
 // many it stored (0 and no error: nothing is missing).
 func (w *Worker) step(ctx context.Context, sp *space) (int, error) {
-	tasks, err := w.st.MissingVectors(ctx, sp.name, w.emb.Model(), w.opts.Batch+len(sp.skip))
+	var tasks []memory.VectorTask
+	var err error
+	if sp.project != "" {
+		tasks, err = w.st.MissingProjectVectors(ctx, memory.ProjectRef{Workspace: sp.name, Project: sp.project}, w.emb.Model(), w.opts.Batch+len(sp.skip))
+	} else {
+		tasks, err = w.st.MissingVectors(ctx, sp.name, w.emb.Model(), w.opts.Batch+len(sp.skip))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("read missing vectors: %w", err)
 	}
@@ -362,11 +371,19 @@ func taskKey(t memory.VectorTask) string {
 const fillAttempts = 3
 
 // Fill embeds everything missing in workspace ws now, in the caller's
-// goroutine (munin reindex --embeddings), calling progress with the count of
-// each stored batch. A batch that fails fillAttempts times in a row ends it
-// with the error; texts the endpoint refuses for good are skipped.
+// goroutine, calling progress with the count of each stored batch. A batch
+// that fails fillAttempts times in a row ends it with the error; texts the
+// endpoint refuses for good are skipped.
 func (w *Worker) Fill(ctx context.Context, ws string, progress func(n int)) (int, error) {
-	sp := &space{name: ws, skip: map[string]struct{}{}}
+	return w.fill(ctx, &space{name: ws, skip: map[string]struct{}{}}, progress)
+}
+
+// FillProject is Fill for one project (munin reindex --embeddings W/P).
+func (w *Worker) FillProject(ctx context.Context, ref memory.ProjectRef, progress func(n int)) (int, error) {
+	return w.fill(ctx, &space{name: ref.Workspace, project: ref.Project, skip: map[string]struct{}{}}, progress)
+}
+
+func (w *Worker) fill(ctx context.Context, sp *space, progress func(n int)) (int, error) {
 	total, fails := 0, 0
 	pause := time.Duration(0)
 	for {

@@ -15,31 +15,55 @@ import (
 // worker's queue too: a live latest version without a vector of the model is
 // missing, so a restart, a model change or an import needs no bookkeeping.
 
-// missingSQL selects the latest live versions of a workspace without a
-// vector of a model. substr cuts the content in SQLite, so a large entry is
-// not read whole just to be cut to memory.MaxEmbedText.
-const missingSQL = `SELECT e.project, v.slug, v.version, v.title, v.tags, substr(v.content, 1, ?)
+// missingSQL selects the latest live versions of a workspace (or of one
+// project, with onlyProject) without a vector of a model. substr cuts the
+// content in SQLite, so a large entry is not read whole just to be cut to
+// memory.MaxEmbedText.
+func missingSQL(onlyProject bool) string {
+	q := `SELECT e.project, v.slug, v.version, v.title, v.tags, substr(v.content, 1, ?)
 	FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
 	WHERE e.deleted = 0 AND NOT EXISTS (SELECT 1 FROM vectors x
-		WHERE x.project = e.project AND x.slug = e.slug AND x.version = e.latest_version AND x.model = ?)
-	LIMIT ?`
+		WHERE x.project = e.project AND x.slug = e.slug AND x.version = e.latest_version AND x.model = ?)`
+	if onlyProject {
+		q += ` AND e.project = ?`
+	}
+	return q + ` LIMIT ?`
+}
 
 // MissingVectors returns up to limit latest live versions of any project of
 // workspace ws that have no vector for model, each with the text to embed.
 func (s *Store) MissingVectors(ctx context.Context, ws, model string, limit int) ([]memory.VectorTask, error) {
+	w, err := s.workspace(ctx, ws, false)
+	if err != nil {
+		return nil, err
+	}
+	return missing(ctx, w, "", model, limit)
+}
+
+// MissingProjectVectors is MissingVectors for the project ref alone.
+func (s *Store) MissingProjectVectors(ctx context.Context, ref memory.ProjectRef, model string, limit int) ([]memory.VectorTask, error) {
+	w, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return missing(ctx, w, ref.Project, model, limit)
+}
+
+// missing reads missing vectors of w, of one project unless project is "".
+func missing(ctx context.Context, w *workspace, project, model string, limit int) ([]memory.VectorTask, error) {
 	if model == "" {
 		return nil, memory.Errorf(memory.CodeInvalid, "embedding model must not be empty")
 	}
 	if limit <= 0 {
 		limit = memory.MaxEmbedBatch
 	}
-	w, err := s.workspace(ctx, ws, false)
-	if err != nil {
-		return nil, err
+	args := []any{memory.MaxEmbedText, model}
+	if project != "" {
+		args = append(args, project)
 	}
-	rows, err := w.pool.reader.QueryContext(ctx, missingSQL, memory.MaxEmbedText, model, limit)
+	rows, err := w.pool.reader.QueryContext(ctx, missingSQL(project != ""), append(args, limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("missing vectors of %s: %w", ws, err)
+		return nil, fmt.Errorf("missing vectors of %s: %w", w.name, err)
 	}
 	defer rows.Close()
 	var out []memory.VectorTask
@@ -47,18 +71,18 @@ func (s *Store) MissingVectors(ctx context.Context, ws, model string, limit int)
 		var t memory.VectorTask
 		var title, tags, content string
 		if err := rows.Scan(&t.Project.Project, &t.Slug, &t.Version, &title, &tags, &content); err != nil {
-			return nil, fmt.Errorf("missing vectors of %s: %w", ws, err)
+			return nil, fmt.Errorf("missing vectors of %s: %w", w.name, err)
 		}
 		tl, err := decodeTags(tags)
 		if err != nil {
-			return nil, fmt.Errorf("missing vectors of %s: %w", ws, err)
+			return nil, fmt.Errorf("missing vectors of %s: %w", w.name, err)
 		}
-		t.Project.Workspace = ws
+		t.Project.Workspace = w.name
 		t.Text = memory.EmbedText(title, tl, content)
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("missing vectors of %s: %w", ws, err)
+		return nil, fmt.Errorf("missing vectors of %s: %w", w.name, err)
 	}
 	return out, nil
 }

@@ -113,6 +113,11 @@ func TestVectorsLifecycle(t *testing.T) {
 		t.Fatalf("missing after forget = %v", got)
 	}
 
+	// One project's missing vectors.
+	if ts, err := s.MissingProjectVectors(ctx, b, "m2", 10); err != nil || len(ts) != 1 || ts[0].Slug != "three" || ts[0].Project != b {
+		t.Fatalf("MissingProjectVectors = %+v, %v", ts, err)
+	}
+
 	// Another model: everything live is missing again.
 	if got := missingSlugs(t, s, "w", "m2"); !slices.Equal(got, []string{"a:one", "b:three"}) {
 		t.Fatalf("missing for m2 = %v", got)
