@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"munin/internal/embed"
 	"munin/internal/memory"
@@ -30,7 +31,12 @@ func openEmbedding(cfg Config, st *store.Store) (*embed.Client, *embed.Worker, e
 
 // registerEmbedMetrics exposes the worker's counters and backlog.
 func registerEmbedMetrics(m *metrics.Metrics, w *embed.Worker) {
-	m.GaugeFunc("munin_embed_backlog", "Live entries waiting for their vector, all workspaces.", func() float64 { return float64(w.Backlog()) })
+	m.GaugeFunc("munin_embed_backlog", "Live entries waiting for their vector, all workspaces (counted at scrape time).", func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		n, _ := w.Backlog(ctx) // on error, what was counted so far
+		return float64(n)
+	})
 	m.CounterFunc("munin_embed_requests_total", "Calls to the embedding endpoint.", "", "", func() float64 { return float64(w.Stats().Calls) })
 	m.CounterFunc("munin_embed_errors_total", "Failed calls to the embedding endpoint (status, timeout, garbage) and failed stores of vectors.", "", "", func() float64 { return float64(w.Stats().Errors) })
 	m.CounterFunc("munin_embed_vectors_total", "Vectors computed and stored.", "", "", func() float64 { return float64(w.Stats().Embedded) })
@@ -48,7 +54,7 @@ type notifyingIndex struct {
 // Queue queues the index refresh, then wakes the worker.
 func (n notifyingIndex) Queue(ref memory.ProjectRef, slug string) error {
 	err := n.Registry.Queue(ref, slug)
-	n.w.Notify(ref.Workspace)
+	n.w.Written(ref, slug)
 	return err
 }
 

@@ -62,7 +62,7 @@ func waitBacklog(t *testing.T, a *App, ref memory.ProjectRef) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 && a.Embed.Backlog() == 0 {
+		if n == 0 {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)

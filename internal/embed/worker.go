@@ -23,6 +23,9 @@ type Store interface {
 	MissingVectors(ctx context.Context, ws, model string, limit int) ([]memory.VectorTask, error)
 	// MissingProjectVectors is MissingVectors for one project.
 	MissingProjectVectors(ctx context.Context, ref memory.ProjectRef, model string, limit int) ([]memory.VectorTask, error)
+	// PendingVectors returns, of the named slugs of ref, the latest live
+	// versions without a vector for model.
+	PendingVectors(ctx context.Context, ref memory.ProjectRef, model string, slugs []string) ([]memory.VectorTask, error)
 	// CountMissingVectors counts them.
 	CountMissingVectors(ctx context.Context, ws, model string) (int, error)
 	// PutVectors stores vectors of workspace ws through its writer.
@@ -41,6 +44,10 @@ const (
 	DefaultMinBackoff = time.Second
 	DefaultMaxBackoff = 5 * time.Minute
 )
+
+// maxPending bounds the written slugs a workspace remembers between two
+// batches; past it the worker scans the workspace instead.
+const maxPending = 10000
 
 // maxSkipped bounds the versions per workspace the worker gives up on
 // because the endpoint refuses their text for good (a 4xx answer).
@@ -69,13 +76,16 @@ type Stats struct {
 	Errors   int64 // failed calls and failed stores
 	Embedded int64 // vectors stored
 	Skipped  int64 // versions given up on (refused for good by the endpoint)
-	Backlog  int64 // live versions waiting for a vector, all workspaces
 }
 
 // Worker keeps every live version of every workspace embedded, off the
-// request path: one goroutine per workspace, woken by Notify after a write,
-// taking missing vectors from the store in batches, retrying with backoff.
-// A write never waits for it.
+// request path: one goroutine per workspace, woken by Written after a write,
+// embedding in batches, retrying with backoff. A write never waits for it.
+//
+// Keeping up costs one key lookup per write: the worker embeds the slugs it
+// was told about (Written). It scans a workspace for whatever is missing
+// only when it cannot know: at Start (new since the last run, imported, or
+// of another model), after a failure, and when too many writes piled up.
 type Worker struct {
 	st   Store
 	emb  Embedder
@@ -99,11 +109,51 @@ type Worker struct {
 
 // space is the worker state of one workspace.
 type space struct {
-	name    string
-	wake    chan struct{} // capacity 1: a pending wake-up is enough
-	backlog atomic.Int64
+	name string
+	wake chan struct{} // capacity 1: a pending wake-up is enough
+
+	mu      sync.Mutex
+	pending map[memory.ProjectRef]map[string]struct{} // slugs written since taken
+	npend   int
+	scan    bool // look for everything missing, not only the pending slugs
+
 	skip    map[string]struct{} // worker goroutine only
 	project string              // Fill of one project; "" for the whole workspace
+}
+
+// take removes up to n pending slugs of one project.
+func (sp *space) take(n int) (memory.ProjectRef, []string) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for ref, slugs := range sp.pending {
+		out := make([]string, 0, min(n, len(slugs)))
+		for slug := range slugs {
+			if len(out) == n {
+				break
+			}
+			out = append(out, slug)
+			delete(slugs, slug)
+		}
+		sp.npend -= len(out)
+		if len(slugs) == 0 {
+			delete(sp.pending, ref)
+		}
+		return ref, out
+	}
+	return memory.ProjectRef{}, nil
+}
+
+// needScan reports the scan flag.
+func (sp *space) needScan() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.scan
+}
+
+func (sp *space) setScan(on bool) {
+	sp.mu.Lock()
+	sp.scan = on
+	sp.mu.Unlock()
 }
 
 // NewWorker builds a worker; Start runs it.
@@ -141,13 +191,42 @@ func (w *Worker) Start(ctx context.Context) error {
 	return nil
 }
 
-// Notify tells the worker that workspace ws was written. It never blocks:
-// the remember that calls it does not wait for anything.
+// Notify makes the worker scan workspace ws for everything missing.
 func (w *Worker) Notify(ws string) {
 	sp := w.space(ws)
 	if sp == nil {
 		return
 	}
+	sp.setScan(true)
+	sp.wakeUp()
+}
+
+// Written tells the worker that slug of ref got a new version (or was
+// forgotten). It never blocks: the remember that calls it waits for nothing.
+func (w *Worker) Written(ref memory.ProjectRef, slug string) {
+	sp := w.space(ref.Workspace)
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	if sp.npend >= maxPending {
+		sp.scan = true // too many to remember one by one: scan instead
+	} else {
+		slugs := sp.pending[ref]
+		if slugs == nil {
+			slugs = map[string]struct{}{}
+			sp.pending[ref] = slugs
+		}
+		if _, ok := slugs[slug]; !ok {
+			slugs[slug] = struct{}{}
+			sp.npend++
+		}
+	}
+	sp.mu.Unlock()
+	sp.wakeUp()
+}
+
+func (sp *space) wakeUp() {
 	select {
 	case sp.wake <- struct{}{}:
 	default: // a wake-up is already pending
@@ -164,12 +243,17 @@ func (w *Worker) space(ws string) *space {
 	}
 	sp, ok := w.spaces[ws]
 	if !ok {
-		sp = &space{name: ws, wake: make(chan struct{}, 1), skip: map[string]struct{}{}}
+		sp = newSpace(ws)
 		w.spaces[ws] = sp
 		w.wg.Add(1)
 		go w.run(sp)
 	}
 	return sp
+}
+
+func newSpace(ws string) *space {
+	return &space{name: ws, wake: make(chan struct{}, 1), skip: map[string]struct{}{},
+		pending: map[memory.ProjectRef]map[string]struct{}{}}
 }
 
 // Close stops the goroutines (a call in flight is cancelled) and waits for them.
@@ -181,23 +265,30 @@ func (w *Worker) Close() {
 	w.wg.Wait()
 }
 
-// Stats returns the counters and the backlog.
+// Stats returns the counters.
 func (w *Worker) Stats() Stats {
-	return Stats{Calls: w.calls.Load(), Errors: w.errors.Load(), Embedded: w.embedded.Load(),
-		Skipped: w.skipped.Load(), Backlog: int64(w.Backlog())}
+	return Stats{Calls: w.calls.Load(), Errors: w.errors.Load(), Embedded: w.embedded.Load(), Skipped: w.skipped.Load()}
 }
 
-// Backlog is the number of live versions waiting for a vector in all
-// workspaces: counted when a workspace's goroutine wakes, lowered as
-// batches are stored, zero once nothing is missing.
-func (w *Worker) Backlog() int {
+// Backlog counts the live versions waiting for a vector in all workspaces
+// the worker knows, exactly, from the database (one pass over each
+// workspace's entries: for a metric scraped every few seconds, not per request).
+func (w *Worker) Backlog(ctx context.Context) (int, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := int64(0)
-	for _, sp := range w.spaces {
-		n += sp.backlog.Load()
+	names := make([]string, 0, len(w.spaces))
+	for name := range w.spaces {
+		names = append(names, name)
 	}
-	return int(n)
+	w.mu.Unlock()
+	total := 0
+	for _, name := range names {
+		n, err := w.st.CountMissingVectors(ctx, name, w.emb.Model())
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 func (w *Worker) run(sp *space) {
@@ -212,19 +303,16 @@ func (w *Worker) run(sp *space) {
 	}
 }
 
-// drain embeds what is missing in sp until nothing is, retrying failures
-// after a growing pause.
+// drain embeds what is pending (or, scanning, missing) in sp until nothing
+// is, retrying failures after a growing pause.
 func (w *Worker) drain(sp *space) {
-	if n, err := w.st.CountMissingVectors(w.ctx, sp.name, w.emb.Model()); err == nil {
-		sp.backlog.Store(int64(n))
-	} else if w.ctx.Err() == nil {
-		w.log.Warn("count missing vectors", "workspace", sp.name, "err", err)
-	}
 	pause := time.Duration(0)
 	for w.ctx.Err() == nil {
 		n, err := w.step(w.ctx, sp)
+		if err != nil {
+			sp.setScan(true) // the failed batch's slugs are found again by a scan
+		}
 		if err == nil && n == 0 {
-			sp.backlog.Store(0)
 			if w.onIdle != nil {
 				w.onIdle(sp.name)
 			}
@@ -252,19 +340,9 @@ func (w *Worker) drain(sp *space) {
 // step embeds and stores one batch of sp's missing vectors and returns how
 // many it stored (0 and no error: nothing is missing).
 func (w *Worker) step(ctx context.Context, sp *space) (int, error) {
-	var tasks []memory.VectorTask
-	var err error
-	if sp.project != "" {
-		tasks, err = w.st.MissingProjectVectors(ctx, memory.ProjectRef{Workspace: sp.name, Project: sp.project}, w.emb.Model(), w.opts.Batch+len(sp.skip))
-	} else {
-		tasks, err = w.st.MissingVectors(ctx, sp.name, w.emb.Model(), w.opts.Batch+len(sp.skip))
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read missing vectors: %w", err)
-	}
-	tasks = w.unskipped(sp, tasks)
-	if len(tasks) == 0 {
-		return 0, nil
+	tasks, err := w.next(ctx, sp)
+	if err != nil || len(tasks) == 0 {
+		return 0, err
 	}
 	vecs, err := w.embed(ctx, tasks)
 	var se *StatusError
@@ -307,9 +385,6 @@ func (w *Worker) store(ctx context.Context, sp *space, tasks []memory.VectorTask
 		return 0, fmt.Errorf("store vectors: %w", err)
 	}
 	w.embedded.Add(int64(len(vs)))
-	if sp.backlog.Add(-int64(len(vs))) < 0 {
-		sp.backlog.Store(0)
-	}
 	if w.opts.OnStored != nil {
 		w.opts.OnStored(vs)
 	}
@@ -350,6 +425,41 @@ func (w *Worker) isolate(ctx context.Context, sp *space, tasks []memory.VectorTa
 	return done, nil
 }
 
+// next returns the next batch: of the pending slugs first, else (when a
+// scan is due) of whatever is missing; none when neither has anything.
+func (w *Worker) next(ctx context.Context, sp *space) ([]memory.VectorTask, error) {
+	for {
+		ref, slugs := sp.take(w.opts.Batch)
+		if len(slugs) == 0 {
+			break
+		}
+		tasks, err := w.st.PendingVectors(ctx, ref, w.emb.Model(), slugs)
+		if err != nil {
+			return nil, fmt.Errorf("read pending vectors: %w", err)
+		}
+		if tasks = w.unskipped(sp, tasks); len(tasks) > 0 {
+			return tasks, nil
+		}
+	}
+	if !sp.needScan() {
+		return nil, nil
+	}
+	var tasks []memory.VectorTask
+	var err error
+	if sp.project != "" {
+		tasks, err = w.st.MissingProjectVectors(ctx, memory.ProjectRef{Workspace: sp.name, Project: sp.project}, w.emb.Model(), w.opts.Batch+len(sp.skip))
+	} else {
+		tasks, err = w.st.MissingVectors(ctx, sp.name, w.emb.Model(), w.opts.Batch+len(sp.skip))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read missing vectors: %w", err)
+	}
+	if tasks = w.unskipped(sp, tasks); len(tasks) == 0 {
+		sp.setScan(false)
+	}
+	return tasks, nil
+}
+
 func (w *Worker) unskipped(sp *space, tasks []memory.VectorTask) []memory.VectorTask {
 	if len(sp.skip) > 0 {
 		out := tasks[:0]
@@ -375,12 +485,16 @@ const fillAttempts = 3
 // that fails fillAttempts times in a row ends it with the error; texts the
 // endpoint refuses for good are skipped.
 func (w *Worker) Fill(ctx context.Context, ws string, progress func(n int)) (int, error) {
-	return w.fill(ctx, &space{name: ws, skip: map[string]struct{}{}}, progress)
+	sp := newSpace(ws)
+	sp.scan = true
+	return w.fill(ctx, sp, progress)
 }
 
 // FillProject is Fill for one project (munin reindex --embeddings W/P).
 func (w *Worker) FillProject(ctx context.Context, ref memory.ProjectRef, progress func(n int)) (int, error) {
-	return w.fill(ctx, &space{name: ref.Workspace, project: ref.Project, skip: map[string]struct{}{}}, progress)
+	sp := newSpace(ref.Workspace)
+	sp.scan, sp.project = true, ref.Project
+	return w.fill(ctx, sp, progress)
 }
 
 func (w *Worker) fill(ctx context.Context, sp *space, progress func(n int)) (int, error) {

@@ -6,12 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"munin/internal/memory"
 )
 
 // The embedding worker keeps the vectors table: one vector per slug at most
-// (the latest version it embedded, for the model in use). The table is the
+// (of the version it embedded, for the model in use). The table is the
 // worker's queue too: a live latest version without a vector of the model is
 // missing, so a restart, a model change or an import needs no bookkeeping.
 
@@ -23,7 +24,7 @@ func missingSQL(onlyProject bool) string {
 	q := `SELECT e.project, v.slug, v.version, v.title, v.tags, substr(v.content, 1, ?)
 	FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
 	WHERE e.deleted = 0 AND NOT EXISTS (SELECT 1 FROM vectors x
-		WHERE x.project = e.project AND x.slug = e.slug AND x.version = e.latest_version AND x.model = ?)`
+		WHERE x.project = e.project AND x.slug = e.slug AND x.model = ? AND x.version = e.latest_version)`
 	if onlyProject {
 		q += ` AND e.project = ?`
 	}
@@ -61,7 +62,13 @@ func missing(ctx context.Context, w *workspace, project, model string, limit int
 	if project != "" {
 		args = append(args, project)
 	}
-	rows, err := w.pool.reader.QueryContext(ctx, missingSQL(project != ""), append(args, limit)...)
+	return scanTasks(ctx, w, missingSQL(project != ""), append(args, limit))
+}
+
+// scanTasks runs a query of missing vectors (project, slug, version, title,
+// tags, cut content) and builds the tasks.
+func scanTasks(ctx context.Context, w *workspace, q string, args []any) ([]memory.VectorTask, error) {
+	rows, err := w.pool.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("missing vectors of %s: %w", w.name, err)
 	}
@@ -111,7 +118,7 @@ func countMissing(ctx context.Context, w *workspace, project, model string) (int
 	// Two statements rather than "? = '' OR project = ?", which would keep
 	// SQLite from using the primary key for one project.
 	q := `SELECT count(*) FROM entries e WHERE e.deleted = 0 AND NOT EXISTS (SELECT 1 FROM vectors x
-		WHERE x.project = e.project AND x.slug = e.slug AND x.version = e.latest_version AND x.model = ?)`
+		WHERE x.project = e.project AND x.slug = e.slug AND x.model = ? AND x.version = e.latest_version)`
 	args := []any{model}
 	if project != "" {
 		q += ` AND e.project = ?`
@@ -126,8 +133,8 @@ func countMissing(ctx context.Context, w *workspace, project, model string) (int
 }
 
 // PutVectors stores vectors of workspace ws in one write through its writer.
-// Each vector replaces the slug's vectors of older versions and of other
-// models, so the file holds at most one vector per slug.
+// Each vector replaces the slug's vector of an older version and those of
+// other models, so the file holds at most one vector per slug.
 func (s *Store) PutVectors(ctx context.Context, ws string, vs []memory.Vector) error {
 	if len(vs) == 0 {
 		return nil
@@ -143,12 +150,15 @@ func (s *Store) PutVectors(ctx context.Context, ws string, vs []memory.Vector) e
 	}
 	_, err = w.submit(ctx, func(tx *sql.Tx) (any, error) {
 		for _, v := range vs {
-			if _, err := tx.Exec(`DELETE FROM vectors WHERE project = ? AND slug = ? AND (version < ? OR model <> ?)`,
-				v.Project.Project, v.Slug, v.Version, v.Model); err != nil {
-				return nil, fmt.Errorf("drop old vectors of %s: %w", v.Slug, err)
+			if _, err := tx.Exec(`DELETE FROM vectors WHERE project = ? AND slug = ? AND model <> ?`,
+				v.Project.Project, v.Slug, v.Model); err != nil {
+				return nil, fmt.Errorf("drop other models' vectors of %s: %w", v.Slug, err)
 			}
-			if _, err := tx.Exec(`INSERT OR REPLACE INTO vectors (project, slug, version, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)`,
-				v.Project.Project, v.Slug, v.Version, v.Model, len(v.Values), encodeVec(v.Values)); err != nil {
+			// An older version never replaces a newer one's vector.
+			if _, err := tx.Exec(`INSERT INTO vectors (project, slug, model, version, dim, vec) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (project, slug, model) DO UPDATE SET version = excluded.version, dim = excluded.dim, vec = excluded.vec
+				WHERE excluded.version >= vectors.version`,
+				v.Project.Project, v.Slug, v.Model, v.Version, len(v.Values), encodeVec(v.Values)); err != nil {
 				return nil, fmt.Errorf("insert vector of %s: %w", v.Slug, err)
 			}
 		}
@@ -192,8 +202,8 @@ func (s *Store) Vectors(ctx context.Context, ref memory.ProjectRef, model string
 		return nil, err
 	}
 	rows, err := w.pool.reader.QueryContext(ctx, `SELECT x.slug, x.version, x.vec
-		FROM entries e CROSS JOIN vectors x ON x.project = e.project AND x.slug = e.slug AND x.version = e.latest_version
-		WHERE e.project = ? AND e.deleted = 0 AND x.model = ?`, ref.Project, model)
+		FROM entries e CROSS JOIN vectors x ON x.project = e.project AND x.slug = e.slug AND x.model = ? AND x.version = e.latest_version
+		WHERE e.project = ? AND e.deleted = 0`, model, ref.Project)
 	if err != nil {
 		return nil, fmt.Errorf("vectors of %s: %w", ref, err)
 	}
@@ -233,6 +243,40 @@ func decodeVec(b []byte) ([]float32, error) {
 	out := make([]float32, len(b)/4)
 	for i := range out {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, nil
+}
+
+// pendingChunk bounds the slugs of one PendingVectors statement.
+const pendingChunk = 500
+
+// PendingVectors returns, of the given slugs of ref, the latest live
+// versions without a vector for model: the worker asks it for the slugs it
+// was told were written, so that keeping up costs one key lookup per write
+// rather than a scan of the workspace.
+func (s *Store) PendingVectors(ctx context.Context, ref memory.ProjectRef, model string, slugs []string) ([]memory.VectorTask, error) {
+	w, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out []memory.VectorTask
+	for len(slugs) > 0 {
+		chunk := slugs[:min(len(slugs), pendingChunk)]
+		slugs = slugs[len(chunk):]
+		args := []any{memory.MaxEmbedText, model, ref.Project}
+		for _, slug := range chunk {
+			args = append(args, slug)
+		}
+		q := `SELECT e.project, v.slug, v.version, v.title, v.tags, substr(v.content, 1, ?)
+			FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+			WHERE e.deleted = 0 AND NOT EXISTS (SELECT 1 FROM vectors x
+				WHERE x.project = e.project AND x.slug = e.slug AND x.model = ? AND x.version = e.latest_version)
+			AND e.project = ? AND e.slug IN (?` + strings.Repeat(", ?", len(chunk)-1) + `)`
+		ts, err := scanTasks(ctx, w, q, args)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
 	}
 	return out, nil
 }

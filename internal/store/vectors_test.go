@@ -118,6 +118,11 @@ func TestVectorsLifecycle(t *testing.T) {
 		t.Fatalf("MissingProjectVectors = %+v, %v", ts, err)
 	}
 
+	// Of named slugs, only the live ones without a vector.
+	if ts, err := s.PendingVectors(ctx, a, "m1", []string{"one", "two", "nope"}); err != nil || len(ts) != 1 || ts[0].Slug != "one" || ts[0].Version != 2 {
+		t.Fatalf("PendingVectors = %+v, %v", ts, err)
+	}
+
 	// Another model: everything live is missing again.
 	if got := missingSlugs(t, s, "w", "m2"); !slices.Equal(got, []string{"a:one", "b:three"}) {
 		t.Fatalf("missing for m2 = %v", got)
