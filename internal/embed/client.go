@@ -16,6 +16,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -113,9 +114,40 @@ type request struct {
 
 type answer struct {
 	Data []struct {
-		Index     *int      `json:"index"`
-		Embedding []float64 `json:"embedding"`
+		Index     *int   `json:"index"`
+		Embedding floats `json:"embedding"`
 	} `json:"data"`
+}
+
+// floats is a JSON array of numbers read straight into float32s. Decoding
+// thousands of numbers per answer through reflection cost more CPU than
+// everything else the worker does; encoding/json has already checked that
+// the array is valid JSON when UnmarshalJSON runs.
+type floats []float32
+
+// UnmarshalJSON parses [n, n, …]; a number beyond float32 is an error.
+func (f *floats) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		*f = nil
+		return nil
+	}
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return fmt.Errorf("embedding is not an array of numbers")
+	}
+	body := bytes.TrimSpace(b[1 : len(b)-1])
+	out := make([]float32, 0, bytes.Count(body, []byte{','})+1)
+	for len(body) > 0 {
+		num, rest, _ := bytes.Cut(body, []byte{','})
+		body = rest
+		x, err := strconv.ParseFloat(string(bytes.TrimSpace(num)), 32)
+		if err != nil {
+			return fmt.Errorf("embedding number %q: %w", bytes.TrimSpace(num), err)
+		}
+		out = append(out, float32(x))
+	}
+	*f = out
+	return nil
 }
 
 // Embed returns one vector per text, in order. Every failure is an error:
@@ -189,14 +221,13 @@ func (c *Client) vectors(a answer, n int) ([][]float32, error) {
 		if len(d.Embedding) != dim {
 			return nil, fmt.Errorf("embed: vector %d has %d dimensions, expected %d", at, len(d.Embedding), dim)
 		}
-		v := make([]float32, len(d.Embedding))
+		v := []float32(d.Embedding)
 		zero := true
-		for j, f := range d.Embedding {
-			v[j] = float32(f)
-			if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) {
+		for _, f := range v {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 				return nil, fmt.Errorf("embed: vector %d holds %g, not a finite float32", at, f)
 			}
-			zero = zero && v[j] == 0
+			zero = zero && f == 0
 		}
 		if zero {
 			return nil, fmt.Errorf("embed: vector %d is all zeros", at)

@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func TestClientRefusesGarbage(t *testing.T) {
 		{"500", embedtest.Status500, "answered 500"},
 		{"html", embedtest.HTML, "not application/json"},
 		{"nan", embedtest.NaN, "not the expected JSON"},
-		{"huge", embedtest.Huge, "not a finite float32"},
+		{"huge", embedtest.Huge, "out of range"},
 		{"dims", embedtest.WrongDim, "dimensions"},
 		{"count", embedtest.WrongCount, "vectors for"},
 	} {
@@ -121,4 +122,24 @@ func TestClientTimeout(t *testing.T) {
 		t.Fatalf("blocked endpoint: %v, want deadline exceeded", err)
 	}
 	ep.SetMode(embedtest.OK)
+}
+
+func TestFloatsUnmarshal(t *testing.T) {
+	for in, want := range map[string]string{
+		`[1, -2.5e-3 ,3]`: "[1 -0.0025 3]",
+		` [ ] `:           "[]",
+		`[0.1]`:           "[0.1]",
+		`null`:            "[]",
+	} {
+		var f floats
+		if err := f.UnmarshalJSON([]byte(in)); err != nil || fmt.Sprint([]float32(f)) != want {
+			t.Errorf("%s: %v, %v; want %s", in, f, err, want)
+		}
+	}
+	for _, in := range []string{`[1,,2]`, `{}`, `["1"]`, `[1e39]`, `[true]`} {
+		var f floats
+		if err := f.UnmarshalJSON([]byte(in)); err == nil {
+			t.Errorf("%s: no error", in)
+		}
+	}
 }
