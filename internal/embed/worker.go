@@ -45,6 +45,12 @@ const (
 	DefaultMaxBackoff = 5 * time.Minute
 )
 
+// DefaultGather is how long a woken worker lets writes gather before its
+// first call: a burst of writes becomes one full batch rather than many
+// small calls, and a slug rewritten within it is embedded once. Meaning
+// search lags by about this much more.
+const DefaultGather = 200 * time.Millisecond
+
 // maxPending bounds the written slugs a workspace remembers between two
 // batches; past it the worker scans the workspace instead.
 const maxPending = 10000
@@ -59,6 +65,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Batch is the most texts per call (default and cap memory.MaxEmbedBatch).
 	Batch int
+	// Gather is the wait after a wake-up before the first call (0:
+	// DefaultGather, negative: none).
+	Gather time.Duration
 	// MinBackoff and MaxBackoff bound the wait after a failure (defaults
 	// DefaultMinBackoff, DefaultMaxBackoff).
 	MinBackoff, MaxBackoff time.Duration
@@ -163,6 +172,9 @@ func NewWorker(st Store, emb Embedder, opts Options) *Worker {
 	}
 	if opts.MinBackoff <= 0 {
 		opts.MinBackoff = DefaultMinBackoff
+	}
+	if opts.Gather == 0 {
+		opts.Gather = DefaultGather
 	}
 	if opts.MaxBackoff < opts.MinBackoff {
 		opts.MaxBackoff = max(DefaultMaxBackoff, opts.MinBackoff)
@@ -298,6 +310,15 @@ func (w *Worker) run(sp *space) {
 		case <-w.ctx.Done():
 			return
 		case <-sp.wake:
+		}
+		if w.opts.Gather > 0 {
+			t := time.NewTimer(w.opts.Gather)
+			select {
+			case <-w.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
 		w.drain(sp)
 	}

@@ -67,7 +67,7 @@ func (f *fixture) worker(t *testing.T, model string, opts Options) *Worker {
 		t.Fatal(err)
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(f.log, nil))
-	opts.MinBackoff, opts.MaxBackoff = time.Millisecond, 5*time.Millisecond
+	opts.MinBackoff, opts.MaxBackoff, opts.Gather = time.Millisecond, 5*time.Millisecond, time.Millisecond
 	w := NewWorker(f.st, c, opts)
 	w.onIdle = func(ws string) { f.idle <- ws }
 	t.Cleanup(w.Close)
