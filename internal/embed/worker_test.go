@@ -343,3 +343,41 @@ func TestWorkerCloseCancelsCall(t *testing.T) {
 	w.Close()
 	w.Notify("w") // after Close: nothing, no panic
 }
+
+// Many writers telling the worker at once (run with -race): every slug
+// ends up embedded at its latest version.
+func TestWorkerConcurrentWrites(t *testing.T) {
+	f := newFixture(t)
+	refs := []memory.ProjectRef{{Workspace: "w", Project: "a"}, {Workspace: "w", Project: "b"}, {Workspace: "v", Project: "c"}}
+	for _, ref := range refs {
+		if _, err := f.st.EnsureProject(context.Background(), ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := f.worker(t, "m", Options{})
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ref := refs[g%len(refs)]
+			for i := range 30 {
+				slug := fmt.Sprintf("s%02d", (g*7+i)%40)
+				if _, err := f.st.Append(context.Background(), ref, memory.Write{Slug: slug, Title: "t", Content: fmt.Sprint("c ", g, i), Agent: "a"}); err != nil {
+					t.Error(err)
+					return
+				}
+				w.Written(ref, slug)
+			}
+		}()
+	}
+	wg.Wait()
+	f.waitMissing(t, "w", "m", 0)
+	f.waitMissing(t, "v", "m", 0)
+	for _, ref := range refs {
+		vs, err := f.st.Vectors(context.Background(), ref, "m")
+		if err != nil || len(vs) == 0 {
+			t.Fatalf("%s: %d vectors, %v", ref, len(vs), err)
+		}
+	}
+}

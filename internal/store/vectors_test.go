@@ -149,6 +149,11 @@ func TestPutVectorsReplaces(t *testing.T) {
 	must(memory.Vector{Project: a, Slug: "one", Version: 1, Model: "m1", Values: []float32{1}})
 	put(t, s, a, "one", "v2")
 	must(memory.Vector{Project: a, Slug: "one", Version: 2, Model: "m1", Values: []float32{2}})
+	// A late vector of an older version never replaces a newer one's.
+	must(memory.Vector{Project: a, Slug: "one", Version: 1, Model: "m1", Values: []float32{9}})
+	if got := vectorSlugs(t, s, a, "m1")["one"]; got.Version != 2 || got.Values[0] != 2 {
+		t.Fatalf("after a late old vector: %+v", got)
+	}
 	must(memory.Vector{Project: a, Slug: "one", Version: 2, Model: "m2", Values: []float32{3}})
 	var n int
 	if err := rawDB(t, filepath.Join(dir, "w.db")).QueryRow(`SELECT count(*) FROM vectors`).Scan(&n); err != nil || n != 1 {
