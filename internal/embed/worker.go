@@ -116,55 +116,6 @@ type Worker struct {
 	onIdle func(ws string)
 }
 
-// space is the worker state of one workspace.
-type space struct {
-	name string
-	wake chan struct{} // capacity 1: a pending wake-up is enough
-
-	mu      sync.Mutex
-	pending map[memory.ProjectRef]map[string]struct{} // slugs written since taken
-	npend   int
-	scan    bool // look for everything missing, not only the pending slugs
-
-	skip    map[string]struct{} // worker goroutine only
-	project string              // Fill of one project; "" for the whole workspace
-}
-
-// take removes up to n pending slugs of one project.
-func (sp *space) take(n int) (memory.ProjectRef, []string) {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	for ref, slugs := range sp.pending {
-		out := make([]string, 0, min(n, len(slugs)))
-		for slug := range slugs {
-			if len(out) == n {
-				break
-			}
-			out = append(out, slug)
-			delete(slugs, slug)
-		}
-		sp.npend -= len(out)
-		if len(slugs) == 0 {
-			delete(sp.pending, ref)
-		}
-		return ref, out
-	}
-	return memory.ProjectRef{}, nil
-}
-
-// needScan reports the scan flag.
-func (sp *space) needScan() bool {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	return sp.scan
-}
-
-func (sp *space) setScan(on bool) {
-	sp.mu.Lock()
-	sp.scan = on
-	sp.mu.Unlock()
-}
-
 // NewWorker builds a worker; Start runs it.
 func NewWorker(st Store, emb Embedder, opts Options) *Worker {
 	if opts.Batch <= 0 || opts.Batch > memory.MaxEmbedBatch {
@@ -238,13 +189,6 @@ func (w *Worker) Written(ref memory.ProjectRef, slug string) {
 	sp.wakeUp()
 }
 
-func (sp *space) wakeUp() {
-	select {
-	case sp.wake <- struct{}{}:
-	default: // a wake-up is already pending
-	}
-}
-
 // space returns the state of ws, starting its goroutine on first use (nil
 // after Close).
 func (w *Worker) space(ws string) *space {
@@ -261,11 +205,6 @@ func (w *Worker) space(ws string) *space {
 		go w.run(sp)
 	}
 	return sp
-}
-
-func newSpace(ws string) *space {
-	return &space{name: ws, wake: make(chan struct{}, 1), skip: map[string]struct{}{},
-		pending: map[memory.ProjectRef]map[string]struct{}{}}
 }
 
 // Close stops the goroutines (a call in flight is cancelled) and waits for them.
@@ -496,52 +435,4 @@ func (w *Worker) unskipped(sp *space, tasks []memory.VectorTask) []memory.Vector
 
 func taskKey(t memory.VectorTask) string {
 	return fmt.Sprintf("%s\x00%s\x00%d", t.Project.Project, t.Slug, t.Version)
-}
-
-// fillAttempts is how often Fill tries a failing batch before it gives up.
-const fillAttempts = 3
-
-// Fill embeds everything missing in workspace ws now, in the caller's
-// goroutine, calling progress with the count of each stored batch. A batch
-// that fails fillAttempts times in a row ends it with the error; texts the
-// endpoint refuses for good are skipped.
-func (w *Worker) Fill(ctx context.Context, ws string, progress func(n int)) (int, error) {
-	sp := newSpace(ws)
-	sp.scan = true
-	return w.fill(ctx, sp, progress)
-}
-
-// FillProject is Fill for one project (munin reindex --embeddings W/P).
-func (w *Worker) FillProject(ctx context.Context, ref memory.ProjectRef, progress func(n int)) (int, error) {
-	sp := newSpace(ref.Workspace)
-	sp.scan, sp.project = true, ref.Project
-	return w.fill(ctx, sp, progress)
-}
-
-func (w *Worker) fill(ctx context.Context, sp *space, progress func(n int)) (int, error) {
-	total, fails := 0, 0
-	pause := time.Duration(0)
-	for {
-		n, err := w.step(ctx, sp)
-		if err != nil {
-			if fails++; fails >= fillAttempts || ctx.Err() != nil {
-				return total, err
-			}
-			pause = min(max(2*pause, w.opts.MinBackoff), w.opts.MaxBackoff)
-			select {
-			case <-ctx.Done():
-				return total, ctx.Err()
-			case <-time.After(pause):
-			}
-			continue
-		}
-		if n == 0 {
-			return total, nil
-		}
-		fails, pause = 0, 0
-		total += n
-		if progress != nil {
-			progress(n)
-		}
-	}
 }
