@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"munin/internal/api"
+	"munin/internal/embed"
 	"munin/internal/httpserver"
 	"munin/internal/mcpserver"
+	"munin/internal/memory"
 	"munin/internal/metrics"
 	"munin/internal/search"
 	"munin/internal/service"
@@ -71,6 +73,13 @@ type Config struct {
 	// serving and importing need it, read-only commands do not.
 	Exclusive bool
 	Logger    *slog.Logger
+	// EmbedURL, EmbedModel and EmbedKey name an OpenAI-compatible embedding
+	// endpoint, its model and bearer token; with EmbedURL empty (the
+	// default) nothing is embedded and nothing is called.
+	EmbedURL, EmbedModel, EmbedKey string
+	// OnVectorsStored, when set, is told every batch of vectors the
+	// embedding worker stored.
+	OnVectorsStored func([]memory.Vector)
 }
 
 // maxContentLimit leaves room in the capped request body for the JSON
@@ -134,6 +143,10 @@ type App struct {
 	Metrics *metrics.Metrics
 	Web     *web.Handler
 	perKey  *httpserver.KeyLimits // shared by the HTTP server and Web
+	// Embedder and Embed are the embedding client and worker; nil when
+	// embeddings are off.
+	Embedder *embed.Client
+	Embed    *embed.Worker
 }
 
 // Open opens the data directory and builds the layers; nothing listens yet.
@@ -163,7 +176,17 @@ func Open(cfg Config) (*App, error) {
 		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.DataDir, err), lock.Unlock())
 	}
 	reg := search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait})
-	svc := service.New(st, reg, service.Options{
+	embedder, worker, err := openEmbedding(cfg, st)
+	if err != nil {
+		return nil, errors.Join(err, reg.Close(), st.Close(), lock.Unlock())
+	}
+	var index service.Index = reg
+	var backlog func(context.Context, memory.ProjectRef) (int, error)
+	if worker != nil {
+		index = notifyingIndex{Registry: reg, w: worker}
+		backlog = embedBacklog(st, embedder.Model())
+	}
+	svc := service.New(st, index, service.Options{
 		DefaultWriteBudget: cfg.WriteBudget,
 		BudgetOff:          cfg.BudgetOff,
 		MaxContent:         cfg.MaxContent,
@@ -175,6 +198,7 @@ func Open(cfg Config) (*App, error) {
 		RecallConcurrency:  cfg.RecallConcurrency,
 		Logger:             cfg.Logger,
 		OnBudgetRejected:   m.BudgetRejected,
+		EmbedBacklog:       backlog,
 
 		DefaultWriteBudgetBytes: cfg.WriteBudgetBytes,
 	})
@@ -182,6 +206,9 @@ func Open(cfg Config) (*App, error) {
 	perKey := httpserver.NewKeyLimits(httpserver.Config{MaxInFlightPerKey: cfg.MaxInFlightPerKey, RatePerKey: cfg.RatePerKey})
 	ui, err := web.New(svc, web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins, LimitKey: perKey.Limit})
 	if err != nil {
+		if worker != nil {
+			worker.Close()
+		}
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
 	}
 	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m,
@@ -190,7 +217,15 @@ func Open(cfg Config) (*App, error) {
 	m.GaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(mcp.OpenSessions()) })
 	registerSessionCounters(m, mcp)
 	registerKeyLimitCounters(m, perKey)
-	return &App{
+	if worker != nil {
+		registerEmbedMetrics(m, worker)
+		if err := worker.Start(context.Background()); err != nil {
+			worker.Close()
+			return nil, errors.Join(err, mcp.Close(context.Background()), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
+		}
+		cfg.Logger.Info("embeddings on", "endpoint", embedder.Endpoint(), "model", embedder.Model())
+	}
+	a := &App{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		lock:    lock,
@@ -201,7 +236,9 @@ func Open(cfg Config) (*App, error) {
 		Web:     ui,
 		Metrics: m,
 		perKey:  perKey,
-	}, nil
+	}
+	a.Embedder, a.Embed = embedder, worker
+	return a, nil
 }
 
 // Handler is the whole HTTP surface: /mcp, /api/v1, health and the web UI.
@@ -254,5 +291,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if a.Embed != nil {
+		a.Embed.Close() // before the store: its writes go through the store's writer
+	}
 	return errors.Join(a.MCP.Close(ctx), a.Svc.Close(), a.Index.Close(), a.Store.Close(), a.lock.Unlock())
 }

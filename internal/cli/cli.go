@@ -29,6 +29,8 @@ const usage = `usage:
   munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)
   munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first
   munin reindex [W/P]             build the search index of one or all projects and check it
+  munin reindex --embeddings [W/P] --embed-url URL --embed-model M
+                                  fill missing vectors of meaning search now; stop the server first
 Every command takes --data DIR (env MUNIN_DATA, default ./data); "munin serve -h" lists the server flags.
 `
 
@@ -110,6 +112,7 @@ var envOf = map[string]string{
 	"max-sessions":       "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
 	"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
 	"write-budget-bytes":  "MUNIN_WRITE_BUDGET_BYTES", "index-wait": "MUNIN_INDEX_WAIT",
+	"embed-url": "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
 }
 
 // applyEnv gives every flag not set on the command line the value of its

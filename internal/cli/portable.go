@@ -26,6 +26,11 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(cmd, &cfg, stderr)
 	out := fs.String("out", "", "export: write to FILE instead of stdout")
 	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "import: largest entry content in bytes (env MUNIN_MAX_CONTENT)")
+	var embeddings *bool
+	if cmd == "reindex" {
+		embeddings = fs.Bool("embeddings", false, "fill the missing vectors of meaning search instead (needs --embed-url and --embed-model; stop the server first)")
+		embedFlags(fs, &cfg)
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -33,6 +38,11 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	if most := map[string]int{"backup": 1, "export": 1, "import": 2, "reindex": 1}[cmd]; len(pos) > most {
 		return fmt.Errorf("%s takes at most %d arguments, got %q", cmd, most, pos)
 	}
+	if embeddings != nil && *embeddings {
+		return reindexEmbeddings(cfg, pos, stdout, stderr)
+	}
+	// Only reindex --embeddings calls the endpoint; a plain reindex ignores it.
+	cfg.EmbedURL, cfg.EmbedModel = "", ""
 	if cmd == "backup" {
 		if len(pos) != 1 {
 			return errors.New("backup needs exactly one destination directory: munin backup [--data DIR] DEST")

@@ -44,6 +44,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.SearchLogRows, "search-log-rows", service.DefaultSearchLogRows, "keep this many newest search-log rows per project (env MUNIN_SEARCH_LOG_ROWS; -1: no limit)")
 	fs.Float64Var(&cfg.RecallRate, "recall-rate", service.DefaultRecallRate, "recalls per second one key may make (env MUNIN_RECALL_RATE; -1: no limit)")
 	fs.IntVar(&cfg.RecallBurst, "recall-burst", service.DefaultRecallBurst, "recalls one key may make at once above its rate (env MUNIN_RECALL_BURST)")
+	embedFlags(fs, &cfg)
 	fs.IntVar(&cfg.RecallConcurrency, "recall-concurrency", service.DefaultRecallConcurrency, "recalls of one key running at once; more are refused (env MUNIN_RECALL_CONCURRENCY; -1: no limit)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -100,6 +101,7 @@ func stdio(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var cfg app.Config
 	fs := newFlags("stdio", &cfg, stderr)
 	var keys keyList
+	embedFlags(fs, &cfg)
 	fs.Var(&keys, "key", "the agent's `KEY`; repeat --key, or separate keys with commas, for one key per project; the first is the default (env MUNIN_KEY)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"munin/internal/app"
+	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -54,6 +55,13 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		Synchronous:       *lastSynchronous,
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
+	if d := *lastEinbettung; d > 0 {
+		// A test endpoint answering after d stands in for a model server.
+		ep := embedtest.New(384)
+		ep.SetDelay(d)
+		t.Cleanup(ep.Close)
+		s.cfg.EmbedURL, s.cfg.EmbedModel = ep.URL, "lasttest"
+	}
 	s.start()
 	return s
 }

@@ -63,4 +63,13 @@ const (
 	KeyCreationsPerHour = 100
 	// MaxLiveKeys is the unrevoked keys one project may hold.
 	MaxLiveKeys = 1000
+
+	// MaxEmbedText is the most characters (runes) of an entry sent to an
+	// embedding endpoint: title, tags and the start of the content. It keeps
+	// a text within the context of small models (about 512 tokens) and
+	// bounds what one batch costs; the rest of a long entry is still found by
+	// words.
+	MaxEmbedText = 2000
+	// MaxEmbedBatch is the most texts one call to an embedding endpoint carries.
+	MaxEmbedBatch = 32
 )

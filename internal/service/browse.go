@@ -50,6 +50,10 @@ type ProjectSummary struct {
 	Writes, Budget int
 	// Bytes and BytesBudget are this hour's content bytes and the hourly limit.
 	Bytes, BytesBudget int
+	// Embeddings tells whether meaning search is on; EmbedBacklog then
+	// counts live entries still waiting for their vector.
+	Embeddings   bool
+	EmbedBacklog int
 }
 
 // Projects returns the projects the caller may see: every project for a
@@ -99,6 +103,12 @@ func (s *Service) summary(ctx context.Context, key memory.Key) (ProjectSummary, 
 		return p, s.internalErr("write usage", key, err)
 	}
 	p.Writes, p.Budget, p.Bytes, p.BytesBudget = w.used, w.limit.writes, w.bytes, w.limit.bytes
+	if s.opts.EmbedBacklog != nil {
+		p.Embeddings = true
+		if p.EmbedBacklog, err = s.opts.EmbedBacklog(ctx, key.Project); err != nil {
+			return p, s.internalErr("embedding backlog", key, err)
+		}
+	}
 	return p, nil
 }
 

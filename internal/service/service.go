@@ -44,6 +44,9 @@ type Options struct {
 	// OnBudgetRejected, when set, is called for every write refused by the
 	// write budget (the budget-rejection metric).
 	OnBudgetRejected func()
+	// EmbedBacklog, when set (embeddings on), counts a project's live
+	// entries waiting for their vector; project summaries show it.
+	EmbedBacklog func(ctx context.Context, ref memory.ProjectRef) (int, error)
 }
 
 // Service is the one place where Munin's rules live.

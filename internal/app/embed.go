@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"munin/internal/embed"
+	"munin/internal/memory"
+	"munin/internal/metrics"
+	"munin/internal/search"
+	"munin/internal/store"
+)
+
+// openEmbedding builds the embedding client and worker when cfg names an
+// endpoint; with no EmbedURL both are nil and nothing is ever called.
+func openEmbedding(cfg Config, st *store.Store) (*embed.Client, *embed.Worker, error) {
+	if cfg.EmbedURL == "" {
+		if cfg.EmbedModel != "" {
+			return nil, nil, fmt.Errorf("--embed-model %q needs --embed-url (env MUNIN_EMBED_URL)", cfg.EmbedModel)
+		}
+		return nil, nil, nil
+	}
+	c, err := embed.NewClient(embed.ClientOptions{URL: cfg.EmbedURL, Model: cfg.EmbedModel, Key: cfg.EmbedKey})
+	if err != nil {
+		return nil, nil, err
+	}
+	w := embed.NewWorker(st, c, embed.Options{Logger: cfg.Logger.With("component", "embed"), OnStored: cfg.OnVectorsStored})
+	return c, w, nil
+}
+
+// registerEmbedMetrics exposes the worker's counters and backlog.
+func registerEmbedMetrics(m *metrics.Metrics, w *embed.Worker) {
+	m.GaugeFunc("munin_embed_backlog", "Live entries waiting for their vector, all workspaces (counted at scrape time).", func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		n, _ := w.Backlog(ctx) // on error, what was counted so far
+		return float64(n)
+	})
+	m.CounterFunc("munin_embed_requests_total", "Calls to the embedding endpoint.", "", "", func() float64 { return float64(w.Stats().Calls) })
+	m.CounterFunc("munin_embed_errors_total", "Failed calls to the embedding endpoint (status, timeout, garbage) and failed stores of vectors.", "", "", func() float64 { return float64(w.Stats().Errors) })
+	m.CounterFunc("munin_embed_vectors_total", "Vectors computed and stored.", "", "", func() float64 { return float64(w.Stats().Embedded) })
+	m.CounterFunc("munin_embed_skipped_total", "Entries the embedding endpoint refused for good (4xx), skipped until they change.", "", "", func() float64 { return float64(w.Stats().Skipped) })
+}
+
+// notifyingIndex is the search index as the service sees it when embeddings
+// are on: every queued refresh (one per committed write) also wakes the
+// embedding worker of the write's workspace, which never blocks.
+type notifyingIndex struct {
+	*search.Registry
+	w *embed.Worker
+}
+
+// Queue queues the index refresh, then wakes the worker.
+func (n notifyingIndex) Queue(ref memory.ProjectRef, slug string) error {
+	err := n.Registry.Queue(ref, slug)
+	n.w.Written(ref, slug)
+	return err
+}
+
+// backlogTTL is how long a project's counted backlog is shown again: the
+// count reads every entry of the project (about 0.1 s at 100,000 entries),
+// too much for every page view.
+const backlogTTL = 5 * time.Second
+
+// embedBacklog is the service's EmbedBacklog with embeddings on.
+func embedBacklog(st *store.Store, model string) func(context.Context, memory.ProjectRef) (int, error) {
+	type counted struct {
+		n  int
+		at time.Time
+	}
+	var cache sync.Map // memory.ProjectRef -> counted
+	return func(ctx context.Context, ref memory.ProjectRef) (int, error) {
+		if c, ok := cache.Load(ref); ok && time.Since(c.(counted).at) < backlogTTL {
+			return c.(counted).n, nil
+		}
+		n, err := st.VectorBacklog(ctx, ref, model)
+		if err == nil {
+			cache.Store(ref, counted{n: n, at: time.Now()})
+		}
+		return n, err
+	}
+}

@@ -1,0 +1,72 @@
+package portable
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"munin/internal/embed"
+	"munin/internal/memory"
+	"munin/internal/store"
+)
+
+// EmbedResult is what FillEmbeddings did for one project.
+type EmbedResult struct {
+	Ref memory.ProjectRef
+	// Missing is the count of live entries without a vector before the
+	// fill; Embedded the vectors computed and stored; Left those still
+	// missing after it (refused by the endpoint).
+	Missing, Embedded, Left int
+	Duration                time.Duration
+}
+
+// FillEmbeddings computes the missing vectors of each project in refs (every
+// project when refs is empty) with emb, in batches, with a progress bar per
+// project on w — what the server's worker does in the background, done now
+// and offline (munin reindex --embeddings). A batch the endpoint fails three
+// times in a row ends it with the error; what was stored stays.
+func FillEmbeddings(ctx context.Context, st *store.Store, emb embed.Embedder, refs []memory.ProjectRef, w io.Writer) ([]EmbedResult, error) {
+	if len(refs) == 0 {
+		ps, err := st.ListProjects(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			refs = append(refs, p.Ref)
+		}
+	}
+	worker := embed.NewWorker(st, emb, embed.Options{})
+	defer worker.Close()
+	var out []EmbedResult
+	for _, ref := range refs {
+		res := EmbedResult{Ref: ref}
+		missing, err := st.VectorBacklog(ctx, ref, emb.Model())
+		if err != nil {
+			return out, fmt.Errorf("embed %s: %w", ref, err)
+		}
+		res.Missing = missing
+		bar := progressbar.NewOptions(missing,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(ref.String()+" vectors"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+		)
+		start := time.Now()
+		res.Embedded, err = worker.FillProject(ctx, ref, func(n int) { _ = bar.Add(n) })
+		res.Duration = time.Since(start)
+		_ = bar.Finish()
+		if err != nil {
+			return append(out, res), fmt.Errorf("embed %s: %w", ref, err)
+		}
+		if res.Left, err = st.VectorBacklog(ctx, ref, emb.Model()); err != nil {
+			return append(out, res), fmt.Errorf("embed %s: %w", ref, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
