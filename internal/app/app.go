@@ -78,8 +78,11 @@ type Config struct {
 	// default) nothing is embedded and nothing is called.
 	EmbedURL, EmbedModel, EmbedKey string
 	// OnVectorsStored, when set, is told every batch of vectors the
-	// embedding worker stored.
+	// embedding worker stored (besides the search index, which always is).
 	OnVectorsStored func([]memory.Vector)
+	// RecallExact switches recall's compound and typo tiers off: only the
+	// words as written (and their forms) are searched.
+	RecallExact bool
 }
 
 // maxContentLimit leaves room in the capped request body for the JSON
@@ -175,11 +178,16 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.DataDir, err), lock.Unlock())
 	}
-	reg := search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait})
+	// The worker tells the registry each batch it stored, so a loaded
+	// project's vectors follow; reg is set before the worker starts.
+	var reg *search.Registry
+	cfg.OnVectorsStored = chainStored(cfg.OnVectorsStored, func(vs []memory.Vector) { reg.OnStored(vs) })
 	embedder, worker, err := openEmbedding(cfg, st)
 	if err != nil {
-		return nil, errors.Join(err, reg.Close(), st.Close(), lock.Unlock())
+		return nil, errors.Join(err, st.Close(), lock.Unlock())
 	}
+	reg = search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait,
+		NoCompounds: cfg.RecallExact, NoTypos: cfg.RecallExact, Meaning: meaningOptions(embedder, st, m)})
 	var index service.Index = reg
 	var backlog func(context.Context, memory.ProjectRef) (int, error)
 	if worker != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"munin/internal/embed"
@@ -28,6 +29,26 @@ func openEmbedding(cfg Config, st *store.Store) (*embed.Client, *embed.Worker, e
 	}
 	w := embed.NewWorker(st, c, embed.Options{Logger: cfg.Logger.With("component", "embed"), OnStored: cfg.OnVectorsStored})
 	return c, w, nil
+}
+
+// meaningOptions switch recall's meaning path on when embeddings are: the
+// client embeds queries, the store holds the vectors, and every recall that
+// falls back to words alone is counted.
+func meaningOptions(c *embed.Client, st *store.Store, m *metrics.Metrics) search.MeaningOptions {
+	if c == nil {
+		return search.MeaningOptions{} // an untyped nil Embedder: meaning off
+	}
+	var failures atomic.Int64
+	m.CounterFunc("munin_recall_meaning_failures_total", "Recalls that answered by words alone because the meaning path failed (query embedding, vectors).", "", "", func() float64 { return float64(failures.Load()) })
+	return search.MeaningOptions{Embedder: c, Vectors: st, OnFailure: func() { failures.Add(1) }}
+}
+
+// chainStored calls both functions with each stored batch (first may be nil).
+func chainStored(first, then func([]memory.Vector)) func([]memory.Vector) {
+	if first == nil {
+		return then
+	}
+	return func(vs []memory.Vector) { first(vs); then(vs) }
 }
 
 // registerEmbedMetrics exposes the worker's counters and backlog.

@@ -40,6 +40,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.MaxSessionsPerKey, "max-sessions-per-key", mcpserver.DefaultMaxSessionsPerKey, "live MCP sessions per key; one more ends the key's least recently used (env MUNIN_MAX_SESSIONS_PER_KEY)")
 	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", mcpserver.DefaultMaxStreamsPerKey, "open GET /mcp streams per key; the excess gets 429 (env MUNIN_MAX_STREAMS_PER_KEY)")
 	fs.BoolVar(&cfg.SearchLogOff, "search-log-off", false, "do not write the search log (env MUNIN_SEARCH_LOG_OFF)")
+	fs.BoolVar(&cfg.RecallExact, "recall-exact", false, "recall searches the words as written only: no compound or typo tiers (env MUNIN_RECALL_EXACT)")
 	fs.IntVar(&cfg.SearchLogDays, "search-log-days", service.DefaultSearchLogDays, "keep search-log rows this many days (env MUNIN_SEARCH_LOG_DAYS; -1: forever)")
 	fs.IntVar(&cfg.SearchLogRows, "search-log-rows", service.DefaultSearchLogRows, "keep this many newest search-log rows per project (env MUNIN_SEARCH_LOG_ROWS; -1: no limit)")
 	fs.Float64Var(&cfg.RecallRate, "recall-rate", service.DefaultRecallRate, "recalls per second one key may make (env MUNIN_RECALL_RATE; -1: no limit)")
