@@ -25,5 +25,6 @@ var (
 	lastProfil        = flag.String("last.profil", "", "CPU-Profil der Lastphase von Aufbau 1 in diese Datei")
 	lastProtokoll     = flag.String("last.protokoll", "", "MCP-Version der Agenten: leer = 2025-11-25 (mit Sitzungen), 2026-07-28 = ohne Sitzungen")
 	lastZulassung     = flag.Int("last.zulassung", -1, "Zulassungsgrenze des Servers (--max-inflight): -1 aus, 0 Serverstandard, N Anfragen gleichzeitig")
+	lastGenau         = flag.Bool("last.genau", false, "recall nur nach den Wörtern wie geschrieben: ohne Komposita und Tippfehler (Server --recall-exact)")
 	lastEinbettung    = flag.Duration("last.einbettung", 0, "Einbettungen an: startet einen Test-Endpunkt, der nach dieser Zeit antwortet (0: aus)")
 )

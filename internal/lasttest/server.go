@@ -52,6 +52,7 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		RatePerKey:        -1,
 		MaxInFlightPerKey: -1,
 		SearchLogOff:      searchLogOff,
+		RecallExact:       *lastGenau,
 		Synchronous:       *lastSynchronous,
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
