@@ -110,14 +110,21 @@ func TestEmbeddingsRememberDoesNotWait(t *testing.T) {
 	for i := range 20 {
 		remember(t, a, c, fmt.Sprintf("e%02d", i))
 	}
-	res, err := a.Svc.Recall(context.Background(), c, service.RecallRequest{Query: "e07"})
-	if err != nil || len(res.Hits) == 0 {
-		t.Fatalf("recall while the endpoint hangs: %+v, %v", res, err)
-	}
 	select {
 	case <-ep.Blocked():
 		t.Fatal("a second call while the first hangs") // one worker per workspace, one call at a time
 	default:
+	}
+	// The recall's query embedding hangs too: recall answers by words once
+	// its meaning wait is over.
+	res, err := a.Svc.Recall(context.Background(), c, service.RecallRequest{Query: "e07"})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatalf("recall while the endpoint hangs: %+v, %v", res, err)
+	}
+	for _, h := range res.Hits {
+		if h.Match != memory.MatchWords {
+			t.Fatalf("hit %s says %q while the endpoint hangs, want words", h.Slug, h.Match)
+		}
 	}
 	sum, err := a.Svc.Project(context.Background(), c, service.DefaultProject)
 	if err != nil || !sum.Embeddings || sum.EmbedBacklog != 21 {
