@@ -110,8 +110,8 @@ func TestRecallFusion(t *testing.T) {
 	if meaning == nil {
 		t.Skip("no meaning path")
 	}
-	if testing.Short() {
-		t.Skip("measures many setups; not with -short")
+	if testing.Short() || raceEnabled {
+		t.Skip("measures many setups; not with -short or -race")
 	}
 	notes, qs := loadNotes(t), loadQueries(t)
 	words := measure(t, wordsOnly, notes, qs)
