@@ -6,5 +6,8 @@
 //
 //	go test -run TestRecallQuality -v ./internal/search/...
 //
-// and prints hit@1, hit@5 and MRR per kind.
+// and prints hit@1, hit@5 and MRR per kind, by words alone and with the
+// meaning path on. The meaning path embeds with a stand-in
+// (conceptEmbedder): a hand-made concept table for this corpus, not a
+// model. TestRecallFusion compares settings of the fusion.
 package quality

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"munin/internal/search"
 )
 
 // vectorRanker ranks the corpus by the stand-in embedder alone: every note
@@ -66,33 +68,9 @@ func (vr *vectorRanker) score(qs []query, kind string) score {
 	return sc
 }
 
-// rrf fuses ranked lists by reciprocal rank: each slug scores the sum of
-// 1/(k+rank) over the lists it is in; ties by first appearance.
-func rrf(k float64, lists ...[]string) []string {
-	score := map[string]float64{}
-	var order []string
-	for _, l := range lists {
-		for i, s := range l {
-			if _, seen := score[s]; !seen {
-				order = append(order, s)
-			}
-			score[s] += 1 / (k + float64(i+1))
-		}
-	}
-	slices.SortStableFunc(order, func(a, b string) int {
-		switch {
-		case score[a] > score[b]:
-			return -1
-		case score[a] < score[b]:
-			return 1
-		}
-		return 0
-	})
-	return order[:min(recallLimit, len(order))]
-}
-
 // tiered keeps the keyword hits first and appends the vector hits not
-// among them: meaning can add hits but never displace a keyword hit.
+// among them: meaning can add hits but never displace a keyword hit. Search
+// does not fuse so; TestRecallFusion measures it offline beside RRF.
 func tiered(keyword, vector []string) []string {
 	out := slices.Clone(keyword)
 	for _, s := range vector {
@@ -103,59 +81,83 @@ func tiered(keyword, vector []string) []string {
 	return out[:min(recallLimit, len(out))]
 }
 
-// fusionPreview is printed while search has no meaning path: the keyword
-// hits recall gave for every query, fused offline with the stand-in's
-// vector ranking by reciprocal-rank fusion (k=60) and by tiers. It shows
-// what fusion may cost the keyword kinds and gain for paraphrases, before
-// it is built; the stand-in is no model, so the numbers are a preview of
-// the method on this corpus, not of a real meaning path.
-func fusionPreview(t testing.TB, s *stack, qs []query, keyword map[int][]string, vr *vectorRanker) string {
-	t.Helper()
-	methods := []struct {
-		name string
-		fuse func(kw, vec []string) []string
-	}{
-		{"keywords", func(kw, _ []string) []string { return kw }},
-		{"RRF k=60", func(kw, vec []string) []string { return rrf(60, kw, vec) }},
-		{"tiered", tiered},
+// fusionSetups are the settings of reciprocal-rank fusion TestRecallFusion
+// compares: its k (search.DefaultRRFK 60 against smaller ones, which let
+// the first ranks of one path weigh more), the depth each path gives
+// (search.DefaultFuseDepth 20 against 50, and 10, the recall's limit), and
+// a least cosine similarity for a meaning hit (on the stand-in's scale,
+// which is no real model's).
+var fusionSetups = func() []setup {
+	var out []setup
+	for _, depth := range []int{search.DefaultFuseDepth, 50, recallLimit} {
+		for _, k := range []int{search.DefaultRRFK, 20, 10} {
+			out = append(out, setup{name: fmt.Sprintf("RRF k=%d d=%d", k, depth), meaning: true, rrfK: k, fuseDepth: depth})
+		}
 	}
+	for _, sim := range []float32{0.2, 0.3, 0.4, 0.5} {
+		out = append(out, setup{name: fmt.Sprintf("RRF k=60 d=20 s>%.1f", sim), meaning: true, minSim: sim})
+	}
+	return out
+}()
+
+// TestRecallFusion measures the fusion alternatives on the benchmark: recall
+// by words alone, recall with meaning under each of fusionSetups, and,
+// offline, the keyword hits with the stand-in's vector ranking appended
+// (tiered). It prints hit@1/hit@5/MRR per kind and fails if a setting finds
+// paraphrases no better than words alone: then meaning adds nothing. The
+// stand-in is no model; the comparison is of the fusion on this corpus.
+func TestRecallFusion(t *testing.T) {
+	if meaning == nil {
+		t.Skip("no meaning path")
+	}
+	if testing.Short() || raceEnabled {
+		t.Skip("measures many setups; not with -short or -race")
+	}
+	notes, qs := loadNotes(t), loadQueries(t)
+	words := measure(t, wordsOnly, notes, qs)
+	vr := newVectorRanker(notes, conceptEmbedder{})
+	type column struct {
+		name   string
+		scores map[string]*score
+	}
+	cols := []column{{wordsOnly.name, words.scores}}
+	tiers := map[string]*score{}
+	for _, k := range kinds {
+		tiers[k] = &score{}
+	}
+	for _, q := range qs {
+		tiers[q.kind].add(rankOf(tiered(words.got[q.line], vr.rank(q.text)), q.want))
+	}
+	for _, su := range fusionSetups {
+		r := measure(t, su, notes, qs)
+		cols = append(cols, column{su.name, r.scores})
+		if r.scores[kindParaphrase].rr <= words.scores[kindParaphrase].rr {
+			t.Errorf("%s: paraphrase %s, words alone %s: meaning adds nothing", su.name,
+				r.scores[kindParaphrase].text(), words.scores[kindParaphrase].text())
+		}
+	}
+	cols = append(cols, column{"tiered (offline)", tiers})
+
 	var b strings.Builder
-	fmt.Fprintf(&b, "fusion preview (keyword hits of recall + the stand-in's vector ranking, fused offline), hit@1/hit@5/MRR:\n")
-	fmt.Fprintf(&b, "  %-16s", "kind")
-	for _, m := range methods {
-		fmt.Fprintf(&b, " %-18s", m.name)
+	b.WriteString("fusion settings, hit@1/hit@5/MRR per kind (stand-in embedder; d: FuseDepth, s: MinSimilarity):\n")
+	fmt.Fprintf(&b, "  %-22s", "setting")
+	for _, k := range kinds {
+		fmt.Fprintf(&b, " %-15s", k)
 	}
 	b.WriteString("\n")
-	for _, k := range kinds {
-		fmt.Fprintf(&b, "  %-16s", k)
-		for _, m := range methods {
-			var sc score
-			for _, q := range qs {
-				if q.kind != k {
-					continue
-				}
-				kw, ok := keyword[q.line]
-				if !ok {
-					kw = s.recall(t, q.text) // a meaning-only kind was not recalled above
-				}
-				sc.add(rankOf(m.fuse(kw, vr.rank(q.text)), q.want))
-			}
-			h1, h5, mrr := sc.values()
-			fmt.Fprintf(&b, " %.2f/%.2f/%.2f     ", h1, h5, mrr)
+	for _, c := range cols {
+		fmt.Fprintf(&b, "  %-22s", c.name)
+		for _, k := range kinds {
+			fmt.Fprintf(&b, " %-15s", c.scores[k].text())
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	t.Log("\n" + b.String())
 }
 
-// TestFusion pins the two fusions of the preview: RRF ranks a slug found
-// by both lists above slugs found by one, and tiers never move a keyword
-// hit down.
+// TestFusion pins the offline tiering: it never moves a keyword hit down.
 func TestFusion(t *testing.T) {
 	kw, vec := []string{"a", "b", "c"}, []string{"d", "c", "a"}
-	if got := rrf(60, kw, vec); !slices.Equal(got[:2], []string{"a", "c"}) {
-		t.Errorf("rrf = %v, want a and c first", got)
-	}
 	if got := tiered(kw, vec); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
 		t.Errorf("tiered = %v, want a b c d", got)
 	}

@@ -23,13 +23,13 @@ const recallLimit = 10
 // floor is the least a kind must score; the benchmark fails below it.
 type floor struct{ hit1, hit5, mrr float64 }
 
-// floors per kind, set just below what recall measured on 2026-12-01 with
-// compounds and typos (forms 0.82/1.00/0.90, compound-split 0.95/0.95/0.95,
-// compound-join 0.33/0.93/0.53, typo 1/1/1, acronym 1/1/1; keyword recall
-// before them: AUSBAUSTUFEN.md, Stufe 6). Raise them when recall gets
-// better; never lower one to let a change pass. A kind without a floor
-// (paraphrase, until the meaning path is measured) is printed but never
-// fails.
+// floors per kind for recall by words alone (meaning off), set just below
+// what recall measured on 2026-12-01 with compounds and typos (forms
+// 0.82/1.00/0.90, compound-split 0.95/0.95/0.95, compound-join
+// 0.33/0.93/0.53, typo 1/1/1, acronym 1/1/1; keyword recall before them:
+// AUSBAUSTUFEN.md, Stufe 6). Raise them when recall gets better; never
+// lower one to let a change pass. Paraphrases have no floor here: words
+// alone are not meant to find them.
 var floors = map[string]floor{
 	kindForms:   {hit1: 0.80, hit5: 0.95, mrr: 0.88},
 	kindSplit:   {hit1: 0.90, hit5: 0.90, mrr: 0.90},
@@ -37,10 +37,6 @@ var floors = map[string]floor{
 	kindTypo:    {hit1: 0.95, hit5: 0.95, mrr: 0.95},
 	kindAcronym: {hit1: 0.93, hit5: 0.93, mrr: 0.93},
 }
-
-// meaningOnly are the kinds only a meaning path can find: without one they
-// are listed as not measured and their floors do not apply.
-var meaningOnly = map[string]bool{kindParaphrase: true}
 
 // queryEmbedder is what a meaning path asks for a query's vector: the
 // method set of conceptEmbedder and of an OpenAI-compatible client.
@@ -52,18 +48,33 @@ type queryEmbedder interface {
 // meaningHook switches the meaning path on for the benchmark's stack.
 type meaningHook struct {
 	// options returns the registry's options with meaning search on,
-	// embedding queries with emb.
-	options func(t testing.TB, emb queryEmbedder) search.Options
+	// embedding queries with emb and reading the vectors from st.
+	options func(t testing.TB, emb queryEmbedder, st *store.Store) search.Options
 	// ready returns once every stored note has its vector (for instance by
 	// storing emb's vectors, or by waiting until the embedding backlog of
 	// ref is empty).
 	ready func(t testing.TB, s *stack, emb queryEmbedder)
 }
 
-// meaning is nil while search has no meaning path: paraphrases are then
-// "not measured". The meaning path sets it (in a file of this package)
-// with the stand-in embedder, conceptEmbedder.
+// meaning is set by meaning_test.go, with the stand-in embedder
+// conceptEmbedder; while it is nil the benchmark measures words alone.
 var meaning *meaningHook
+
+// setup is one configuration of recall the benchmark measures.
+type setup struct {
+	name    string
+	meaning bool // the meaning path on (needs the hook)
+	// rrfK, fuseDepth and minSim override MeaningOptions.RRFK, FuseDepth
+	// and MinSimilarity when not zero (the search defaults otherwise).
+	rrfK, fuseDepth int
+	minSim          float32
+}
+
+// wordsOnly and withMeaning are the two setups of TestRecallQuality.
+var (
+	wordsOnly   = setup{name: "words only"}
+	withMeaning = setup{name: "words + meaning", meaning: true}
+)
 
 // stack is the real server below the transports: SQLite files in a temp
 // dir, the bleve registry, the service; one project, one agent.
@@ -75,11 +86,24 @@ type stack struct {
 	caller memory.Caller
 }
 
-func newStack(t testing.TB, opts search.Options) *stack {
+func newStack(t testing.TB, su setup, emb queryEmbedder) *stack {
 	t.Helper()
 	st, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var opts search.Options
+	if su.meaning {
+		opts = meaning.options(t, emb, st)
+		if su.rrfK != 0 {
+			opts.Meaning.RRFK = su.rrfK
+		}
+		if su.fuseDepth != 0 {
+			opts.Meaning.FuseDepth = su.fuseDepth
+		}
+		if su.minSim != 0 {
+			opts.Meaning.MinSimilarity = su.minSim
+		}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -163,6 +187,17 @@ func (s score) values() (hit1, hit5, mrr float64) {
 	return float64(s.hit1) / n, float64(s.hit5) / n, s.rr / n
 }
 
+// text is "hit@1/hit@5/MRR".
+func (s score) text() string {
+	h1, h5, mrr := s.values()
+	return fmt.Sprintf("%.2f/%.2f/%.2f", h1, h5, mrr)
+}
+
+// merge adds o's queries to s.
+func (s *score) merge(o score) {
+	s.n, s.hit1, s.hit5, s.rr = s.n+o.n, s.hit1+o.hit1, s.hit5+o.hit5, s.rr+o.rr
+}
+
 // rankOf is the 1-based rank of the first slug of got that is in want, 0 if none is.
 func rankOf(got, want []string) int {
 	for i, g := range got {
@@ -173,82 +208,151 @@ func rankOf(got, want []string) int {
 	return 0
 }
 
-// TestRecallQuality runs every query of testdata/queries.tsv through recall
-// over the corpus of testdata/notes and prints, per kind of query, hit@1
-// (the wanted note is the first hit), hit@5 and the mean reciprocal rank
-// over the first recallLimit hits. It fails when a measured kind scores
-// below its floor. With -v it also lists every query whose note was not
-// the first hit.
-func TestRecallQuality(t *testing.T) {
-	notes, qs := loadNotes(t), loadQueries(t)
+// result is what one setup answered for every query.
+type result struct {
+	got    map[int][]string // hits per query line
+	rank   map[int]int      // rank of the first wanted hit per query line
+	scores map[string]*score
+}
+
+// measure loads the corpus into a new stack of setup su, waits for its
+// vectors if meaning is on, and recalls every query.
+func measure(t testing.TB, su setup, notes []note, qs []query) result {
+	t.Helper()
 	emb := conceptEmbedder{}
-	var opts search.Options
-	if meaning != nil {
-		opts = meaning.options(t, emb)
-	}
-	s := newStack(t, opts)
+	s := newStack(t, su, emb)
 	s.load(t, notes)
-	if meaning != nil {
+	if su.meaning {
 		meaning.ready(t, s, emb)
 	}
-
-	scores := map[string]*score{}
+	r := result{got: map[int][]string{}, rank: map[int]int{}, scores: map[string]*score{}}
 	for _, k := range kinds {
-		scores[k] = &score{}
+		r.scores[k] = &score{}
 	}
-	var misses strings.Builder
-	keyword := map[int][]string{} // keyword hits per query line, for the fusion preview
 	for _, q := range qs {
-		if meaningOnly[q.kind] && meaning == nil {
+		got := s.recall(t, q.text)
+		r.got[q.line], r.rank[q.line] = got, rankOf(got, q.want)
+		r.scores[q.kind].add(r.rank[q.line])
+	}
+	return r
+}
+
+// check compares sc with kind's floor in fl, reports a shortfall as an
+// error, and returns the floor's text for the table.
+func check(t testing.TB, su setup, fl map[string]floor, kind string, sc score) string {
+	f, ok := fl[kind]
+	if !ok {
+		return "none"
+	}
+	text := fmt.Sprintf("%.2f/%.2f/%.2f", f.hit1, f.hit5, f.mrr)
+	if h1, h5, mrr := sc.values(); h1 < f.hit1 || h5 < f.hit5 || mrr < f.mrr {
+		t.Errorf("%s, %s: hit@1 %.2f, hit@5 %.2f, MRR %.2f; floors %s", su.name, kind, h1, h5, mrr, text)
+		text += " BELOW"
+	}
+	return text
+}
+
+// TestRecallQuality runs every query of testdata/queries.tsv through recall
+// over the corpus of testdata/notes, once by words alone and once with the
+// meaning path on (the stand-in embedder, vectors stored by the embedding
+// pipeline), and prints side by side, per kind of query, hit@1 (the wanted
+// note is the first hit), hit@5 and the mean reciprocal rank over the first
+// recallLimit hits. It fails when a kind scores below its floor in either
+// run. With -v it also lists the queries of word kinds that fusion ranks
+// worse than words alone, and every query whose note was not the first hit.
+func TestRecallQuality(t *testing.T) {
+	notes, qs := loadNotes(t), loadQueries(t)
+	words := measure(t, wordsOnly, notes, qs)
+	var sense *result
+	if meaning != nil {
+		r := measure(t, withMeaning, notes, qs)
+		sense = &r
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "recall quality: %d notes, %d queries, first %d hits; hit@1/hit@5/MRR (floor)\n", len(notes), len(qs), recallLimit)
+	fmt.Fprintf(&b, "  %-18s %4s   %-32s %s\n", "kind", "n", wordsOnly.name, withMeaning.name+" (stand-in embedder)")
+	var wordKinds, all [2]score
+	for _, k := range kinds {
+		ws := *words.scores[k]
+		fmt.Fprintf(&b, "  %-18s %4d   %-32s", k, ws.n, ws.text()+" ("+check(t, wordsOnly, floors, k, ws)+")")
+		all[0].merge(ws)
+		if k != kindParaphrase {
+			wordKinds[0].merge(ws)
+		}
+		if sense == nil {
+			b.WriteString("not measured: meaning path off\n")
 			continue
 		}
-		got := s.recall(t, q.text)
-		keyword[q.line] = got
-		rank := rankOf(got, q.want)
-		scores[q.kind].add(rank)
-		if rank != 1 {
+		ms := *sense.scores[k]
+		fmt.Fprintf(&b, "%s (%s)\n", ms.text(), check(t, withMeaning, meaningFloors, k, ms))
+		all[1].merge(ms)
+		if k != kindParaphrase {
+			wordKinds[1].merge(ms)
+		}
+	}
+	for _, tot := range []struct {
+		name string
+		sc   [2]score
+	}{{"all but paraphrase", wordKinds}, {"all", all}} {
+		fmt.Fprintf(&b, "  %-18s %4d   %-32s %s\n", tot.name, tot.sc[0].n, tot.sc[0].text(), tot.sc[1].text())
+	}
+	alone := newVectorRanker(notes, conceptEmbedder{}).score(qs, kindParaphrase)
+	fmt.Fprintf(&b, "  paraphrase by the stand-in's cosine alone, no keywords: %s (what the vectors allow)\n", alone.text())
+	t.Log("\n" + b.String())
+
+	if sense != nil {
+		t.Log("\n" + changes(qs, words, *sense))
+	}
+	final, name := words, wordsOnly.name
+	if sense != nil {
+		final, name = *sense, withMeaning.name
+	}
+	var misses strings.Builder
+	for _, q := range qs {
+		if rank := final.rank[q.line]; rank != 1 {
+			got := final.got[q.line]
 			fmt.Fprintf(&misses, "  %-14s rank %-2s %-45q want %s, got %s\n", q.kind, rankText(rank), q.text,
 				strings.Join(q.want, " "), strings.Join(got[:min(3, len(got))], " "))
 		}
 	}
-	vr := newVectorRanker(notes, emb)
+	if misses.Len() > 0 {
+		t.Logf("queries whose note was not the first hit (%s):\n%s", name, misses.String())
+	}
+}
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "recall quality: %d notes, %d queries, first %d hits\n", len(notes), len(qs), recallLimit)
-	fmt.Fprintf(&b, "  %-30s %4s %7s %7s %7s   %s\n", "kind", "n", "hit@1", "hit@5", "MRR", "floor hit@1/hit@5/MRR")
-	var total score
-	for _, k := range kinds {
-		sc := scores[k]
-		f, hasFloor := floors[k]
-		if meaningOnly[k] && meaning == nil {
-			fmt.Fprintf(&b, "  %-30s %4d   not measured: meaning path off\n", k, countKind(qs, k))
+// changes lists the queries of word kinds whose wanted note the fusion
+// ranks worse than words alone (what meaning costs) and counts those it
+// ranks better.
+func changes(qs []query, words, sense result) string {
+	var worse strings.Builder
+	better := 0
+	for _, q := range qs {
+		if q.kind == kindParaphrase {
 			continue
 		}
-		h1, h5, mrr := sc.values()
-		floorText := "none"
-		if hasFloor {
-			floorText = fmt.Sprintf("%.2f/%.2f/%.2f", f.hit1, f.hit5, f.mrr)
-			if h1 < f.hit1 || h5 < f.hit5 || mrr < f.mrr {
-				t.Errorf("%s: hit@1 %.2f, hit@5 %.2f, MRR %.2f; floors %s", k, h1, h5, mrr, floorText)
-				floorText += "  BELOW"
-			}
+		w, m := rankOrMiss(words.rank[q.line]), rankOrMiss(sense.rank[q.line])
+		switch {
+		case m > w:
+			got := sense.got[q.line]
+			fmt.Fprintf(&worse, "  %-14s rank %s -> %s  %-40q want %s, got %s\n", q.kind, rankText(words.rank[q.line]),
+				rankText(sense.rank[q.line]), q.text, strings.Join(q.want, " "), strings.Join(got[:min(3, len(got))], " "))
+		case m < w:
+			better++
 		}
-		fmt.Fprintf(&b, "  %-30s %4d %7.2f %7.2f %7.2f   %s\n", k, sc.n, h1, h5, mrr, floorText)
-		total.n, total.hit1, total.hit5, total.rr = total.n+sc.n, total.hit1+sc.hit1, total.hit5+sc.hit5, total.rr+sc.rr
 	}
-	h1, h5, mrr := total.values()
-	fmt.Fprintf(&b, "  %-30s %4d %7.2f %7.2f %7.2f\n", "all measured", total.n, h1, h5, mrr)
-	alone := vr.score(qs, kindParaphrase)
-	h1, h5, mrr = alone.values()
-	fmt.Fprintf(&b, "  %-30s %4d %7.2f %7.2f %7.2f   (cosine over the corpus, no index: what the vectors allow)\n",
-		"paraphrase, stand-in alone", alone.n, h1, h5, mrr)
-	t.Log("\n" + b.String())
-	if meaning == nil {
-		t.Log("\n" + fusionPreview(t, s, qs, keyword, vr))
+	if worse.Len() == 0 {
+		return fmt.Sprintf("fusion ranks no query of a word kind worse than words alone, %d better", better)
 	}
-	if misses.Len() > 0 {
-		t.Log("queries whose note was not the first hit:\n" + misses.String())
+	return fmt.Sprintf("queries of word kinds that fusion ranks worse than words alone (%d others better):\n%s", better, worse.String())
+}
+
+// rankOrMiss orders "not among the hits" (0) after every rank.
+func rankOrMiss(rank int) int {
+	if rank == 0 {
+		return recallLimit + 1
 	}
+	return rank
 }
 
 func rankText(rank int) string {
@@ -256,16 +360,6 @@ func rankText(rank int) string {
 		return "-"
 	}
 	return fmt.Sprint(rank)
-}
-
-func countKind(qs []query, kind string) int {
-	n := 0
-	for _, q := range qs {
-		if q.kind == kind {
-			n++
-		}
-	}
-	return n
 }
 
 // TestScore pins the arithmetic of the table: ranks 1, 3 and none give

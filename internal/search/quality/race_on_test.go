@@ -1,0 +1,8 @@
+//go:build race
+
+package quality
+
+// raceEnabled: the race detector slows indexing ~5-10x; TestRecallFusion,
+// a measurement of fourteen recall setups that claims nothing about concurrency,
+// skips under it (TestRecallQuality still runs both paths with it).
+const raceEnabled = true
