@@ -21,8 +21,11 @@ import (
 // by (k+1)/2: 1 for a hit ranked first on both paths, 0.5 for one ranked
 // first on one path only; it orders the hits of one answer, nothing more.
 
-// fusedHit is one candidate of the fusion.
+// fusedHit is one candidate of the fusion. A keyword candidate holds its
+// match and is read from the Source only if it makes the answer; a
+// meaning-only candidate was read to check it is live and holds its hit.
 type fusedHit struct {
+	m            *match
 	hit          memory.Hit
 	words, sense int // 1-based rank on each path, 0 if not found there
 	score        float64
@@ -39,7 +42,7 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 	depth := max(limit, m.opts.FuseDepth)
 	wq := q
 	wq.Limit = depth
-	words, err := r.searchWords(ctx, refs, wq)
+	rc, words, err := r.rankWords(ctx, refs, wq)
 	if err != nil {
 		return nil, err // invalid queries and unavailable indexes answer as without meaning
 	}
@@ -49,10 +52,10 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 			return nil, fmt.Errorf("search: %w", ctxErr)
 		}
 		m.fail("recall answers by words only", err)
-		return words[:min(len(words), limit)], nil
 	}
-	if len(near) == 0 {
-		return words[:min(len(words), limit)], nil // nothing to fuse: the keyword answer as it is
+	if err != nil || len(near) == 0 {
+		// Nothing to fuse: the keyword answer as it is.
+		return r.hitsFrom(ctx, rc.text, words[:min(len(words), limit)])
 	}
 	cands, err := r.fuseCandidates(ctx, words, near, q)
 	if err != nil {
@@ -82,9 +85,30 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(rankOrLast(a.words), rankOrLast(b.words)),
 			cmp.Compare(rankOrLast(a.sense), rankOrLast(b.sense)))
 	})
-	out := make([]memory.Hit, 0, min(len(cands), limit))
-	for _, c := range cands[:min(len(cands), limit)] {
-		out = append(out, c.hit)
+	return r.readFused(ctx, rc.text, cands[:min(len(cands), limit)])
+}
+
+// readFused reads the keyword candidates that made the answer from the
+// Source, in one pass, and gives every hit its fused score and match.
+func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit) ([]memory.Hit, error) {
+	var ms []match
+	for _, c := range cands {
+		if c.m != nil {
+			ms = append(ms, *c.m)
+		}
+	}
+	read, err := r.hitsFrom(ctx, text, ms)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.Hit, 0, len(cands))
+	for _, c := range cands {
+		h := c.hit
+		if c.m != nil {
+			h, read = read[0], read[1:]
+		}
+		h.Score, h.Match = c.score, c.hit.Match
+		out = append(out, h)
 	}
 	return out, nil
 }
@@ -103,16 +127,16 @@ func rankOrLast(rank int) int {
 // (its vector may be of an older one: meaning lags), and it is left out if
 // it was forgotten, is gone, or lacks one of the query's tags. Meaning ranks
 // count only the hits kept.
-func (r *Registry) fuseCandidates(ctx context.Context, words []memory.Hit, near []vecHit, q memory.SearchQuery) ([]fusedHit, error) {
+func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vecHit, q memory.SearchQuery) ([]fusedHit, error) {
 	type key struct {
 		ref  memory.ProjectRef
 		slug string
 	}
 	cands := make([]fusedHit, 0, len(words)+len(near))
 	at := make(map[key]int, len(words))
-	for i, h := range words {
-		at[key{h.Project, h.Slug}] = len(cands)
-		cands = append(cands, fusedHit{hit: h, words: i + 1})
+	for i := range words {
+		at[key{words[i].ref, words[i].dm.ID}] = len(cands)
+		cands = append(cands, fusedHit{m: &words[i], words: i + 1})
 	}
 	var terms []map[string]bool // snippet marks, built on the first meaning-only hit
 	rank := 0

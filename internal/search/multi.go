@@ -43,32 +43,40 @@ func (r *Registry) SearchProjects(ctx context.Context, refs []memory.ProjectRef,
 
 // searchWords is SearchProjects by the keyword index alone.
 func (r *Registry) searchWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
-	rc, err := r.prepare(q)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkRefs(refs); err != nil {
-		return nil, err
-	}
-	if len(refs) == 1 {
-		return r.searchOne(ctx, refs[0], rc)
-	}
-	ps := make([]*project, len(refs))
-	for i, ref := range refs {
-		if ps[i], err = r.project(ref); err != nil {
-			return nil, err
-		}
-	}
-	idxs, release, err := r.readyAll(ctx, ps)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	ms, err := r.searchTiers(ctx, refs, idxs, rc)
+	rc, ms, err := r.rankWords(ctx, refs, q)
 	if err != nil {
 		return nil, err
 	}
 	return r.hitsFrom(ctx, rc.text, ms)
+}
+
+// rankWords is searchWords' ranking: the matches, best first, not yet read
+// from the Source (the fusion reads only the ones it keeps).
+func (r *Registry) rankWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) (recall, []match, error) {
+	rc, err := r.prepare(q)
+	if err != nil {
+		return recall{}, nil, err
+	}
+	if err := checkRefs(refs); err != nil {
+		return recall{}, nil, err
+	}
+	if len(refs) == 1 {
+		ms, err := r.rankOne(ctx, refs[0], rc)
+		return rc, ms, err
+	}
+	ps := make([]*project, len(refs))
+	for i, ref := range refs {
+		if ps[i], err = r.project(ref); err != nil {
+			return recall{}, nil, err
+		}
+	}
+	idxs, release, err := r.readyAll(ctx, ps)
+	if err != nil {
+		return recall{}, nil, err
+	}
+	defer release()
+	ms, err := r.searchTiers(ctx, refs, idxs, rc)
+	return rc, ms, err
 }
 
 // checkRefs refuses an empty, too long or repeating list of projects.

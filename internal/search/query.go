@@ -66,6 +66,15 @@ func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.S
 
 // searchOne is Search after the query was prepared.
 func (r *Registry) searchOne(ctx context.Context, ref memory.ProjectRef, rc recall) ([]memory.Hit, error) {
+	ms, err := r.rankOne(ctx, ref, rc)
+	if err != nil {
+		return nil, err
+	}
+	return r.hitsFrom(ctx, rc.text, ms)
+}
+
+// rankOne is searchOne's ranking: the matches, not yet read from the Source.
+func (r *Registry) rankOne(ctx context.Context, ref memory.ProjectRef, rc recall) ([]match, error) {
 	p, err := r.project(ref)
 	if err != nil {
 		return nil, err
@@ -77,12 +86,7 @@ func (r *Registry) searchOne(ctx context.Context, ref memory.ProjectRef, rc reca
 		return nil, err
 	}
 	defer release()
-
-	ms, err := r.searchTiers(ctx, []memory.ProjectRef{ref}, []bleve.Index{idx}, rc)
-	if err != nil {
-		return nil, err
-	}
-	return r.hitsFrom(ctx, rc.text, ms)
+	return r.searchTiers(ctx, []memory.ProjectRef{ref}, []bleve.Index{idx}, rc)
 }
 
 // recall is a validated, analyzed SearchQuery.
