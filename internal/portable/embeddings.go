@@ -29,14 +29,9 @@ type EmbedResult struct {
 // and offline (munin reindex --embeddings). A batch the endpoint fails three
 // times in a row ends it with the error; what was stored stays.
 func FillEmbeddings(ctx context.Context, st *store.Store, emb embed.Embedder, refs []memory.ProjectRef, w io.Writer) ([]EmbedResult, error) {
-	if len(refs) == 0 {
-		ps, err := st.ListProjects(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			refs = append(refs, p.Ref)
-		}
+	refs, err := orAllProjects(ctx, st, refs)
+	if err != nil {
+		return nil, err
 	}
 	worker := embed.NewWorker(st, emb, embed.Options{})
 	defer worker.Close()

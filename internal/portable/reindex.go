@@ -55,14 +55,9 @@ func (c *countingSource) ScanLatest(ctx context.Context, ref memory.ProjectRef, 
 // title. The index lives in this process only: a running server keeps its
 // own, built lazily at its first use of a project.
 func Reindex(ctx context.Context, st *store.Store, refs []memory.ProjectRef, w io.Writer) ([]ReindexResult, error) {
-	if len(refs) == 0 {
-		ps, err := st.ListProjects(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			refs = append(refs, p.Ref)
-		}
+	refs, err := orAllProjects(ctx, st, refs)
+	if err != nil {
+		return nil, err
 	}
 	var out []ReindexResult
 	for _, ref := range refs {
@@ -138,4 +133,19 @@ func hasSlug(hits []memory.Hit, slug string) bool {
 		}
 	}
 	return false
+}
+
+// orAllProjects is refs, or every project of st when refs is empty.
+func orAllProjects(ctx context.Context, st *store.Store, refs []memory.ProjectRef) ([]memory.ProjectRef, error) {
+	if len(refs) > 0 {
+		return refs, nil
+	}
+	ps, err := st.ListProjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		refs = append(refs, p.Ref)
+	}
+	return refs, nil
 }
