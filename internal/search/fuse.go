@@ -27,7 +27,8 @@ import (
 type fusedHit struct {
 	m            *match
 	hit          memory.Hit
-	words, sense int // 1-based rank on each path, 0 if not found there
+	content      string // a meaning-only candidate's content, for its snippet if it is kept
+	words, sense int    // 1-based rank on each path, 0 if not found there
 	score        float64
 }
 
@@ -102,10 +103,16 @@ func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit)
 		return nil, err
 	}
 	out := make([]memory.Hit, 0, len(cands))
+	var terms []map[string]bool // snippet marks, built on the first meaning-only hit
 	for _, c := range cands {
 		h := c.hit
 		if c.m != nil {
 			h, read = read[0], read[1:]
+		} else {
+			if terms == nil {
+				terms = r.queryTerms(text)
+			}
+			h.Snippet = snippet(c.content, r.matchSpans(c.content, terms))
 		}
 		h.Score, h.Match = c.score, c.hit.Match
 		out = append(out, h)
@@ -138,7 +145,6 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vec
 		at[key{words[i].ref, words[i].dm.ID}] = len(cands)
 		cands = append(cands, fusedHit{m: &words[i], words: i + 1})
 	}
-	var terms []map[string]bool // snippet marks, built on the first meaning-only hit
 	rank := 0
 	for _, n := range near {
 		if i, ok := at[key{n.ref, n.slug}]; ok {
@@ -163,14 +169,10 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vec
 		if !hasTags(v.Tags, q.Tags) {
 			continue
 		}
-		if terms == nil {
-			terms = r.queryTerms(q.Text)
-		}
 		rank++
-		cands = append(cands, fusedHit{sense: rank, hit: memory.Hit{
+		cands = append(cands, fusedHit{sense: rank, content: v.Content, hit: memory.Hit{
 			Project: n.ref, Slug: n.slug, Title: v.Title, Version: v.Version,
-			Snippet: snippet(v.Content, r.matchSpans(v.Content, terms)),
-			Tags:    append([]string{}, v.Tags...), UpdatedAt: v.CreatedAt,
+			Tags: append([]string{}, v.Tags...), UpdatedAt: v.CreatedAt,
 		}})
 	}
 	return cands, nil
