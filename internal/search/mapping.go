@@ -23,6 +23,12 @@ const (
 	fieldVersion  = "version"   // stored only: which version a hit reads
 )
 
+// indexFormat names the mapping and analysis an index on disk was built
+// with. Raise it with every change to newMapping, the analyzers (analyzers.go,
+// stems.go) or docFor: an index recording another format is rebuilt from the
+// database, never trusted.
+const indexFormat = 1
+
 // newMapping returns the static mapping shared by all project indexes. It is
 // read-only after construction, so sharing is safe. Nothing is dynamic and
 // nothing goes to the _all field: every field is named and weighed in query.go.
