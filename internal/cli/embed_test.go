@@ -12,7 +12,8 @@ import (
 )
 
 // reindex --embeddings fills the missing vectors of one project (or all),
-// with a progress bar, and a second run finds nothing to do.
+// with progress (plain lines, as the output is no terminal), and a second
+// run finds nothing to do.
 func TestReindexEmbeddings(t *testing.T) {
 	dir := newDataDir(t)
 	st, err := store.Open(dir, store.Options{})
@@ -40,7 +41,8 @@ func TestReindexEmbeddings(t *testing.T) {
 		t.Fatalf("without a URL: %v", err)
 	}
 	err, out := run(t, "reindex", "--embeddings", "--data", dir, "--embed-url", ep.URL, "--embed-model", "m", "w/p")
-	if err != nil || !strings.Contains(out, "w/p: 40 missing, 40 embedded with m") || !strings.Contains(out, "0 left") || !strings.Contains(out, "w/p vectors") {
+	if err != nil || !strings.Contains(out, "w/p: 40 missing, 40 embedded with m") || !strings.Contains(out, "0 left") ||
+		!strings.Contains(out, "w/p: 40/40 vectors (100%), done in") || strings.Contains(out, "\r") {
 		t.Fatalf("reindex --embeddings w/p: %v\n%s", err, out)
 	}
 	if ep.Texts() != 40 {

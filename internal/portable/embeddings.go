@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"munin/internal/embed"
 	"munin/internal/memory"
 	"munin/internal/store"
@@ -25,9 +23,10 @@ type EmbedResult struct {
 
 // FillEmbeddings computes the missing vectors of each project in refs (every
 // project when refs is empty) with emb, in batches, with a progress bar per
-// project on w — what the server's worker does in the background, done now
-// and offline (munin reindex --embeddings). A batch the endpoint fails three
-// times in a row ends it with the error; what was stored stays.
+// project on w (plain lines when w is not a terminal) — what the server's
+// worker does in the background, done now and offline (munin reindex
+// --embeddings). A batch the endpoint fails three times in a row ends it with
+// the error; what was stored stays.
 func FillEmbeddings(ctx context.Context, st *store.Store, emb embed.Embedder, refs []memory.ProjectRef, w io.Writer) ([]EmbedResult, error) {
 	refs, err := orAllProjects(ctx, st, refs)
 	if err != nil {
@@ -43,18 +42,11 @@ func FillEmbeddings(ctx context.Context, st *store.Store, emb embed.Embedder, re
 			return out, fmt.Errorf("embed %s: %w", ref, err)
 		}
 		res.Missing = missing
-		bar := progressbar.NewOptions(missing,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(ref.String()+" vectors"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
-		)
+		bar := newProgress(w, ref.String(), "vectors", missing)
 		start := time.Now()
-		res.Embedded, err = worker.FillProject(ctx, ref, func(n int) { _ = bar.Add(n) })
+		res.Embedded, err = worker.FillProject(ctx, ref, bar.add)
 		res.Duration = time.Since(start)
-		_ = bar.Finish()
+		bar.finish()
 		if err != nil {
 			return append(out, res), fmt.Errorf("embed %s: %w", ref, err)
 		}

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"munin/internal/memory"
 	"munin/internal/search"
 	"munin/internal/store"
@@ -77,20 +75,13 @@ func reindexOne(ctx context.Context, st *store.Store, ref memory.ProjectRef, w i
 		return res, err
 	}
 	res.Live = live
-	bar := progressbar.NewOptions(live,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(ref.String()),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
-	)
+	bar := newProgress(w, ref.String(), "entries", live)
 	var first *memory.Version
 	src := &countingSource{Store: st, onScan: func(v memory.Version) {
 		if first == nil {
 			first = &v
 		}
-		_ = bar.Add(1)
+		bar.add(1)
 	}}
 	reg := search.NewRegistry(src, search.Options{Logger: slog.New(slog.DiscardHandler)})
 	defer reg.Close()
@@ -101,7 +92,7 @@ func reindexOne(ctx context.Context, st *store.Store, ref memory.ProjectRef, w i
 		return res, err
 	}
 	res.Duration = time.Since(start)
-	_ = bar.Finish()
+	bar.finish()
 	res.Scanned = int(src.scanned.Load())
 	res.Docs = int(reg.Stats().Projects[ref].Docs)
 	if res.Docs != res.Scanned {
