@@ -6,7 +6,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -371,5 +373,45 @@ func TestImportOfBadFileCreatesNoProject(t *testing.T) {
 	}
 	if _, err := s.Project(ctx, ref); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("project after a refused import: %v, want not_found", err)
+	}
+}
+
+// The search index under <data>/index is derived from the database: a
+// backup copies the database files only, so the copy holds no index and the
+// server rebuilds it there on first use.
+func TestBackupLeavesTheIndexOut(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	ref := ensure(t, s, "acme", "backend")
+	fill(t, s, ref)
+	junk := filepath.Join(dir, "index", "acme", "backend")
+	if err := os.MkdirAll(junk, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(junk, "root.bolt"), []byte("not an index"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "copy")
+	rep, err := Backup(ctx, dir, dest, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := map[string]bool{}
+	for _, f := range rep.Files {
+		copied[f.Name] = true
+	}
+	ents, err := os.ReadDir(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(copied) != 2 || !copied["_control.db"] || !copied["acme.db"] {
+		t.Fatalf("backed up %v, want _control.db and acme.db", rep.Files)
+	}
+	for _, e := range ents {
+		// Verifying a copy read-only leaves SQLite's -wal (empty) and -shm beside it.
+		db := strings.TrimSuffix(strings.TrimSuffix(e.Name(), "-wal"), "-shm")
+		if e.IsDir() || !copied[db] {
+			t.Errorf("the backup holds %s, which is not a verified database file", e.Name())
+		}
 	}
 }
