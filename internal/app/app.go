@@ -39,6 +39,9 @@ type Config struct {
 	// IndexWait bounds a recall's wait for queued index refreshes and its
 	// project's index build (0: search.DefaultIndexWait).
 	IndexWait time.Duration
+	// IndexIdle is how long a project's search index may go unused before
+	// it is closed (0: search.DefaultIdleClose).
+	IndexIdle time.Duration
 	// MaxContent is the largest entry content in bytes.
 	MaxContent int
 	// SearchLogOff stops writing the search log.
@@ -98,6 +101,8 @@ func (c Config) check() error {
 		return fmt.Errorf("write budget must be 0 bytes (the default) or more, got %d", c.WriteBudgetBytes)
 	case c.IndexWait < 0:
 		return fmt.Errorf("index wait must not be negative, got %s", c.IndexWait)
+	case c.IndexIdle < 0:
+		return fmt.Errorf("index idle time must be positive, got %s", c.IndexIdle)
 	case c.MaxContent < 0:
 		return fmt.Errorf("max content must be 0 (the default) or more bytes, got %d", c.MaxContent)
 	case c.MaxContent > maxContentLimit:
@@ -186,7 +191,8 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close(), lock.Unlock())
 	}
-	reg = search.NewRegistry(st, search.Options{Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait,
+	reg = search.NewRegistry(st, search.Options{Dir: search.IndexRoot(cfg.DataDir), IdleClose: cfg.IndexIdle,
+		Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait,
 		NoCompounds: cfg.RecallExact, NoTypos: cfg.RecallExact, Meaning: meaningOptions(embedder, st, m)})
 	var index service.Index = reg
 	var backlog func(context.Context, memory.ProjectRef) (int, error)

@@ -63,6 +63,9 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := connect(t, base, writer)
+	// A recall opens the project's index; writes to a closed index cost no
+	// index work (it catches up when opened), so only now do they refresh.
+	call(t, c, "recall", map[string]any{"query": "metrics"}, nil)
 	for i := 0; i < 3; i++ {
 		call(t, c, "remember", map[string]any{"slug": "m/a", "content": "metrics count this"}, nil)
 	}
@@ -102,7 +105,7 @@ func TestMetrics(t *testing.T) {
 		`munin_tool_calls_total{outcome="ok",tool="remember"}`:               3,
 		`munin_tool_calls_total{outcome="budget_exhausted",tool="remember"}`: 1,
 		`munin_tool_calls_total{outcome="not_found",tool="get"}`:             1,
-		`munin_tool_calls_total{outcome="ok",tool="recall"}`:                 1,
+		`munin_tool_calls_total{outcome="ok",tool="recall"}`:                 2,
 		`munin_tool_duration_seconds_count{tool="remember"}`:                 4,
 		`munin_budget_rejections_total`:                                      1,
 		`munin_mcp_sessions_open`:                                            1,

@@ -112,6 +112,7 @@ var envOf = map[string]string{
 	"max-sessions":       "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
 	"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
 	"write-budget-bytes":  "MUNIN_WRITE_BUDGET_BYTES", "index-wait": "MUNIN_INDEX_WAIT",
+	"index-idle": "MUNIN_INDEX_IDLE",
 	"embed-url": "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
 }
 

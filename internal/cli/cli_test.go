@@ -58,6 +58,7 @@ func TestEnvValuesAreParsedOrRefused(t *testing.T) {
 
 		"MUNIN_WRITE_BUDGET_BYTES": "16MiB",
 		"MUNIN_INDEX_WAIT":         "10",
+		"MUNIN_INDEX_IDLE":         "10",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -90,6 +91,7 @@ func TestSettingsThatCannotWorkAreRefused(t *testing.T) {
 		{"--write-budget", "-5"},
 		{"--write-budget-bytes", "-1"},
 		{"--index-wait", "-1s"},
+		{"--index-idle", "-1m"},
 		{"--max-content", "-1"},
 		{"--max-content", "4000000"}, // larger than the 1 MiB request body cap
 		{"--allowed-origins", "ftp://x.example"},

@@ -63,8 +63,9 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	if cmd != "reindex" && len(refs) == 0 {
 		return fmt.Errorf("%s needs a project: munin %s [--data DIR] WORKSPACE/PROJECT", cmd, cmd)
 	}
-	// Import writes workspace files: a running server's index would not see it.
-	cfg.Exclusive = cmd == "import"
+	// Import writes workspace files, reindex the indexes a running server
+	// keeps open: both need the data directory to themselves.
+	cfg.Exclusive = cmd == "import" || cmd == "reindex"
 	return withApp(cfg, cmd != "import", func(ctx context.Context, a *app.App) error {
 		switch cmd {
 		case "export":
@@ -95,7 +96,7 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 			}
 			return hintKey(ctx, a, refs[0], cfg.DataDir, stderr)
 		}
-		results, err := portable.Reindex(ctx, a.Store, refs, stderr)
+		results, err := portable.Reindex(ctx, a.Store, cfg.DataDir, refs, stderr)
 		for _, r := range results {
 			fmt.Fprintf(stdout, "%s: %d live entries, %d documents, built in %v; search for %q: %d hits\n",
 				r.Ref, r.Scanned, r.Docs, r.Duration.Round(time.Millisecond), r.Probe, r.Hits)

@@ -30,6 +30,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.WriteBudget, "write-budget", memory.DefaultWriteBudget, "default writes per project per hour (env MUNIN_WRITE_BUDGET)")
 	fs.IntVar(&cfg.WriteBudgetBytes, "write-budget-bytes", memory.DefaultWriteBudgetBytes, "default content bytes per project per hour (env MUNIN_WRITE_BUDGET_BYTES)")
 	fs.DurationVar(&cfg.IndexWait, "index-wait", search.DefaultIndexWait, "longest a recall waits for queued index refreshes or a build before it answers unavailable (env MUNIN_INDEX_WAIT)")
+	fs.DurationVar(&cfg.IndexIdle, "index-idle", search.DefaultIdleClose, "a project's search index unused this long is closed, and opened again on its next recall (env MUNIN_INDEX_IDLE)")
 	fs.BoolVar(&cfg.BudgetOff, "budget-off", false, "switch the write budget off for the whole server (env MUNIN_BUDGET_OFF)")
 	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "largest entry content in bytes (env MUNIN_MAX_CONTENT)")
 	fs.IntVar(&cfg.MaxInFlight, "max-inflight", 64, "requests served at once; the excess gets 429 (env MUNIN_MAX_INFLIGHT; -1: no limit)")

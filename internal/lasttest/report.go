@@ -28,8 +28,8 @@ func batchStats(a *app.App) string {
 		}
 		return float64(x) / float64(y)
 	}
-	return fmt.Sprintf("%d Schreibvorgänge in %d Transaktionen (%.1f je Transaktion); Index: %d Refreshes in %d Batches (%.1f je Batch), %d Verdichtungen",
-		st.Writes, st.Batches, per(st.Writes, st.Batches), ix.Refreshes, ix.Batches, per(ix.Refreshes, ix.Batches), ix.Compactions)
+	return fmt.Sprintf("%d Schreibvorgänge in %d Transaktionen (%.1f je Transaktion); Index: %d Refreshes in %d Batches (%.1f je Batch), %d Index-Öffnungen",
+		st.Writes, st.Batches, per(st.Writes, st.Batches), ix.Refreshes, ix.Batches, per(ix.Refreshes, ix.Batches), ix.Opened)
 }
 
 func median(v []float64) float64 {

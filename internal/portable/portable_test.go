@@ -303,7 +303,7 @@ func TestReindexCountsLiveEntries(t *testing.T) {
 		write(t, s, a, memory.Write{Slug: fmt.Sprintf("e/%02d", i*5), Deleted: true})
 	}
 	var progress bytes.Buffer
-	res, err := Reindex(ctx, s, nil, &progress)
+	res, err := Reindex(ctx, s, t.TempDir(), nil, &progress)
 	if err != nil {
 		t.Fatalf("Reindex: %v", err)
 	}
@@ -328,7 +328,7 @@ func TestReindexCountsLiveEntries(t *testing.T) {
 			t.Fatalf("recall %s = %+v, %v; want %d hits", word, hits, err, want)
 		}
 	}
-	if _, err := Reindex(ctx, s, []memory.ProjectRef{{Workspace: "acme", Project: "nope"}}, &progress); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := Reindex(ctx, s, t.TempDir(), []memory.ProjectRef{{Workspace: "acme", Project: "nope"}}, &progress); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("reindex of an unknown project: %v", err)
 	}
 }

@@ -155,7 +155,7 @@ func TestReindexProgressIntoAFileIsPlain(t *testing.T) {
 		write(t, s, ref, memory.Write{Slug: fmt.Sprintf("e/%02d", i), Title: "t", Content: "c"})
 	}
 	var out bytes.Buffer
-	if _, err := Reindex(ctx, s, nil, &out); err != nil {
+	if _, err := Reindex(ctx, s, t.TempDir(), nil, &out); err != nil {
 		t.Fatal(err)
 	}
 	checkPlain(t, out.String(), "acme/backend: 30/30 entries (100%), done in")

@@ -38,28 +38,29 @@ type countingSource struct {
 	onScan  func(memory.Version)
 }
 
-func (c *countingSource) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error {
-	return c.Store.ScanLatest(ctx, ref, func(v memory.Version) error {
+func (c *countingSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (int64, error) {
+	return c.Store.ScanLatestSeq(ctx, ref, func(v memory.Version) error {
 		c.scanned.Add(1)
 		c.onScan(v)
 		return fn(v)
 	})
 }
 
-// Reindex builds the search index of each project in refs (every project
-// when refs is empty) from the database, exactly as the server does on first
-// use, with a progress bar per project on w. It checks that the index holds
-// one document per live entry and answers a search for the first entry's
-// title. The index lives in this process only: a running server keeps its
-// own, built lazily at its first use of a project.
-func Reindex(ctx context.Context, st *store.Store, refs []memory.ProjectRef, w io.Writer) ([]ReindexResult, error) {
+// Reindex rebuilds the on-disk search index of each project in refs (every
+// project when refs is empty) under dataDir from the database, exactly as the
+// server does when an index is missing or broken, with progress per project
+// on w. It checks that the index holds one document per live entry and
+// answers a search for the first entry's title. No server may run on the
+// data directory meanwhile (the caller holds its lock): the server keeps its
+// indexes open.
+func Reindex(ctx context.Context, st *store.Store, dataDir string, refs []memory.ProjectRef, w io.Writer) ([]ReindexResult, error) {
 	refs, err := orAllProjects(ctx, st, refs)
 	if err != nil {
 		return nil, err
 	}
 	var out []ReindexResult
 	for _, ref := range refs {
-		r, err := reindexOne(ctx, st, ref, w)
+		r, err := reindexOne(ctx, st, dataDir, ref, w)
 		if err != nil {
 			return out, fmt.Errorf("reindex %s: %w", ref, err)
 		}
@@ -68,7 +69,7 @@ func Reindex(ctx context.Context, st *store.Store, refs []memory.ProjectRef, w i
 	return out, nil
 }
 
-func reindexOne(ctx context.Context, st *store.Store, ref memory.ProjectRef, w io.Writer) (ReindexResult, error) {
+func reindexOne(ctx context.Context, st *store.Store, dataDir string, ref memory.ProjectRef, w io.Writer) (ReindexResult, error) {
 	res := ReindexResult{Ref: ref}
 	live, _, err := st.EntryStats(ctx, ref)
 	if err != nil {
@@ -83,18 +84,17 @@ func reindexOne(ctx context.Context, st *store.Store, ref memory.ProjectRef, w i
 		}
 		bar.add(1)
 	}}
-	reg := search.NewRegistry(src, search.Options{Logger: slog.New(slog.DiscardHandler)})
+	reg := search.NewRegistry(src, search.Options{Dir: search.IndexRoot(dataDir), Logger: slog.New(slog.DiscardHandler)})
 	defer reg.Close()
 
 	start := time.Now()
-	// Any search builds the index; the probe must be a non-empty query.
-	if _, err := reg.Search(ctx, ref, memory.SearchQuery{Text: "munin-reindex-probe", Limit: 1}); err != nil {
+	res.Docs, err = reg.Rebuild(ctx, ref)
+	if err != nil {
 		return res, err
 	}
 	res.Duration = time.Since(start)
 	bar.finish()
 	res.Scanned = int(src.scanned.Load())
-	res.Docs = int(reg.Stats().Projects[ref].Docs)
 	if res.Docs != res.Scanned {
 		return res, fmt.Errorf("index holds %d documents for %d live entries", res.Docs, res.Scanned)
 	}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/blevesearch/bleve/v2"
@@ -47,6 +48,12 @@ func (s *sizedBatch) index(v memory.Version) error {
 		return s.flush()
 	}
 	return nil
+}
+
+// setSeq records in the batch the change sequence the index reflects once
+// the batch is applied (see disk.go).
+func (s *sizedBatch) setSeq(seq int64) {
+	s.b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, uint64(seq)))
 }
 
 // delete removes slug's document.

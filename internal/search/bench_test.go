@@ -100,13 +100,13 @@ func BenchmarkSearch10k(b *testing.B) {
 }
 
 // BenchmarkSearchSegments measures a recall over 500 entries after k small
-// refresh batches, i.e. with about k in-memory segments (CompactAfter bounds k).
+// refresh batches, each a segment until scorch merges them.
 func BenchmarkSearchSegments(b *testing.B) {
 	for _, k := range []int{0, 10, 25, 50, 100} {
 		b.Run(fmt.Sprintf("segments=%d", k), func(b *testing.B) {
 			src := newFakeSource()
 			fillSource(src, projA, 500)
-			r := newTestRegistry(b, src, Options{CompactAfter: 1000})
+			r := newTestRegistry(b, src, Options{})
 			if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "x"}); err != nil {
 				b.Fatal(err)
 			}

@@ -2,7 +2,9 @@ package search
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,9 +22,16 @@ type Source interface {
 	// Latest returns the latest version of a slug, tombstones included
 	// (Deleted set), or a *memory.Error with CodeNotFound if it never existed.
 	Latest(ctx context.Context, ref memory.ProjectRef, slug string) (memory.Version, error)
-	// ScanLatest calls fn for the latest live version of every entry of the
-	// project; an error from fn stops the scan and is returned.
-	ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error
+	// ScanLatestSeq calls fn for the latest live version of every entry of
+	// the project, in one snapshot, and returns the change sequence of that
+	// snapshot; an error from fn stops the scan and is returned.
+	ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (int64, error)
+	// Changes calls fn for the latest version, tombstones included, of every
+	// slug of the project changed after the change sequence since, in one
+	// snapshot, and returns that snapshot's sequence. Sequences grow with
+	// every write; a returned sequence below since means the database went
+	// back (a restored backup).
+	Changes(ctx context.Context, ref memory.ProjectRef, since int64, fn func(memory.Version) error) (int64, error)
 	// Get returns one version of a slug (and the slug's latest version
 	// number); a search reads its hits with it.
 	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error)
@@ -38,11 +47,17 @@ type Options struct {
 	// batch holding more is applied in parts. Scorch holds the analysis of a
 	// whole batch at once, about 40 bytes per byte of text (see batch.go).
 	BatchBytes int
-	// CompactAfter is how many refresh batches a project index takes before
-	// they are folded into one segment (default 100). In-memory scorch has no
-	// background merger, so every batch stays a segment of its own and search
-	// and update cost grow with their number; see compact.
-	CompactAfter int
+	// Dir is the directory the project indexes live in, one per project
+	// (IndexDir). Empty: a temporary directory removed by Close.
+	Dir string
+	// IdleClose is how long a project index may go unused before it is
+	// closed, to be opened again on its next use (default DefaultIdleClose;
+	// negative: never).
+	IdleClose time.Duration
+	// IndexRetry is how long a project whose index could not be opened,
+	// built or written answers unavailable before the next use tries again
+	// (default DefaultIndexRetry).
+	IndexRetry time.Duration
 	// IndexWait bounds how long a search waits for the refreshes queued
 	// before it and for its project's index build (default
 	// DefaultIndexWait). Past it the search answers unavailable with a retry
@@ -69,8 +84,11 @@ func (o Options) withDefaults() Options {
 	if o.BatchBytes <= 0 {
 		o.BatchBytes = DefaultBatchBytes
 	}
-	if o.CompactAfter <= 0 {
-		o.CompactAfter = 100
+	if o.IdleClose == 0 {
+		o.IdleClose = DefaultIdleClose
+	}
+	if o.IndexRetry <= 0 {
+		o.IndexRetry = DefaultIndexRetry
 	}
 	if o.IndexWait <= 0 {
 		o.IndexWait = DefaultIndexWait
@@ -81,8 +99,15 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Registry holds one in-memory bleve index per project, each built lazily
-// from the Source on first use and kept in step with it by Refresh.
+// Defaults of Options.
+const (
+	DefaultIdleClose  = 10 * time.Minute
+	DefaultIndexRetry = 10 * time.Second
+)
+
+// Registry holds one bleve index on disk per project (disk.go), each opened
+// lazily on first use, caught up with or built from the Source, kept in
+// step with it by Refresh and closed when idle (idle.go).
 //
 // Locking: the registry's own mutex only guards the map of projects and is
 // never held while anything is built, read or indexed (invariant 4). Each
@@ -93,6 +118,8 @@ func (o Options) withDefaults() Options {
 type Registry struct {
 	src     Source
 	opts    Options
+	dir     string // Options.Dir, or the temporary directory
+	tempDir bool   // dir is removed by Close
 	mapping *mapping.IndexMappingImpl
 	// base is the context of builds and refresh batches: they run on behalf
 	// of every waiting caller, so no single caller's cancellation may stop
@@ -106,10 +133,11 @@ type Registry struct {
 
 	meaning *meaning // nil: off
 
-	builds    atomic.Int64
-	batches   atomic.Int64
-	refreshes atomic.Int64
-	compacts  atomic.Int64
+	builds     atomic.Int64
+	opened     atomic.Int64
+	idleClosed atomic.Int64
+	batches    atomic.Int64
+	refreshes  atomic.Int64
 }
 
 // Index is the contract of the service layer, restated here so that the
@@ -120,25 +148,38 @@ var _ interface {
 	SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error)
 } = (*Registry)(nil)
 
-// NewRegistry returns an empty registry reading from src. It panics if the
-// built-in index mapping is invalid, which is a programming error.
+// NewRegistry returns an empty registry reading from src, with its indexes
+// in opts.Dir (or a temporary directory). It panics if the built-in index
+// mapping is invalid, which is a programming error. A directory that cannot
+// be used fails the first use of each project, with the cause.
 func NewRegistry(src Source, opts Options) *Registry {
 	m, err := newMappingFunc()
 	if err != nil {
 		panic("search: invalid index mapping: " + err.Error())
 	}
 	limitAnalysis()
-	base, cancel := context.WithCancel(context.Background())
 	opts = opts.withDefaults()
-	return &Registry{
+	dir, temp := opts.Dir, false
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "munin-index-"); err != nil {
+			dir = filepath.Join(os.TempDir(), fmt.Sprintf("munin-index-%d-%p", os.Getpid(), &dir))
+		}
+		temp = true
+	}
+	base, cancel := context.WithCancel(context.Background())
+	r := &Registry{
 		src:      src,
 		opts:     opts,
+		dir:      dir,
+		tempDir:  temp,
 		mapping:  m,
 		base:     base,
 		cancel:   cancel,
 		projects: make(map[memory.ProjectRef]*project),
 		meaning:  newMeaning(base, opts.Meaning, opts.Logger),
 	}
+	go r.closeIdle()
+	return r
 }
 
 // newMappingFunc is newMapping; the memory benchmark swaps it for variants.
@@ -162,10 +203,12 @@ func (r *Registry) project(ref memory.ProjectRef) (*project, error) {
 	return p, nil
 }
 
-// Queue makes the index agree with the database for one slug, without
-// waiting: a batch rereads the latest version from the Source and updates the
-// document, or removes it for a tombstone or a slug that does not exist.
-// Concurrent refreshes of a project are applied together as one batch. Every
+// Queue makes the index agree with the database after a write of slug,
+// without waiting: a batch reads every change of the project since the
+// sequence the index reflects from the Source and updates those documents,
+// or removes them for tombstones. Concurrent refreshes of a project are
+// applied together as one batch; a closed index is left alone, since opening
+// it catches up. Every
 // Search that starts after Queue returned waits for that batch first, so a
 // writer that queues before it answers gives read-your-writes to everyone,
 // while it does not wait for the index itself.
@@ -206,29 +249,34 @@ func (r *Registry) Close() error {
 	r.mu.Unlock()
 
 	r.cancel()
-	var errs []error
 	for _, p := range ps {
-		errs = append(errs, p.close())
+		p.close()
 	}
-	return errors.Join(errs...)
+	if r.tempDir {
+		return os.RemoveAll(r.dir)
+	}
+	return nil
 }
 
 // Stats is a snapshot of the registry's counters, for tests and metrics.
 type Stats struct {
-	// Projects lists every known project with its document count (0 while unbuilt).
+	// Projects lists every known project with its document count (0 while closed).
 	Projects map[memory.ProjectRef]ProjectStats
-	// Builds counts project indexes built from the Source (compaction rebuilds included).
+	// Builds counts project indexes built from the Source.
 	Builds int64
-	// Batches counts refresh batches applied (builds and compactions excluded).
+	// Opened counts project indexes opened from disk and caught up.
+	Opened int64
+	// IdleClosed counts project indexes closed for being unused.
+	IdleClosed int64
+	// Batches counts refresh batches applied (builds excluded).
 	Batches int64
 	// Refreshes counts slugs applied by refresh batches.
 	Refreshes int64
-	// Compactions counts folds of refresh segments.
-	Compactions int64
 }
 
 // ProjectStats describes one project's index.
 type ProjectStats struct {
+	// Built tells whether the index is open.
 	Built bool
 	Docs  uint64
 }
@@ -246,7 +294,8 @@ func (r *Registry) Stats() Stats {
 		Builds:      r.builds.Load(),
 		Batches:     r.batches.Load(),
 		Refreshes:   r.refreshes.Load(),
-		Compactions: r.compacts.Load(),
+		Opened:      r.opened.Load(),
+		IdleClosed:  r.idleClosed.Load(),
 	}
 	for _, p := range ps {
 		var st ProjectStats
@@ -257,4 +306,24 @@ func (r *Registry) Stats() Stats {
 		s.Projects[p.ref] = st
 	}
 	return s
+}
+
+// Rebuild builds ref's index anew from the Source, replacing the one on
+// disk, and returns how many documents it holds. `munin reindex` uses it
+// while no server runs on the data directory.
+func (r *Registry) Rebuild(ctx context.Context, ref memory.ProjectRef) (int, error) {
+	p, err := r.project(ref)
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked()
+	idx, err := p.build()
+	if err != nil {
+		return 0, err
+	}
+	p.setIndex(idx)
+	docs, err := idx.DocCount()
+	return int(docs), err
 }

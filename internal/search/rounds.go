@@ -62,8 +62,8 @@ func (p *project) refresh(ctx context.Context, slug string) error {
 // settle waits until every refresh queued before the call has been applied:
 // the batch still collecting, or else the one being applied. Batches are
 // applied in order, so waiting for the newest covers all earlier ones. A
-// failed batch left no index behind (see drain), so the search that follows
-// rebuilds it from the Source and cannot see a stale state.
+// failed batch left no index open (see drain), so the search that follows
+// opens it again, caught up with the Source, and cannot see a stale state.
 func (p *project) settle(ctx context.Context) error {
 	p.qmu.Lock()
 	rd := p.collecting
@@ -101,32 +101,32 @@ func (p *project) drain() {
 		}
 		p.qmu.Unlock()
 
-		rd.err = p.buildLocked()
-		if rd.err == nil {
-			rd.err = p.applyLocked(rd.slugs, false)
-		}
-		if rd.err != nil && !p.closed {
-			// The index may now miss this batch's writes. Nobody waits on a
-			// refresh any more (remember returns once queued), so throw the
-			// index away: the next search rebuilds it from the Source. A
-			// batch cut off by Close is no failure worth an error line.
-			if p.reg.base.Err() == nil {
-				p.reg.opts.Logger.Error("search: refresh batch failed; index dropped", "project", p.ref.String(), "slugs", len(rd.slugs), "err", rd.err)
+		// A closed index needs no work: opening it catches up with every
+		// change, this round's included.
+		if idx := p.index(); idx != nil {
+			rd.err = p.applyLocked(idx)
+			if rd.err != nil {
+				// The index may now miss this batch's writes. Nobody waits on
+				// a refresh any more (remember returns once queued), so close
+				// it: the next search opens it again and catches up. A batch
+				// cut off by Close is no failure worth an error line.
+				if p.reg.base.Err() == nil {
+					p.reg.opts.Logger.Error("search: refresh batch failed; index dropped", "project", p.ref.String(), "slugs", len(rd.slugs), "err", rd.err)
+				}
+				p.dropLocked()
+			} else {
+				p.reg.batches.Add(1)
+				p.reg.refreshes.Add(int64(len(rd.slugs)))
+				if on := p.reg.opts.OnRefresh; on != nil {
+					on(time.Since(rd.queued))
+				}
 			}
-			if old := p.setIndex(nil); old != nil {
-				old.Close()
-			}
-		} else if on := p.reg.opts.OnRefresh; on != nil {
-			on(time.Since(rd.queued))
 		}
 		p.lastRound = len(rd.slugs)
-		close(rd.done) // waiters go on; a due compaction does not delay them
+		close(rd.done) // waiters go on
 		p.qmu.Lock()
 		p.applying = nil
 		p.qmu.Unlock()
-		if rd.err == nil && p.smallBatches >= p.reg.opts.CompactAfter {
-			p.compactLocked()
-		}
 		p.mu.Unlock()
 	}
 }

@@ -15,6 +15,10 @@ import (
 type fakeSource struct {
 	mu   sync.Mutex
 	data map[memory.ProjectRef]map[string][]memory.Version
+	// seq is the change sequence (one for all projects, like a workspace's)
+	// and changed the sequence of each slug's last write.
+	seq     int64
+	changed map[memory.ProjectRef]map[string]int64
 	// scanHook runs after ScanLatest took its snapshot and before it emits
 	// it, like a long read transaction; it may block.
 	scanHook func(ctx context.Context, ref memory.ProjectRef) error
@@ -23,7 +27,7 @@ type fakeSource struct {
 }
 
 func newFakeSource() *fakeSource {
-	return &fakeSource{data: make(map[memory.ProjectRef]map[string][]memory.Version)}
+	return &fakeSource{data: make(map[memory.ProjectRef]map[string][]memory.Version), changed: make(map[memory.ProjectRef]map[string]int64)}
 }
 
 // put appends the next version of slug and returns it.
@@ -48,7 +52,26 @@ func (s *fakeSource) append(ref memory.ProjectRef, v memory.Version) memory.Vers
 	v.CreatedAt = time.Date(2025, 1, 2, 3, 4, 5, v.Version*1000, time.UTC)
 	v.Agent = "test"
 	p[v.Slug] = append(p[v.Slug], v)
+	s.seq++
+	if s.changed[ref] == nil {
+		s.changed[ref] = make(map[string]int64)
+	}
+	s.changed[ref][v.Slug] = s.seq
 	return v
+}
+
+// touch marks slug changed in every project holding it without a new
+// version, as a write the index must read again: the next refresh batch
+// reads it (through latestHook).
+func (s *fakeSource) touch(slug string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ref, slugs := range s.data {
+		if _, ok := slugs[slug]; ok {
+			s.seq++
+			s.changed[ref][slug] = s.seq
+		}
+	}
 }
 
 // version returns one stored version (1-based).
@@ -93,7 +116,7 @@ func (s *fakeSource) Get(ctx context.Context, ref memory.ProjectRef, slug string
 	return vs[version-1], len(vs), nil
 }
 
-func (s *fakeSource) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error {
+func (s *fakeSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (int64, error) {
 	s.mu.Lock()
 	var live []memory.Version
 	for _, vs := range s.data[ref] {
@@ -101,22 +124,49 @@ func (s *fakeSource) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn f
 			live = append(live, v)
 		}
 	}
-	hook := s.scanHook
+	seq, hook := s.seq, s.scanHook
 	s.mu.Unlock()
 	if hook != nil {
 		if err := hook(ctx, ref); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	for _, v := range live {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		if err := fn(v); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return seq, nil
+}
+
+// Changes hands each changed slug's latest version through latestHook, as
+// Latest does: a test can slow down or alter the read of one slug.
+func (s *fakeSource) Changes(ctx context.Context, ref memory.ProjectRef, since int64, fn func(memory.Version) error) (int64, error) {
+	s.mu.Lock()
+	var latest []memory.Version
+	for slug, at := range s.changed[ref] {
+		if at > since {
+			vs := s.data[ref][slug]
+			latest = append(latest, vs[len(vs)-1])
+		}
+	}
+	seq, hook := s.seq, s.latestHook
+	s.mu.Unlock()
+	for _, v := range latest {
+		if hook != nil {
+			var err error
+			if v, err = hook(ref, v.Slug, v, nil); err != nil {
+				return 0, err
+			}
+		}
+		if err := fn(v); err != nil {
+			return 0, err
+		}
+	}
+	return seq, nil
 }
 
 // Helpers shared by the tests.

@@ -1,0 +1,262 @@
+package search
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"munin/internal/memory"
+)
+
+// Each project's index lives on disk (scorch) under Options.Dir, so a
+// restart opens it instead of rebuilding it. It is derived data: the
+// database is the truth, and the index records beside its documents, in the
+// same scorch snapshot, the change sequence of the database it reflects and
+// the format (mapping and analysis) it was built with. Opening it catches up
+// with the changes after that sequence; an index that is missing,
+// unreadable, of another format, half-built or ahead of the database is
+// rebuilt from the database, never trusted.
+
+// IndexRoot is the directory of every project's index in a data directory.
+func IndexRoot(dataDir string) string { return filepath.Join(dataDir, "index") }
+
+// IndexDir is the directory of ref's index under root.
+func IndexDir(root string, ref memory.ProjectRef) string {
+	return filepath.Join(root, ref.Workspace, ref.Project)
+}
+
+// Internal keys of the index.
+var (
+	keyFormat = []byte("munin.format")
+	keySeq    = []byte("munin.seq")
+)
+
+// errAhead marks an index that reflects changes the database does not hold:
+// a backup was put back under it. It is rebuilt.
+var errAhead = errors.New("index is ahead of the database")
+
+// asyncErrorCallback is the name of the scorch callback that tells a project
+// its index cannot be written (persisterFailed).
+const asyncErrorCallback = "munin"
+
+// Scorch's background persister and merger report their failures (a full
+// disk, a directory made read-only) to a callback registered by name; it
+// finds the index by its path.
+var (
+	brokenMu sync.Mutex
+	byPath   = map[string]*project{}
+)
+
+func init() {
+	scorch.RegistryAsyncErrorCallbacks[asyncErrorCallback] = func(err error, path string) {
+		brokenMu.Lock()
+		p := byPath[path]
+		brokenMu.Unlock()
+		if p != nil {
+			p.persisterFailed(err)
+		}
+	}
+}
+
+// scorchConfig is the configuration of every index. unsafe_batch: a batch
+// returns once searches see it, without waiting until it is on disk; after a
+// crash the index catches up from the database instead.
+func scorchConfig() map[string]any {
+	return map[string]any{"unsafe_batch": true, "asyncErrorCallbackName": asyncErrorCallback}
+}
+
+// openOrBuild returns the project's index, caught up with the Source: the
+// one on disk if it can be trusted, else a new one built from the Source.
+// p.mu is held.
+func (p *project) openOrBuild() (bleve.Index, error) {
+	idx, why := p.openExisting()
+	if idx != nil {
+		err := p.applyLocked(idx)
+		if err == nil {
+			p.reg.opened.Add(1)
+			return idx, nil
+		}
+		idx.Close()
+		if !errors.Is(err, errAhead) {
+			return nil, err // the database failed: try again later
+		}
+		why = err.Error()
+	}
+	if why != "" {
+		p.reg.opts.Logger.Warn("search: rebuilding index", "project", p.ref.String(), "reason", why)
+	}
+	return p.build()
+}
+
+// openExisting opens the index on disk and reads its sequence into p.seq.
+// It returns nil and why not if there is none or it cannot be trusted ("" if
+// there simply is none yet).
+func (p *project) openExisting() (bleve.Index, string) {
+	if _, err := os.Stat(p.path); errors.Is(err, os.ErrNotExist) {
+		return nil, ""
+	}
+	if err := verifySegments(p.path); err != nil {
+		return nil, err.Error()
+	}
+	idx, err := bleve.OpenUsing(p.path, scorchConfig())
+	if err != nil {
+		return nil, fmt.Sprintf("open: %v", err)
+	}
+	format, err := idx.GetInternal(keyFormat)
+	if err == nil && string(format) != strconv.Itoa(indexFormat) {
+		err = fmt.Errorf("built with format %q, this server uses %d", format, indexFormat)
+	}
+	var seq []byte
+	if err == nil {
+		seq, err = idx.GetInternal(keySeq)
+		if err == nil && len(seq) != 8 {
+			err = errors.New("no change sequence recorded (build cut short)")
+		}
+	}
+	if err != nil {
+		idx.Close()
+		return nil, err.Error()
+	}
+	p.seq = int64(binary.BigEndian.Uint64(seq))
+	p.versions = make(map[string]int)
+	return idx, ""
+}
+
+// build makes a fresh index holding the latest live version of every entry,
+// replacing whatever is on disk. p.mu is held, so refreshes arriving
+// meanwhile wait and are applied after it (invariant 4); they catch up from
+// the sequence the build's snapshot reflects, so nothing they wrote is lost.
+func (p *project) build() (bleve.Index, error) {
+	r := p.reg
+	if err := os.RemoveAll(p.path); err != nil {
+		return nil, fmt.Errorf("remove old index of %s: %w", p.ref, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p.path), 0o700); err != nil {
+		return nil, fmt.Errorf("index of %s: %w", p.ref, err)
+	}
+	idx, err := bleve.NewUsing(p.path, r.mapping, scorch.Name, scorch.Name, scorchConfig())
+	if err != nil {
+		return nil, fmt.Errorf("new index for %s: %w", p.ref, err)
+	}
+	versions := make(map[string]int)
+	b := newSizedBatch(idx, r.opts.BatchBytes, r.opts.BuildBatch)
+	var indexErr error
+	seq, err := r.src.ScanLatestSeq(r.base, p.ref, func(v memory.Version) error {
+		if v.Deleted {
+			return nil // ScanLatestSeq promises live versions; be safe anyway
+		}
+		versions[v.Slug] = v.Version
+		indexErr = b.index(v)
+		return indexErr
+	})
+	if err != nil && indexErr == nil {
+		err = sourceError{err}
+	}
+	if err == nil {
+		b.b.SetInternal(keyFormat, []byte(strconv.Itoa(indexFormat)))
+		b.setSeq(seq)
+		err = b.flush()
+	}
+	if err != nil {
+		idx.Close()
+		os.RemoveAll(p.path)
+		return nil, fmt.Errorf("build index of %s: %w", p.ref, err)
+	}
+	r.builds.Add(1)
+	p.seq, p.versions = seq, versions
+	return idx, nil
+}
+
+// persisterFailed is told by scorch that the index cannot be written. Its
+// persister retries at once and for ever, so the index is dropped (in its own
+// goroutine: scorch waits for the caller when it closes) and the project's
+// searches answer unavailable until Options.IndexRetry has passed; then the
+// next use opens the index again from disk and catches up.
+func (p *project) persisterFailed(err error) {
+	idx := p.index()
+	if idx == nil || p.broken.Swap(&idx) != nil {
+		return // already dropped or being dropped
+	}
+	go func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		defer p.broken.Store(nil)
+		if p.index() != idx {
+			return
+		}
+		p.reg.opts.Logger.Error("search: index cannot be written; dropped", "project", p.ref.String(), "retry_in", p.reg.opts.IndexRetry.String(), "err", err)
+		p.qmu.Lock()
+		p.failed = &failure{err: fmt.Errorf("write index: %w", err), retryAt: time.Now().Add(p.reg.opts.IndexRetry)}
+		p.qmu.Unlock()
+		p.dropLocked()
+	}()
+}
+
+// watch routes the asynchronous errors of p's index to p; unwatch stops it.
+func watch(p *project) {
+	brokenMu.Lock()
+	byPath[p.path] = p
+	brokenMu.Unlock()
+}
+
+func unwatch(p *project) {
+	brokenMu.Lock()
+	if byPath[p.path] == p {
+		delete(byPath, p.path)
+	}
+	brokenMu.Unlock()
+}
+
+// verifySegments checks every segment file of the index at dir against the
+// CRC-32 in its footer (zap writes one over everything before it). Scorch
+// itself does not: a segment with flipped bytes would be opened and searched.
+// Reading the files costs about what the first searches read anyway.
+func verifySegments(dir string) error {
+	names, err := filepath.Glob(filepath.Join(dir, "*.zap"))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := verifySegment(name); err != nil {
+			return fmt.Errorf("segment %s: %w", filepath.Base(name), err)
+		}
+	}
+	return nil
+}
+
+func verifySegment(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < 4 {
+		return errors.New("truncated")
+	}
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, io.LimitReader(f, st.Size()-4)); err != nil {
+		return err
+	}
+	var want [4]byte
+	if _, err := io.ReadFull(f, want[:]); err != nil {
+		return err
+	}
+	if h.Sum32() != binary.BigEndian.Uint32(want[:]) {
+		return errors.New("checksum mismatch (corrupted)")
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package search
+
+import (
+	"time"
+)
+
+// Idle indexes are closed, so that many projects touched once do not hold
+// their indexes' memory for ever: a closed index costs nothing, and its next
+// search opens it from disk and catches up with the writes made meanwhile
+// (writes to a closed index cost no index work at all).
+
+// closeIdle closes, until the registry is closed, every project index no
+// search used for Options.IdleClose.
+func (r *Registry) closeIdle() {
+	if r.opts.IdleClose < 0 {
+		return
+	}
+	tick := time.NewTicker(max(r.opts.IdleClose/4, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.base.Done():
+			return
+		case <-tick.C:
+		}
+		cutoff := time.Now().Add(-r.opts.IdleClose).UnixNano()
+		r.mu.Lock()
+		var idle []*project
+		for _, p := range r.projects {
+			if p.lastUse.Load() < cutoff {
+				idle = append(idle, p)
+			}
+		}
+		r.mu.Unlock()
+		for _, p := range idle {
+			if p.closeIfIdle(cutoff) {
+				r.idleClosed.Add(1)
+			}
+		}
+	}
+}
+
+// closeIfIdle closes the index if it is open, unused since cutoff, and no
+// one is opening it or applying a batch to it (those go first: the index is
+// wanted). It tells whether it closed it.
+func (p *project) closeIfIdle(cutoff int64) bool {
+	if !p.mu.TryLock() {
+		return false
+	}
+	defer p.mu.Unlock()
+	if p.index() == nil || p.lastUse.Load() >= cutoff {
+		return false
+	}
+	p.qmu.Lock()
+	busy := p.building != nil || p.collecting != nil || p.applying != nil
+	p.qmu.Unlock()
+	if busy {
+		return false
+	}
+	p.dropLocked()
+	return true
+}
