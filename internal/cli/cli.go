@@ -113,7 +113,7 @@ var envOf = map[string]string{
 	"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
 	"write-budget-bytes":  "MUNIN_WRITE_BUDGET_BYTES", "index-wait": "MUNIN_INDEX_WAIT",
 	"index-idle": "MUNIN_INDEX_IDLE",
-	"embed-url": "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
+	"embed-url":  "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
 }
 
 // applyEnv gives every flag not set on the command line the value of its

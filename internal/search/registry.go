@@ -3,9 +3,9 @@ package search
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -290,12 +290,12 @@ func (r *Registry) Stats() Stats {
 	}
 	r.mu.Unlock()
 	s := Stats{
-		Projects:    make(map[memory.ProjectRef]ProjectStats, len(ps)),
-		Builds:      r.builds.Load(),
-		Batches:     r.batches.Load(),
-		Refreshes:   r.refreshes.Load(),
-		Opened:      r.opened.Load(),
-		IdleClosed:  r.idleClosed.Load(),
+		Projects:   make(map[memory.ProjectRef]ProjectStats, len(ps)),
+		Builds:     r.builds.Load(),
+		Batches:    r.batches.Load(),
+		Refreshes:  r.refreshes.Load(),
+		Opened:     r.opened.Load(),
+		IdleClosed: r.idleClosed.Load(),
 	}
 	for _, p := range ps {
 		var st ProjectStats
