@@ -38,7 +38,7 @@ type countingSource struct {
 	onScan  func(memory.Version)
 }
 
-func (c *countingSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (int64, error) {
+func (c *countingSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (memory.Mark, error) {
 	return c.Store.ScanLatestSeq(ctx, ref, func(v memory.Version) error {
 		c.scanned.Add(1)
 		c.onScan(v)

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/blevesearch/bleve/v2"
@@ -50,10 +49,10 @@ func (s *sizedBatch) index(v memory.Version) error {
 	return nil
 }
 
-// setSeq records in the batch the change sequence the index reflects once
-// the batch is applied (see disk.go).
-func (s *sizedBatch) setSeq(seq int64) {
-	s.b.SetInternal(keySeq, binary.BigEndian.AppendUint64(nil, uint64(seq)))
+// setMark records in the batch the change the index reflects once the
+// batch is applied (see disk.go).
+func (s *sizedBatch) setMark(m memory.Mark) {
+	s.b.SetInternal(keyMark, encodeMark(m))
 }
 
 // delete removes slug's document.

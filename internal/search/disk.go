@@ -21,11 +21,12 @@ import (
 // Each project's index lives on disk (scorch) under Options.Dir, so a
 // restart opens it instead of rebuilding it. It is derived data: the
 // database is the truth, and the index records beside its documents, in the
-// same scorch snapshot, the change sequence of the database it reflects and
-// the format (mapping and analysis) it was built with. Opening it catches up
-// with the changes after that sequence; an index that is missing,
-// unreadable, of another format, half-built or ahead of the database is
-// rebuilt from the database, never trusted.
+// same scorch snapshot, the change of the database it reflects (a
+// memory.Mark) and the format (mapping and analysis) it was built with.
+// Opening it catches up with the changes after that mark; an index that is
+// missing, unreadable, of another format, half-built or of another history
+// (the database does not hold its mark: a restored backup) is rebuilt from
+// the database, never trusted.
 
 // IndexRoot is the directory of every project's index in a data directory.
 func IndexRoot(dataDir string) string { return filepath.Join(dataDir, "index") }
@@ -38,12 +39,20 @@ func IndexDir(root string, ref memory.ProjectRef) string {
 // Internal keys of the index.
 var (
 	keyFormat = []byte("munin.format")
-	keySeq    = []byte("munin.seq")
+	keyMark   = []byte("munin.mark")
 )
 
-// errAhead marks an index that reflects changes the database does not hold:
-// a backup was put back under it. It is rebuilt.
-var errAhead = errors.New("index is ahead of the database")
+// encodeMark and decodeMark store a mark as 16 bytes.
+func encodeMark(m memory.Mark) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(m.Seq)), uint64(m.Stamp))
+}
+
+func decodeMark(b []byte) (memory.Mark, bool) {
+	if len(b) != 16 {
+		return memory.Mark{}, false
+	}
+	return memory.Mark{Seq: int64(binary.BigEndian.Uint64(b)), Stamp: int64(binary.BigEndian.Uint64(b[8:]))}, true
+}
 
 // asyncErrorCallback is the name of the scorch callback that tells a project
 // its index cannot be written (persisterFailed).
@@ -87,7 +96,7 @@ func (p *project) openOrBuild() (bleve.Index, error) {
 			return idx, nil
 		}
 		idx.Close()
-		if !errors.Is(err, errAhead) {
+		if !errors.Is(err, memory.ErrUnknownMark) {
 			return nil, err // the database failed: try again later
 		}
 		why = err.Error()
@@ -98,7 +107,7 @@ func (p *project) openOrBuild() (bleve.Index, error) {
 	return p.build()
 }
 
-// openExisting opens the index on disk and reads its sequence into p.seq.
+// openExisting opens the index on disk and reads its mark into p.mark.
 // It returns nil and why not if there is none or it cannot be trusted ("" if
 // there simply is none yet).
 func (p *project) openExisting() (bleve.Index, string) {
@@ -116,18 +125,21 @@ func (p *project) openExisting() (bleve.Index, string) {
 	if err == nil && string(format) != strconv.Itoa(indexFormat) {
 		err = fmt.Errorf("built with format %q, this server uses %d", format, indexFormat)
 	}
-	var seq []byte
+	var mark memory.Mark
 	if err == nil {
-		seq, err = idx.GetInternal(keySeq)
-		if err == nil && len(seq) != 8 {
-			err = errors.New("no change sequence recorded (build cut short)")
+		var raw []byte
+		if raw, err = idx.GetInternal(keyMark); err == nil {
+			var ok bool
+			if mark, ok = decodeMark(raw); !ok {
+				err = errors.New("no change mark recorded (build cut short)")
+			}
 		}
 	}
 	if err != nil {
 		idx.Close()
 		return nil, err.Error()
 	}
-	p.seq = int64(binary.BigEndian.Uint64(seq))
+	p.mark = mark
 	p.versions = make(map[string]int)
 	return idx, ""
 }
@@ -135,7 +147,7 @@ func (p *project) openExisting() (bleve.Index, string) {
 // build makes a fresh index holding the latest live version of every entry,
 // replacing whatever is on disk. p.mu is held, so refreshes arriving
 // meanwhile wait and are applied after it (invariant 4); they catch up from
-// the sequence the build's snapshot reflects, so nothing they wrote is lost.
+// the mark the build's snapshot reflects, so nothing they wrote is lost.
 func (p *project) build() (bleve.Index, error) {
 	r := p.reg
 	if err := os.RemoveAll(p.path); err != nil {
@@ -151,7 +163,7 @@ func (p *project) build() (bleve.Index, error) {
 	versions := make(map[string]int)
 	b := newSizedBatch(idx, r.opts.BatchBytes, r.opts.BuildBatch)
 	var indexErr error
-	seq, err := r.src.ScanLatestSeq(r.base, p.ref, func(v memory.Version) error {
+	mark, err := r.src.ScanLatestSeq(r.base, p.ref, func(v memory.Version) error {
 		if v.Deleted {
 			return nil // ScanLatestSeq promises live versions; be safe anyway
 		}
@@ -164,7 +176,7 @@ func (p *project) build() (bleve.Index, error) {
 	}
 	if err == nil {
 		b.b.SetInternal(keyFormat, []byte(strconv.Itoa(indexFormat)))
-		b.setSeq(seq)
+		b.setMark(mark)
 		err = b.flush()
 	}
 	if err != nil {
@@ -173,7 +185,7 @@ func (p *project) build() (bleve.Index, error) {
 		return nil, fmt.Errorf("build index of %s: %w", p.ref, err)
 	}
 	r.builds.Add(1)
-	p.seq, p.versions = seq, versions
+	p.mark, p.versions = mark, versions
 	return idx, nil
 }
 
@@ -202,6 +214,32 @@ func (p *project) persisterFailed(err error) {
 	}()
 }
 
+// persistWait bounds how long closing an index waits for scorch to write
+// what it holds only in memory (unsafe_batch): a close that gives up loses
+// nothing, the next open catches up from the database.
+const persistWait = 5 * time.Second
+
+// waitPersisted waits until everything idx shows is on disk, or persistWait
+// has passed.
+func waitPersisted(idx bleve.Index) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return
+	}
+	deadline := time.Now().Add(persistWait)
+	for time.Now().Before(deadline) {
+		m := s.StatsMap()
+		if m["LastPersistedEpoch"].(uint64) >= m["CurRootEpoch"].(uint64) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // watch routes the asynchronous errors of p's index to p; unwatch stops it.
 func watch(p *project) {
 	brokenMu.Lock()
@@ -222,7 +260,7 @@ func unwatch(p *project) {
 // itself does not: a segment with flipped bytes would be opened and searched.
 // Reading the files costs about what the first searches read anyway.
 func verifySegments(dir string) error {
-	names, err := filepath.Glob(filepath.Join(dir, "*.zap"))
+	names, err := filepath.Glob(filepath.Join(dir, "store", "*.zap"))
 	if err != nil {
 		return err
 	}

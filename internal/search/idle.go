@@ -57,6 +57,6 @@ func (p *project) closeIfIdle(cutoff int64) bool {
 	if busy {
 		return false
 	}
-	p.dropLocked()
+	p.closeLocked(true)
 	return true
 }

@@ -26,9 +26,9 @@ type project struct {
 	// index only ever moves forward. Searches never take it once the index
 	// is open.
 	mu sync.Mutex
-	// seq is the Source's change sequence the index reflects: every change
-	// of the project up to it is applied (the index records it on disk).
-	seq int64
+	// mark is the Source's change the index reflects: every change of the
+	// project up to it is applied (the index records it on disk).
+	mark memory.Mark
 	// versions is the highest version applied per slug (tombstones
 	// included) since the index was opened. A read older than that is stale
 	// and skipped: a second guard, beside the lock, that a forgotten or
@@ -111,7 +111,17 @@ func (p *project) setIndex(idx bleve.Index) bleve.Index {
 // disk and catches up from the Source, the only safe state after a failed
 // batch. p.mu is held.
 func (p *project) dropLocked() {
+	p.closeLocked(false)
+}
+
+// closeLocked closes the index, if open, first waiting (a while) until it is
+// on disk if persist is set: an index closed when idle or at shutdown then
+// opens without catching up. p.mu is held.
+func (p *project) closeLocked(persist bool) {
 	if old := p.setIndex(nil); old != nil {
+		if persist {
+			waitPersisted(old)
+		}
 		if err := old.Close(); err != nil {
 			p.reg.opts.Logger.Warn("search: close index", "project", p.ref.String(), "err", err)
 		}
@@ -214,17 +224,17 @@ func (p *project) openLocked() error {
 	return nil
 }
 
-// applyLocked applies every change of the project after p.seq to idx, read
-// from the Source in one snapshot, in bleve batches of at most
+// applyLocked applies every change of the project after p.mark to idx,
+// read from the Source in one snapshot, in bleve batches of at most
 // Options.BatchBytes of text (usually one); the last batch records the new
-// sequence. p.mu is held. On an error the index may hold part of the changes
-// but still records the old sequence, so catching up again repairs it.
+// mark. p.mu is held. On an error the index may hold part of the changes but
+// still records the old mark, so catching up again repairs it.
 func (p *project) applyLocked(idx bleve.Index) error {
 	r := p.reg
 	b := newSizedBatch(idx, r.opts.BatchBytes, 0)
 	seen := make(map[string]int)
 	var indexErr error
-	seq, err := r.src.Changes(r.base, p.ref, p.seq, func(v memory.Version) error {
+	mark, err := r.src.Changes(r.base, p.ref, p.mark, func(v memory.Version) error {
 		switch {
 		case v.Version < p.versions[v.Slug]:
 			// Stale read: a newer version (or tombstone) is already applied.
@@ -240,21 +250,18 @@ func (p *project) applyLocked(idx bleve.Index) error {
 		return nil
 	})
 	if err != nil {
-		if indexErr == nil {
+		if indexErr == nil && !errors.Is(err, memory.ErrUnknownMark) {
 			err = sourceError{err}
 		}
-		return fmt.Errorf("catch up %s: %w", p.ref, err)
+		return fmt.Errorf("catch up %s from change %d: %w", p.ref, p.mark.Seq, err)
 	}
-	if seq < p.seq {
-		return fmt.Errorf("%w: index of %s reflects change %d, the database only %d", errAhead, p.ref, p.seq, seq)
-	}
-	if seq > p.seq {
-		b.setSeq(seq)
+	if mark != p.mark {
+		b.setMark(mark)
 	}
 	if err := b.flush(); err != nil {
 		return fmt.Errorf("apply batch to %s: %w", p.ref, err)
 	}
-	p.seq = seq
+	p.mark = mark
 	for slug, ver := range seen {
 		p.versions[slug] = ver
 	}
@@ -266,6 +273,6 @@ func (p *project) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	p.dropLocked()
+	p.closeLocked(true)
 	unwatch(p)
 }

@@ -23,15 +23,14 @@ type Source interface {
 	// (Deleted set), or a *memory.Error with CodeNotFound if it never existed.
 	Latest(ctx context.Context, ref memory.ProjectRef, slug string) (memory.Version, error)
 	// ScanLatestSeq calls fn for the latest live version of every entry of
-	// the project, in one snapshot, and returns the change sequence of that
-	// snapshot; an error from fn stops the scan and is returned.
-	ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (int64, error)
+	// the project, in one snapshot, and returns the mark of the last change
+	// in that snapshot; an error from fn stops the scan and is returned.
+	ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (memory.Mark, error)
 	// Changes calls fn for the latest version, tombstones included, of every
-	// slug of the project changed after the change sequence since, in one
-	// snapshot, and returns that snapshot's sequence. Sequences grow with
-	// every write; a returned sequence below since means the database went
-	// back (a restored backup).
-	Changes(ctx context.Context, ref memory.ProjectRef, since int64, fn func(memory.Version) error) (int64, error)
+	// slug of the project changed after the change since, in one snapshot,
+	// and returns that snapshot's last mark; memory.ErrUnknownMark if the
+	// database does not hold since (a restored backup).
+	Changes(ctx context.Context, ref memory.ProjectRef, since memory.Mark, fn func(memory.Version) error) (memory.Mark, error)
 	// Get returns one version of a slug (and the slug's latest version
 	// number); a search reads its hits with it.
 	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error)

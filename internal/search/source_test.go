@@ -19,6 +19,9 @@ type fakeSource struct {
 	// and changed the sequence of each slug's last write.
 	seq     int64
 	changed map[memory.ProjectRef]map[string]int64
+	// history tells this fake's changes from another fake's with the same
+	// sequence numbers (a restored older copy of a database).
+	history int64
 	// scanHook runs after ScanLatest took its snapshot and before it emits
 	// it, like a long read transaction; it may block.
 	scanHook func(ctx context.Context, ref memory.ProjectRef) error
@@ -116,7 +119,16 @@ func (s *fakeSource) Get(ctx context.Context, ref memory.ProjectRef, slug string
 	return vs[version-1], len(vs), nil
 }
 
-func (s *fakeSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (int64, error) {
+// mark names the fake's change seq; its stamp is derived from it and the
+// fake's history.
+func (s *fakeSource) mark(seq int64) memory.Mark {
+	if seq == 0 {
+		return memory.Mark{}
+	}
+	return memory.Mark{Seq: seq, Stamp: seq*1000 + s.history}
+}
+
+func (s *fakeSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (memory.Mark, error) {
 	s.mu.Lock()
 	var live []memory.Version
 	for _, vs := range s.data[ref] {
@@ -128,27 +140,31 @@ func (s *fakeSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, f
 	s.mu.Unlock()
 	if hook != nil {
 		if err := hook(ctx, ref); err != nil {
-			return 0, err
+			return memory.Mark{}, err
 		}
 	}
 	for _, v := range live {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return memory.Mark{}, err
 		}
 		if err := fn(v); err != nil {
-			return 0, err
+			return memory.Mark{}, err
 		}
 	}
-	return seq, nil
+	return s.mark(seq), nil
 }
 
 // Changes hands each changed slug's latest version through latestHook, as
 // Latest does: a test can slow down or alter the read of one slug.
-func (s *fakeSource) Changes(ctx context.Context, ref memory.ProjectRef, since int64, fn func(memory.Version) error) (int64, error) {
+func (s *fakeSource) Changes(ctx context.Context, ref memory.ProjectRef, since memory.Mark, fn func(memory.Version) error) (memory.Mark, error) {
 	s.mu.Lock()
+	if since.Seq > s.seq || since != s.mark(since.Seq) {
+		s.mu.Unlock()
+		return memory.Mark{}, memory.ErrUnknownMark
+	}
 	var latest []memory.Version
 	for slug, at := range s.changed[ref] {
-		if at > since {
+		if at > since.Seq {
 			vs := s.data[ref][slug]
 			latest = append(latest, vs[len(vs)-1])
 		}
@@ -159,14 +175,14 @@ func (s *fakeSource) Changes(ctx context.Context, ref memory.ProjectRef, since i
 		if hook != nil {
 			var err error
 			if v, err = hook(ref, v.Slug, v, nil); err != nil {
-				return 0, err
+				return memory.Mark{}, err
 			}
 		}
 		if err := fn(v); err != nil {
-			return 0, err
+			return memory.Mark{}, err
 		}
 	}
-	return seq, nil
+	return s.mark(seq), nil
 }
 
 // Helpers shared by the tests.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"munin/internal/memory"
@@ -16,7 +17,7 @@ import (
 // ScanLatestSeq is ScanLatest in one read snapshot that also returns the
 // workspace's change sequence the scan reflects: every version with an id up
 // to it is in the scan's state, none after it.
-func (s *Store) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (int64, error) {
+func (s *Store) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (memory.Mark, error) {
 	return s.inSnapshot(ctx, ref, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+versionCols+`
 			FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
@@ -29,16 +30,26 @@ func (s *Store) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn fun
 }
 
 // Changes calls fn with the latest version, tombstones included, of every
-// slug of ref written after the change sequence since, and returns the
-// sequence that state reflects (one read snapshot). A returned sequence below
-// since means the database is older than whoever recorded since (a restored
-// backup): the caller must not trust what it built from the newer state.
-func (s *Store) Changes(ctx context.Context, ref memory.ProjectRef, since int64, fn func(memory.Version) error) (int64, error) {
+// slug of ref written after the change since, and returns the mark of the
+// state that reflects (one read snapshot). If the database does not hold
+// since (a restored older copy), it returns memory.ErrUnknownMark: whoever
+// recorded since must start over.
+func (s *Store) Changes(ctx context.Context, ref memory.ProjectRef, since memory.Mark, fn func(memory.Version) error) (memory.Mark, error) {
 	return s.inSnapshot(ctx, ref, func(tx *sql.Tx) error {
+		if since.Seq > 0 {
+			var stamp int64
+			err := tx.QueryRowContext(ctx, `SELECT created_at FROM versions WHERE id = ?`, since.Seq).Scan(&stamp)
+			if errors.Is(err, sql.ErrNoRows) || err == nil && stamp != since.Stamp {
+				return memory.ErrUnknownMark
+			}
+			if err != nil {
+				return err
+			}
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT `+versionCols+`
 			FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
 			WHERE e.project = ? AND e.slug IN (SELECT slug FROM versions WHERE project = ? AND id > ?)`,
-			ref.Project, ref.Project, since)
+			ref.Project, ref.Project, since.Seq)
 		if err != nil {
 			return err
 		}
@@ -47,25 +58,27 @@ func (s *Store) Changes(ctx context.Context, ref memory.ProjectRef, since int64,
 }
 
 // inSnapshot runs read in one read transaction of ref's workspace after
-// reading the workspace's change sequence in it, and returns that sequence.
-func (s *Store) inSnapshot(ctx context.Context, ref memory.ProjectRef, read func(*sql.Tx) error) (int64, error) {
+// reading the mark of the workspace's last change in it, and returns that
+// mark.
+func (s *Store) inSnapshot(ctx context.Context, ref memory.ProjectRef, read func(*sql.Tx) error) (memory.Mark, error) {
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
-		return 0, err
+		return memory.Mark{}, err
 	}
 	tx, err := ws.pool.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", ref, err)
+		return memory.Mark{}, fmt.Errorf("read %s: %w", ref, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to undo
-	var seq int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM versions`).Scan(&seq); err != nil {
-		return 0, fmt.Errorf("read change sequence of %s: %w", ref.Workspace, err)
+	var m memory.Mark
+	err = tx.QueryRowContext(ctx, `SELECT id, created_at FROM versions ORDER BY id DESC LIMIT 1`).Scan(&m.Seq, &m.Stamp)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return memory.Mark{}, fmt.Errorf("read change sequence of %s: %w", ref.Workspace, err)
 	}
 	if err := read(tx); err != nil {
-		return 0, fmt.Errorf("read %s: %w", ref, err)
+		return memory.Mark{}, fmt.Errorf("read %s: %w", ref, err)
 	}
-	return seq, nil
+	return m, nil
 }
 
 // eachVersion calls fn for every row of versionCols, stopping at its first
