@@ -214,6 +214,3 @@ func segmentFile(t *testing.T, dir string) string {
 	}
 	return best
 }
-
-
-
