@@ -232,7 +232,7 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 	if live == 0 && len(acks) > 0 {
 		t.Errorf("no slug could be read back after the restart, though %d writes were acknowledged", len(acks))
 	}
-	t.Logf("nach dem Neustart geprüft: %d lebende Einträge per recall gefunden, %d vergessene nicht", live, forgotten)
+	t.Logf("nach dem Neustart per get und recall geprüft: %d lebende und %d vergessene Einträge", live, forgotten)
 	return lost
 }
 
