@@ -140,8 +140,10 @@ func (p *serveProc) logTail() string {
 	return tail(string(b), 2000)
 }
 
-// stop ends the server with SIGTERM and waits for it (at most a minute).
-func (p *serveProc) stop() {
+// stop ends the server with SIGTERM, waits for it (at most a minute) and
+// returns how long it took to end.
+func (p *serveProc) stop() time.Duration {
+	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		p.t.Fatal(err)
 	}
@@ -153,6 +155,7 @@ func (p *serveProc) stop() {
 	case <-time.After(time.Minute):
 		p.t.Fatalf("munin serve endet nicht binnen einer Minute nach SIGTERM\n%s", p.logTail())
 	}
+	return time.Since(start)
 }
 
 // memory reads the server's resident set now and its peak (VmRSS, VmHWM).
