@@ -36,6 +36,7 @@ type ranCmd struct {
 	stdout string
 	wall   time.Duration
 	maxRSS uint64 // bytes
+	cpu    time.Duration
 }
 
 // runMunin runs bin with args to its end and fails the test if it fails.
@@ -60,6 +61,7 @@ func tryMunin(bin string, args ...string) (ranCmd, error) {
 	r := ranCmd{stdout: stdout.String(), wall: time.Since(start)}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = uint64(ru.Maxrss) * 1024 // Linux: kilobytes
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if err != nil {
 		// munin's own last words say why; a progress bar may stand before

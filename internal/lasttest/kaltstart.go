@@ -70,32 +70,27 @@ func kaltstart(t *testing.T, n int) {
 	a := kaltConnect(t, srv, token)
 	firstReq, firstTotal := kaltFirstRecall(t, srv, a, kaltWord(0, 1), kaltSlug(0), 1)
 	rss1, peak1 := srv.memory()
-	up1 := srv.up
+	up1, cpu1 := srv.up, srv.cpu()
 	// The second recall, of the most frequent word, reads much of the index.
 	frequent := time.Now()
 	kaltRecall(t, a, vocabWord(0))
 	second := time.Since(frequent)
-	buildNote := fmt.Sprintf("%s laut reindex, Prozess %s, Spitze %.0f MiB RSS", sec(built), sec(ri.wall), mib(ri.maxRSS))
+	buildNote := fmt.Sprintf("%s laut reindex, Prozess %s, CPU %s, Spitze %.0f MiB RSS", sec(built), sec(ri.wall), sec(ri.cpu), mib(ri.maxRSS))
 	if riErr != nil {
 		built = firstReq
-		buildNote = fmt.Sprintf("%s als erstes recall nach dem Start gemessen; reindex scheiterte nach %s (%v)", sec(built), sec(ri.wall), riErr)
+		buildNote = fmt.Sprintf("%s als erstes recall nach dem Start gemessen (Server-CPU bis dahin %s); reindex scheiterte nach %s (%v)", sec(built), sec(cpu1), sec(ri.wall), riErr)
 	}
 
-	words := make([]string, kaltRecalls)
-	for i := range words {
-		words[i] = vocabWord(i * kaltVocab / kaltRecalls)
+	// Two sets of distinct words: the most frequent ones, each in many
+	// entries (the recall collects and scores them all), and words spread
+	// over the whole vocabulary, most of them in a handful of entries.
+	var frequentWords, spreadWords []string
+	for i := range kaltRecalls {
+		frequentWords = append(frequentWords, vocabWord(i))
+		spreadWords = append(spreadWords, vocabWord(kaltRecalls+i*(kaltVocab-kaltRecalls)/kaltRecalls))
 	}
-	cpu0 := srv.cpu()
-	lat := make([]time.Duration, 0, len(words))
-	for _, w := range words {
-		start := time.Now()
-		if _, err := a.call(context.Background(), "recall", map[string]any{"query": w}); err != nil {
-			t.Fatalf("recall %q: %v", w, err)
-		}
-		lat = append(lat, time.Since(start))
-	}
-	cpuPer := (srv.cpu() - cpu0) / time.Duration(len(words))
-	slices.Sort(lat)
+	latFreq, cpuFreq := kaltSeries(t, srv, a, frequentWords)
+	latSpread, cpuSpread := kaltSeries(t, srv, a, spreadWords)
 	rss2, _ := srv.memory()
 	a.c.Close()
 	stop1 := srv.stop()
@@ -109,7 +104,7 @@ func kaltstart(t *testing.T, n int) {
 	r := replaced[len(replaced)/2]
 	catchReq, catchTotal := kaltFirstRecall(t, srv, a, kaltWord(r, 2), kaltSlug(r), 2)
 	rss3, peak3 := srv.memory()
-	up2 := srv.up
+	up2, cpu2 := srv.up, srv.cpu()
 	kaltCheckChanges(t, a, n, replaced, forgot)
 	a.c.Close()
 	stop2 := srv.stop()
@@ -126,13 +121,14 @@ func kaltstart(t *testing.T, n int) {
 		time.Now().Format("2006-01-02 15:04"), n, kaltWords+1, runtime.GOMAXPROCS(0))
 	fmt.Printf("Import: %d Fassungen (%.1f MiB JSONL) in %s, Spitze %.0f MiB RSS\n", n, mib(uint64(size)), sec(imp.wall), mib(imp.maxRSS))
 	fmt.Printf("Voller Indexaufbau (munin reindex): %s\n", buildNote)
-	fmt.Printf("Start: Port offen nach %s; erstes recall %s nach der Anfrage, %s nach dem Prozessstart (%.2f × voller Aufbau); RSS danach %.0f MiB (Spitze %.0f MiB)\n",
-		ms(up1), sec(firstReq), sec(firstTotal), firstTotal.Seconds()/built.Seconds(), mib(rss1), mib(peak1))
+	fmt.Printf("Start: Port offen nach %s; erstes recall %s nach der Anfrage, %s nach dem Prozessstart (%.2f × voller Aufbau), Server-CPU bis dahin %s; RSS danach %.0f MiB (Spitze %.0f MiB)\n",
+		ms(up1), sec(firstReq), sec(firstTotal), firstTotal.Seconds()/built.Seconds(), sec(cpu1), mib(rss1), mib(peak1))
 	fmt.Printf("Zweites recall (häufigstes Wort): %s; Beenden mit SIGTERM: %s nach dem ersten, %s nach dem zweiten Start\n", ms(second), ms(stop1), ms(stop2))
-	fmt.Printf("recall bei %d Einträgen (ein Client, %d verschiedene Wörter nacheinander): p50 %s, p99 %s, max %s, Server-CPU %s je recall; RSS danach %.0f MiB\n",
-		n, len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)), ms(pct(lat, 100)), ms(cpuPer), mib(rss2))
-	fmt.Printf("Nachholen: %d Änderungen bei gestopptem Server (%d neu, %d ersetzt, %d vergessen; import %s); Port offen nach %s, erstes recall %s nach der Anfrage, %s nach dem Prozessstart (%.2f × voller Aufbau); RSS danach %.0f MiB (Spitze %.0f MiB)\n",
-		kaltNew+kaltReplaced+kaltForgot, kaltNew, kaltReplaced, kaltForgot, sec(chg.wall), ms(up2), sec(catchReq), sec(catchTotal), catchTotal.Seconds()/built.Seconds(), mib(rss3), mib(peak3))
+	fmt.Printf("recall bei %d Einträgen (ein Client, je %d verschiedene Wörter nacheinander): häufige Wörter p50 %s, p99 %s, max %s, Server-CPU %s je recall; über den Wortschatz verteilte p50 %s, p99 %s, max %s, Server-CPU %s je recall; RSS danach %.0f MiB\n",
+		n, kaltRecalls, ms(pct(latFreq, 50)), ms(pct(latFreq, 99)), ms(pct(latFreq, 100)), ms(cpuFreq),
+		ms(pct(latSpread, 50)), ms(pct(latSpread, 99)), ms(pct(latSpread, 100)), ms(cpuSpread), mib(rss2))
+	fmt.Printf("Nachholen: %d Änderungen bei gestopptem Server (%d neu, %d ersetzt, %d vergessen; import %s); Port offen nach %s, erstes recall %s nach der Anfrage, %s nach dem Prozessstart (%.2f × voller Aufbau), Server-CPU bis dahin %s; RSS danach %.0f MiB (Spitze %.0f MiB)\n",
+		kaltNew+kaltReplaced+kaltForgot, kaltNew, kaltReplaced, kaltForgot, sec(chg.wall), ms(up2), sec(catchReq), sec(catchTotal), catchTotal.Seconds()/built.Seconds(), sec(cpu2), mib(rss3), mib(peak3))
 	if hasIndex {
 		fmt.Printf("Platte: Index %s/index %.1f MiB (%.1f MiB je 10 000 Einträge), SQLite %.1f MiB\n", "<data>", mib(index), mib(index)*10000/float64(n+kaltNew-kaltForgot), mib(sqlite))
 	} else {
@@ -141,6 +137,22 @@ func kaltstart(t *testing.T, n int) {
 }
 
 func sec(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+// kaltSeries recalls each word once, one after the other, and returns the
+// sorted latencies and the server's CPU time per recall.
+func kaltSeries(t testing.TB, srv *serveProc, a *agent, words []string) ([]time.Duration, time.Duration) {
+	cpu0 := srv.cpu()
+	lat := make([]time.Duration, 0, len(words))
+	for _, w := range words {
+		start := time.Now()
+		if _, err := a.call(context.Background(), "recall", map[string]any{"query": w}); err != nil {
+			t.Fatalf("recall %q: %v", w, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return lat, (srv.cpu() - cpu0) / time.Duration(len(words))
+}
 
 // kaltConnect opens one MCP session with the key.
 func kaltConnect(t testing.TB, srv *serveProc, token string) *agent {
