@@ -8,6 +8,8 @@
 // own key (in setup 4 one key per project, all in one Authorization header)
 // and its own MCP session. It fails if any call failed, if a version of any
 // project was lost, or if the index missed an entry's last version.
+// -last.kaltstart=N runs only the cold start instead (kaltstart.go): the
+// built binary as its own process on a project of N entries.
 //
 // Every file carries the build tag last, so ordinary builds and go test ./...
 // leave the package out; nothing but last_test.go imports it.
