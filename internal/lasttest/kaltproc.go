@@ -22,8 +22,12 @@ import (
 	"time"
 )
 
-// buildMunin builds the binary of this module into a temp directory.
+// buildMunin builds the binary of this module into a temp directory, or
+// returns -last.munin.
 func buildMunin(t testing.TB) string {
+	if *lastMunin != "" {
+		return *lastMunin
+	}
 	bin := filepath.Join(t.TempDir(), "munin")
 	if out, err := exec.Command("go", "build", "-o", bin, "munin").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
