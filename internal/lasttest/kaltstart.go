@@ -117,8 +117,12 @@ func kaltstart(t *testing.T, n int) {
 		sqlite += s
 	}
 
-	fmt.Printf("Kaltstart %s: %d Einträge zu je etwa %d Wörtern in einem Projekt, munin als eigener Prozess, GOMAXPROCS des Tests %d\n",
-		time.Now().Format("2006-01-02 15:04"), n, kaltWords+1, runtime.GOMAXPROCS(0))
+	which := "frisch gebaut"
+	if *lastMunin != "" {
+		which = *lastMunin
+	}
+	fmt.Printf("Kaltstart %s: %d Einträge zu je etwa %d Wörtern in einem Projekt, munin (%s) als eigener Prozess, GOMAXPROCS des Tests %d\n",
+		time.Now().Format("2006-01-02 15:04"), n, kaltWords+1, which, runtime.GOMAXPROCS(0))
 	fmt.Printf("Import: %d Fassungen (%.1f MiB JSONL) in %s, Spitze %.0f MiB RSS\n", n, mib(uint64(size)), sec(imp.wall), mib(imp.maxRSS))
 	fmt.Printf("Voller Indexaufbau (munin reindex): %s\n", buildNote)
 	fmt.Printf("Start: Port offen nach %s; erstes recall %s nach der Anfrage, %s nach dem Prozessstart (%.2f × voller Aufbau), Server-CPU bis dahin %s; RSS danach %.0f MiB (Spitze %.0f MiB)\n",
