@@ -175,9 +175,9 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 
 	// Over MCP after the restart, the server must show each slug's latest
 	// state in the files: get answers it, recall finds a live entry by its
-	// last unique word, and a forgotten entry by none of the words of its
-	// last live version — the index (rebuilt, reopened or caught up) holds
-	// neither a stale nor a forgotten version.
+	// last version's unique word, and a forgotten entry not by the unique
+	// word of its last live version — the index (rebuilt, reopened or
+	// caught up) holds neither a stale nor a forgotten version.
 	ctx := context.Background()
 	c, err := connectMCP(ctx, url, token)
 	if err != nil {
