@@ -3,8 +3,12 @@
 // The crash test: the built binary runs as a child process while 16+ agents
 // write over MCP; it is killed with SIGKILL at random moments, restarted, and
 // every acknowledged version must be there, exactly, gapless and findable.
+// Besides the contested slugs crash/sNN the agents remember and forget the
+// slugs crash/fNN; after each restart every slug's latest state in the files
+// must be what recall shows: a live entry found by its last unique word, a
+// forgotten one found by none.
 //
-//	go test -tags crash -run TestCrash -v . [-crash.runden=20] [-crash.agenten=16]
+//	go test -tags crash -run TestCrash -v . [-crash.runden=20] [-crash.agenten=16] [-crash.vergessen=4]
 package main
 
 import (
@@ -37,13 +41,19 @@ var (
 	crashRounds = flag.Int("crash.runden", 20, "kill -9 rounds")
 	crashAgents = flag.Int("crash.agenten", 16, "concurrent writing agents")
 	crashSlugs  = flag.Int("crash.slugs", 8, "contested slugs")
+	crashForget = flag.Int("crash.vergessen", 4, "slugs that are remembered and forgotten by turns")
 )
 
-// ack is one acknowledged remember: the server answered with this version.
+// ack is one acknowledged remember or forget: the server answered with this
+// version. A forget's content is the tombstone mark.
 type ack struct {
 	slug, content string
 	version       int
 }
+
+// tombstone stands for a deleted version's content in acks and in what
+// readVersions stores: no remembered content can hold a NUL byte.
+const tombstone = "\x00forgotten"
 
 func TestCrash(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "munin")
@@ -77,9 +87,24 @@ func TestCrash(t *testing.T) {
 				for i := 0; ctx.Err() == nil; i++ {
 					slug := fmt.Sprintf("crash/s%02d", rand.IntN(*crashSlugs))
 					content := fmt.Sprintf("round %d agent %d write %d word r%da%dw%d", round, a, i, round, a, i)
-					v, err := remember(ctx, c, slug, content)
+					if *crashForget > 0 && rand.IntN(4) == 0 {
+						// A quarter of the calls go to the forget slugs,
+						// half of them forgets: an entry there is live
+						// or forgotten at a kill about equally often.
+						slug = fmt.Sprintf("crash/f%02d", rand.IntN(*crashForget))
+						if rand.IntN(2) == 0 {
+							content = tombstone
+						}
+					}
+					var v int
+					var err error
+					if content == tombstone {
+						v, err = forget(ctx, c, slug)
+					} else {
+						v, err = remember(ctx, c, slug, content)
+					}
 					if err != nil {
-						continue // unacknowledged: may or may not exist
+						continue // unacknowledged: may or may not exist (or nothing to forget)
 					}
 					mu.Lock()
 					acks = append(acks, ack{slug, content, v})
@@ -103,13 +128,19 @@ func TestCrash(t *testing.T) {
 		srv.cmd.Wait()
 		t.Logf("Runde %2d: %5d bestätigte Fassungen bisher, verloren: %d", round, len(acks), lost)
 	}
-	t.Logf("Ergebnis: %d Runden mit kill -9, %d bestätigte Fassungen, %d verloren, Dauer %s",
-		totalKills, len(acks), lost, time.Since(start).Round(time.Second))
+	forgets := 0
+	for _, a := range acks {
+		if a.content == tombstone {
+			forgets++
+		}
+	}
+	t.Logf("Ergebnis: %d Runden mit kill -9, %d bestätigte Fassungen (davon %d vergessen), %d verloren, Dauer %s",
+		totalKills, len(acks), forgets, lost, time.Since(start).Round(time.Second))
 	if lost > 0 {
 		t.Fatalf("%d acknowledged versions lost", lost)
 	}
-	if len(acks) == 0 {
-		t.Fatal("no write was acknowledged: the test proved nothing")
+	if len(acks) == 0 || (*crashForget > 0 && forgets == 0) {
+		t.Fatalf("%d writes and %d forgets acknowledged: the test proved too little", len(acks), forgets)
 	}
 }
 
@@ -117,7 +148,8 @@ func TestCrash(t *testing.T) {
 // returns how many acknowledged versions are missing or differ.
 func verify(t *testing.T, url, token, data string, acks []ack) int {
 	t.Helper()
-	stored := map[string]string{} // "slug@version" → content
+	stored := map[string]string{} // "slug@version" → content (tombstone for a forget)
+	latest := map[string]slugState{}
 	files, _ := filepath.Glob(filepath.Join(data, "*.db"))
 	for _, f := range files {
 		db, err := sql.Open("sqlite3", "file:"+f+"?mode=ro&_busy_timeout=5000")
@@ -129,7 +161,7 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 			t.Errorf("integrity_check %s: %q, %v", filepath.Base(f), res, err)
 		}
 		if filepath.Base(f) != "_control.db" {
-			readVersions(t, db, stored)
+			readVersions(t, db, stored, latest)
 		}
 		db.Close()
 	}
@@ -141,65 +173,120 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 		}
 	}
 
-	// Recall over MCP after the restart: the index is rebuilt from the files
-	// and must find each slug's last version by its unique word.
+	// Over MCP after the restart, the server must show each slug's latest
+	// state in the files: get answers it, recall finds a live entry by its
+	// last version's unique word, and a forgotten entry not by the unique
+	// word of its last live version — the index (rebuilt, reopened or
+	// caught up) holds neither a stale nor a forgotten version.
 	ctx := context.Background()
 	c, err := connectMCP(ctx, url, token)
 	if err != nil {
 		t.Fatalf("connect after restart: %v", err)
 	}
 	defer c.Close()
-	checked := 0
+	var slugs []string
 	for s := 0; s < *crashSlugs; s++ {
-		slug := fmt.Sprintf("crash/s%02d", s)
-		var latest struct {
-			Content string `json:"content"`
-			Version int    `json:"version"`
+		slugs = append(slugs, fmt.Sprintf("crash/s%02d", s))
+	}
+	for s := 0; s < *crashForget; s++ {
+		slugs = append(slugs, fmt.Sprintf("crash/f%02d", s))
+	}
+	live, forgotten := 0, 0
+	for _, slug := range slugs {
+		st, ok := latest[slug]
+		var got struct {
+			Version int `json:"version"`
 		}
-		if err := callTool(ctx, c, "get", map[string]any{"slug": slug}, &latest); err != nil {
-			if !strings.HasPrefix(err.Error(), "not_found") {
-				t.Errorf("get %s after restart: %v", slug, err)
+		err := callTool(ctx, c, "get", map[string]any{"slug": slug}, &got)
+		switch {
+		case !ok || st.deleted:
+			if err == nil || !strings.HasPrefix(err.Error(), "not_found") {
+				t.Errorf("get %s after restart: v%d, %v; want not_found (in the files: %+v)", slug, got.Version, err, st)
 			}
+		case err != nil || got.Version != st.version:
+			t.Errorf("get %s after restart: v%d, %v; want v%d", slug, got.Version, err, st.version)
+		}
+		if !ok {
 			continue // not written yet
 		}
-		checked++
-		word := latest.Content[strings.LastIndex(latest.Content, " ")+1:]
-		var hits struct {
-			Hits []struct {
-				Slug    string `json:"slug"`
-				Version int    `json:"version"`
-			} `json:"hits"`
+		word := lastWord(st.liveContent)
+		hits, err := recallHits(ctx, c, word)
+		if err != nil {
+			t.Errorf("recall %q after restart: %v", word, err)
+			continue
 		}
-		if err := callTool(ctx, c, "recall", map[string]any{"query": word}, &hits); err != nil || len(hits.Hits) == 0 || hits.Hits[0].Slug != slug || hits.Hits[0].Version != latest.Version {
-			t.Errorf("recall %q after restart: %+v, %v; want %s v%d", word, hits, err, slug, latest.Version)
+		if st.deleted {
+			forgotten++
+			for _, h := range hits {
+				if h.Slug == slug {
+					t.Errorf("recall %q after restart finds %s v%d, forgotten in v%d", word, slug, h.Version, st.version)
+				}
+			}
+			continue
+		}
+		live++
+		if len(hits) == 0 || hits[0].Slug != slug || hits[0].Version != st.version {
+			t.Errorf("recall %q after restart: %+v; want %s v%d", word, hits, slug, st.version)
 		}
 	}
-	if checked == 0 && len(acks) > 0 {
+	if live == 0 && len(acks) > 0 {
 		t.Errorf("no slug could be read back after the restart, though %d writes were acknowledged", len(acks))
 	}
+	t.Logf("nach dem Neustart per get und recall geprüft: %d lebende und %d vergessene Einträge", live, forgotten)
 	return lost
 }
 
+// slugState is a slug's latest version in the files and the content of its
+// latest live version (for a forgotten slug, the one before the tombstone).
+type slugState struct {
+	version     int
+	deleted     bool
+	liveContent string
+}
+
+type hit struct {
+	Slug    string `json:"slug"`
+	Version int    `json:"version"`
+}
+
+func recallHits(ctx context.Context, c *client.Client, query string) ([]hit, error) {
+	var res struct {
+		Hits []hit `json:"hits"`
+	}
+	err := callTool(ctx, c, "recall", map[string]any{"query": query}, &res)
+	return res.Hits, err
+}
+
+// lastWord is a content's unique word, e.g. r3a5w17.
+func lastWord(content string) string { return content[strings.LastIndex(content, " ")+1:] }
+
 // readVersions loads every version of a workspace file and checks that each
-// slug's versions are exactly 1..n.
-func readVersions(t *testing.T, db *sql.DB, stored map[string]string) {
+// slug's versions are exactly 1..n; latest gets each slug's last state.
+func readVersions(t *testing.T, db *sql.DB, stored map[string]string, latest map[string]slugState) {
 	t.Helper()
-	rows, err := db.Query("SELECT slug, version, content FROM versions ORDER BY project, slug, version")
+	rows, err := db.Query("SELECT slug, version, content, deleted FROM versions ORDER BY project, slug, version")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	last := map[string]int{}
 	for rows.Next() {
 		var slug, content string
 		var v int
-		if err := rows.Scan(&slug, &v, &content); err != nil {
+		var deleted bool
+		if err := rows.Scan(&slug, &v, &content, &deleted); err != nil {
 			t.Fatal(err)
 		}
-		if v != last[slug]+1 {
-			t.Errorf("%s: version %d follows %d — a gap or a duplicate", slug, v, last[slug])
+		st := latest[slug]
+		if v != st.version+1 {
+			t.Errorf("%s: version %d follows %d — a gap or a duplicate", slug, v, st.version)
 		}
-		last[slug] = v
+		st.version, st.deleted = v, deleted
+		if deleted {
+			content = tombstone
+		} else {
+			st.liveContent = content
+		}
+		latest[slug] = st
 		stored[fmt.Sprintf("%s@%d", slug, v)] = content
 	}
 	if err := rows.Err(); err != nil {
@@ -279,6 +366,14 @@ func connectMCP(ctx context.Context, url, token string) (*client.Client, error) 
 		return nil, err
 	}
 	return c, nil
+}
+
+func forget(ctx context.Context, c *client.Client, slug string) (int, error) {
+	var res struct {
+		Version int `json:"version"`
+	}
+	err := callTool(ctx, c, "forget", map[string]any{"slug": slug}, &res)
+	return res.Version, err
 }
 
 func remember(ctx context.Context, c *client.Client, slug, content string) (int, error) {

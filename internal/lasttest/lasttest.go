@@ -8,6 +8,8 @@
 // own key (in setup 4 one key per project, all in one Authorization header)
 // and its own MCP session. It fails if any call failed, if a version of any
 // project was lost, or if the index missed an entry's last version.
+// -last.kaltstart=N runs only the cold start instead (kaltstart.go): the
+// built binary as its own process on a project of N entries.
 //
 // Every file carries the build tag last, so ordinary builds and go test ./...
 // leave the package out; nothing but last_test.go imports it.
@@ -65,8 +67,13 @@ func aufbauten(n int) []aufbau {
 
 // Run is the whole load test as the -last.* flags ask for it: the raw write
 // baseline, the selected setups (each a subtest AufbauN) and the optional
-// sweep (subtest Stufen). It prints its tables to stdout.
+// sweep (subtest Stufen); with -last.kaltstart only the cold start of a
+// large project (kaltstart.go). It prints its tables to stdout.
 func Run(t *testing.T) {
+	if *lastKaltstart > 0 {
+		kaltstart(t, *lastKaltstart)
+		return
+	}
 	if *lastAgenten < 1 || *lastProjekte < 1 || *lastSlugs < 1 || *lastEintraege < 1 ||
 		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 {
 		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil 0..100")
