@@ -69,7 +69,7 @@ var (
 func init() {
 	scorch.RegistryAsyncErrorCallbacks[asyncErrorCallback] = func(err error, path string) {
 		brokenMu.Lock()
-		p := byPath[path]
+		p := byPath[filepath.Dir(path)] // scorch keeps its files in <index>/store
 		brokenMu.Unlock()
 		if p != nil {
 			p.persisterFailed(err)
@@ -207,10 +207,10 @@ func (p *project) persisterFailed(err error) {
 			return
 		}
 		p.reg.opts.Logger.Error("search: index cannot be written; dropped", "project", p.ref.String(), "retry_in", p.reg.opts.IndexRetry.String(), "err", err)
+		p.dropLocked() // searches meanwhile wait for p.mu, then see the failure
 		p.qmu.Lock()
 		p.failed = &failure{err: fmt.Errorf("write index: %w", err), retryAt: time.Now().Add(p.reg.opts.IndexRetry)}
 		p.qmu.Unlock()
-		p.dropLocked()
 	}()
 }
 
