@@ -90,7 +90,8 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 }
 
 // readFused reads the keyword candidates that made the answer from the
-// Source, in one pass, and gives every hit its fused score and match.
+// Source, in one pass, and gives every hit its fused score and match. A
+// keyword candidate forgotten since the search is left out.
 func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit) ([]memory.Hit, error) {
 	var ms []match
 	for _, c := range cands {
@@ -98,7 +99,7 @@ func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit)
 			ms = append(ms, *c.m)
 		}
 	}
-	read, err := r.hitsFrom(ctx, text, ms)
+	read, err := r.readHits(ctx, text, ms)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,12 @@ func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit)
 	for _, c := range cands {
 		h := c.hit
 		if c.m != nil {
-			h, read = read[0], read[1:]
+			kw := read[0]
+			read = read[1:]
+			if kw == nil {
+				continue
+			}
+			h = *kw
 		} else {
 			if terms == nil {
 				terms = r.queryTerms(text)

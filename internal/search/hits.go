@@ -14,11 +14,14 @@ import (
 )
 
 // Hits are read from the database, not from the index. The index stores no
-// text (only each document's version), and keeps no term vectors: both cost
-// more memory than the text itself (see memory_test.go). A hit's title, tags
-// and content come from the exact version the index matched, which is
-// immutable, so a hit shows what was matched even if a newer version landed
-// meanwhile. The snippet's marks are found by analyzing that content with the
+// text and keeps no term vectors: both cost more memory than the text itself
+// (see memory_test.go). Each hit shows its entry's latest version, read after
+// the search: all hits of a project in one statement when the Source can
+// (LatestMany), so a hit costs neither a stored-field lookup in the index (an
+// _id lookup across all segments) nor a statement of its own. An entry
+// forgotten between the search and the read is left out, so a forgotten
+// entry never comes back (invariant 3); one replaced meanwhile shows its new
+// version. The snippet's marks are found by analyzing the content with the
 // same analyzers as the query, which is what term locations recorded.
 
 // match is one of bleve's matches and the project whose index found it.
@@ -27,33 +30,104 @@ type match struct {
 	dm  *search.DocumentMatch
 }
 
-// hitsFrom turns bleve's matches into hits, reading each matched version
-// from the Source. text is the query text, for the snippet marks.
+// hitsFrom turns bleve's matches into hits, in order, leaving out entries
+// forgotten since the search. text is the query text, for the snippet marks.
 func (r *Registry) hitsFrom(ctx context.Context, text string, matches []match) ([]memory.Hit, error) {
-	hits := make([]memory.Hit, 0, len(matches))
+	read, err := r.readHits(ctx, text, matches)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]memory.Hit, 0, len(read))
+	for _, h := range read {
+		if h != nil {
+			hits = append(hits, *h)
+		}
+	}
+	return hits, nil
+}
+
+// readHits is hitsFrom with one entry per match, nil where the entry is gone.
+func (r *Registry) readHits(ctx context.Context, text string, matches []match) ([]*memory.Hit, error) {
+	latest, err := r.latestOf(ctx, matches)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]*memory.Hit, len(matches))
 	var terms []map[string]bool // per snippet analyzer; built on the first hit
-	for _, m := range matches {
-		ref, dm := m.ref, m.dm
-		ver, _ := dm.Fields[fieldVersion].(float64)
-		v, _, err := r.src.Get(ctx, ref, dm.ID, int(ver))
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, fmt.Errorf("search %s: read hit %s: %w", ref, dm.ID, ctxErr)
-			}
-			return nil, memory.Internal(fmt.Errorf("search %s: read hit %s v%d: %w", ref, dm.ID, int(ver), err))
+	for i, m := range matches {
+		v, ok := latest[i]
+		if !ok {
+			continue
 		}
 		if terms == nil {
 			terms = r.queryTerms(text)
 		}
-		h := memory.Hit{
-			Slug: dm.ID, Score: dm.Score, Title: v.Title, Version: v.Version,
-			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: ref,
+		h := &memory.Hit{
+			Slug: m.dm.ID, Score: m.dm.Score, Title: v.Title, Version: v.Version,
+			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: m.ref,
 			Match: memory.MatchWords,
 		}
 		h.Snippet = snippet(v.Content, r.matchSpans(v.Content, terms))
-		hits = append(hits, h)
+		hits[i] = h
 	}
 	return hits, nil
+}
+
+// latestOf reads the latest live version of each match's entry, keyed by
+// the match's position; an entry forgotten or gone has none. A Source that
+// can (the store) reads each project's entries in one statement.
+func (r *Registry) latestOf(ctx context.Context, matches []match) (map[int]memory.Version, error) {
+	fail := func(ref memory.ProjectRef, slug string, err error) error {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("search %s: read hit %s: %w", ref, slug, ctxErr)
+		}
+		return memory.Internal(fmt.Errorf("search %s: read hit %s: %w", ref, slug, err))
+	}
+	out := make(map[int]memory.Version, len(matches))
+	keep := func(i int, v memory.Version) {
+		if !v.Deleted {
+			out[i] = v
+		}
+	}
+	many, ok := r.src.(manySource)
+	if !ok || len(matches) < 2 {
+		for i, m := range matches {
+			v, err := r.src.Latest(ctx, m.ref, m.dm.ID)
+			switch {
+			case memory.ErrorCode(err) == memory.CodeNotFound:
+			case err != nil:
+				return nil, fail(m.ref, m.dm.ID, err)
+			default:
+				keep(i, v)
+			}
+		}
+		return out, nil
+	}
+	byRef := map[memory.ProjectRef][]int{}
+	var refs []memory.ProjectRef
+	for i, m := range matches {
+		if _, seen := byRef[m.ref]; !seen {
+			refs = append(refs, m.ref)
+		}
+		byRef[m.ref] = append(byRef[m.ref], i)
+	}
+	for _, ref := range refs {
+		at := byRef[ref]
+		slugs := make([]string, len(at))
+		for j, i := range at {
+			slugs[j] = matches[i].dm.ID
+		}
+		vs, err := many.LatestMany(ctx, ref, slugs)
+		if err != nil {
+			return nil, fail(ref, slugs[0], err)
+		}
+		for _, i := range at {
+			if v, ok := vs[matches[i].dm.ID]; ok {
+				keep(i, v)
+			}
+		}
+	}
+	return out, nil
 }
 
 // snippetAnalyzers are the analyzers of the content fields, in the order of

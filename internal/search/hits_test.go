@@ -1,14 +1,18 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/de"
+
+	"munin/internal/memory"
 )
 
 // TestMatchSpansAsFullAnalysis: the word pre-filter of matchSpans finds the
@@ -85,5 +89,87 @@ func TestGermanNormalizeAsBleve(t *testing.T) {
 		if got := string(germanNormalize([]byte(w))); got != want {
 			t.Errorf("germanNormalize(%q) = %q, bleve %q", w, got, want)
 		}
+	}
+}
+
+// TestHitsShowLatestVersion: a hit shows its entry's latest version, read
+// after the search. An entry forgotten after the index matched it (its
+// refresh not yet applied) is left out, so it never comes back
+// (invariant 3); one replaced meanwhile shows the new version.
+func TestHitsShowLatestVersion(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "gone", "Gone", "zebra crossing")
+	src.put(projA, "moved", "Moved", "zebra stripes")
+	src.put(projA, "kept", "Kept", "zebra herd")
+	r := newTestRegistry(t, src, Options{})
+	if got := slugs(find(t, r, projA, "zebra")); len(got) != 3 {
+		t.Fatalf("before: %v, want 3 hits", got)
+	}
+	// Committed, not yet queued: the index still holds the old versions.
+	src.forget(projA, "gone")
+	src.put(projA, "moved", "Moved on", "zebra stripes, renamed")
+	hits := find(t, r, projA, "zebra")
+	got := map[string]memory.Hit{}
+	for _, h := range hits {
+		got[h.Slug] = h
+	}
+	if _, ok := got["gone"]; ok || len(hits) != 2 {
+		t.Errorf("hits %v: the forgotten entry came back", slugs(hits))
+	}
+	if h := got["moved"]; h.Version != 2 || h.Title != "Moved on" {
+		t.Errorf("moved: version %d %q, want the latest (2, Moved on)", h.Version, h.Title)
+	}
+}
+
+// manyFake is a fakeSource that rereads many slugs at once, as the store
+// does, and counts its reads.
+type manyFake struct {
+	*fakeSource
+	mu                 sync.Mutex
+	many, latest, gets int
+}
+
+func (s *manyFake) LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []string) (map[string]memory.Version, error) {
+	s.mu.Lock()
+	s.many++
+	s.mu.Unlock()
+	out := map[string]memory.Version{}
+	for _, slug := range slugs {
+		if v, err := s.fakeSource.Latest(ctx, ref, slug); err == nil {
+			out[slug] = v
+		}
+	}
+	return out, nil
+}
+
+func (s *manyFake) Latest(ctx context.Context, ref memory.ProjectRef, slug string) (memory.Version, error) {
+	s.mu.Lock()
+	s.latest++
+	s.mu.Unlock()
+	return s.fakeSource.Latest(ctx, ref, slug)
+}
+
+func (s *manyFake) Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error) {
+	s.mu.Lock()
+	s.gets++
+	s.mu.Unlock()
+	return s.fakeSource.Get(ctx, ref, slug, version)
+}
+
+// TestHitsReadOncePerProject: a Source that rereads many slugs at once is
+// asked once per project for all of a recall's hits, not once per hit.
+func TestHitsReadOncePerProject(t *testing.T) {
+	src := &manyFake{fakeSource: newFakeSource()}
+	for i := range 6 {
+		src.put(projA, fmt.Sprintf("a%d", i), "A", "zebra")
+		src.put(projB, fmt.Sprintf("b%d", i), "B", "zebra")
+	}
+	r := newTestRegistry(t, src, Options{})
+	hits, err := r.SearchProjects(testCtx(t), []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "zebra"})
+	if err != nil || len(hits) != 10 {
+		t.Fatalf("%d hits, %v; want 10", len(hits), err)
+	}
+	if src.many != 2 || src.latest != 0 || src.gets != 0 {
+		t.Errorf("reads: %d LatestMany, %d Latest, %d Get; want 2 LatestMany (one per project)", src.many, src.latest, src.gets)
 	}
 }

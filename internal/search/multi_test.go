@@ -354,7 +354,9 @@ func TestSearchProjectsRefusesBadInput(t *testing.T) {
 // TestSearchProjectsConcurrent: many recalls over overlapping projects, in
 // different orders, while writers queue into all of them and failed batches
 // drop indexes (swaps): every recall finds the write its goroutine queued
-// before it, and none deadlocks (testCtx bounds each).
+// before it, and none deadlocks (testCtx bounds each). A recall whose own
+// read of its hits met an injected failure is repeated (hits are read with
+// Latest, like a refresh).
 func TestSearchProjectsConcurrent(t *testing.T) {
 	src := newFakeSource()
 	refs := make([]memory.ProjectRef, 5)
@@ -364,6 +366,7 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 	}
 	// Every 13th read fails, which drops the project's index: the next
 	// search rebuilds it, swapping indexes under concurrent recalls.
+	errInjected := errors.New("injected read failure")
 	var mu sync.Mutex
 	reads := 0
 	src.setHooks(nil, func(_ memory.ProjectRef, _ string, v memory.Version, err error) (memory.Version, error) {
@@ -372,7 +375,7 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 		fail := reads%13 == 0
 		mu.Unlock()
 		if fail {
-			return memory.Version{}, fmt.Errorf("injected read failure")
+			return memory.Version{}, errInjected
 		}
 		return v, err
 	})
@@ -399,6 +402,9 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 				}
 				rng.Shuffle(len(set), func(i, j int) { set[i], set[j] = set[j], set[i] })
 				hits, err := r.SearchProjects(testCtx(t), set, memory.SearchQuery{Text: w})
+				for try := 0; try < 5 && errors.Is(err, errInjected); try++ {
+					hits, err = r.SearchProjects(testCtx(t), set, memory.SearchQuery{Text: w})
+				}
 				if err != nil {
 					t.Errorf("search %s in %v: %v", w, set, err)
 					return
