@@ -1,13 +1,12 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"unicode"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
-
+	unitok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/search"
 
 	"munin/internal/memory"
@@ -148,10 +147,13 @@ func (r *Registry) queryTerms(text string) []map[string]bool {
 
 // matchSpans returns the byte ranges of content whose analyzed term is a
 // query term of the same analyzer: what term locations held for the matched
-// terms. Stemming every word of a 64 KB entry takes tens of milliseconds, so
-// only words that can stem to a query term are analyzed: a stem keeps its
-// word's first two letters, lower-cased and, for the German stem, with
-// umlauts normalized (both stemmers change endings only).
+// terms. Stemming or even segmenting every word of a 64 KB entry takes
+// milliseconds, so only words that can stem to a query term are analyzed: a
+// stem keeps its word's first two letters, lower-cased and, for the German
+// stem, with umlauts normalized (both stemmers change endings only). The
+// content is first cut at ASCII whitespace, where every word ends (the
+// tokenizer never joins across it), and only pieces where a word may start
+// with a query term's prefix are segmented into words.
 func (r *Registry) matchSpans(content string, terms []map[string]bool) []span {
 	var spans []span
 	for i, name := range snippetAnalyzers {
@@ -164,43 +166,98 @@ func (r *Registry) matchSpans(content string, terms []map[string]bool) []span {
 		}
 		analyzer := r.mapping.AnalyzerNamed(name)
 		seen := map[string][]span{} // analysis of a word, relative to it
-		for _, word := range wordTokenizer.Tokenize([]byte(content)) {
-			if !mayMatch(word.Term, prefixes) {
+		for start := 0; start < len(content); {
+			if asciiSpace[content[start]] {
+				start++
 				continue
 			}
-			rel, ok := seen[string(word.Term)]
-			if !ok {
-				for _, tok := range analyzer.Analyze(word.Term) {
-					if terms[i][string(tok.Term)] {
-						rel = append(rel, span{tok.Start, tok.End})
+			end := start + 1
+			for end < len(content) && !asciiSpace[content[end]] {
+				end++
+			}
+			piece := content[start:end]
+			if pieceMayMatch(piece, prefixes) {
+				for _, word := range wordTokenizer.Tokenize([]byte(piece)) {
+					if !mayMatch(word.Term, prefixes) {
+						continue
+					}
+					rel, ok := seen[string(word.Term)]
+					if !ok {
+						for _, tok := range analyzer.Analyze(word.Term) {
+							if terms[i][string(tok.Term)] {
+								rel = append(rel, span{tok.Start, tok.End})
+							}
+						}
+						seen[string(word.Term)] = rel
+					}
+					for _, s := range rel {
+						spans = append(spans, span{start + word.Start + s.start, start + word.Start + s.end})
 					}
 				}
-				seen[string(word.Term)] = rel
 			}
-			for _, s := range rel {
-				spans = append(spans, span{word.Start + s.start, word.Start + s.end})
-			}
+			start = end
 		}
 	}
 	return spans
 }
 
+// asciiSpace marks the ASCII whitespace bytes. Each is a word boundary on
+// both sides for the tokenizer (Unicode word segmentation, UAX #29), and no
+// byte of a multi-byte UTF-8 rune is one.
+var asciiSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\v': true, '\f': true}
+
+// pieceMayMatch tells whether a word the tokenizer finds in piece (text
+// without ASCII whitespace) may start with one of prefixes. A word starts
+// where a run of Latin letters, digits and underscores starts, or anywhere
+// else: inside such a run Unicode word segmentation never breaks, so every
+// other position is tried (punctuation, other scripts), which may let a
+// piece through needlessly but never misses a word.
+func pieceMayMatch(piece string, prefixes map[string]bool) bool {
+	inRun := false
+	for i, c := range piece {
+		run := isLatinWordRune(c)
+		if !(inRun && run) && mayMatchString(piece[i:], prefixes) {
+			return true
+		}
+		inRun = run
+	}
+	return false
+}
+
+// isLatinWordRune tells whether c is a letter or digit below U+0250 (Latin
+// scripts) or the underscore: runs of these are never split into words.
+func isLatinWordRune(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+	}
+	return c < 0x250 && unicode.IsLetter(c)
+}
+
 // wordTokenizer splits content into words as the analyzers do.
-var wordTokenizer = unicode.NewUnicodeTokenizer()
+var wordTokenizer = unitok.NewUnicodeTokenizer()
 
 // mayMatch tells whether word, lower-cased and as the German analysis
 // normalizes it, starts with one of the query terms' prefixes.
 func mayMatch(word []byte, prefixes map[string]bool) bool {
+	return mayMatchString(string(word), prefixes)
+}
+
+// mayMatchString is mayMatch for text starting with the word; it looks at
+// four runes at most and does not allocate.
+func mayMatchString(word string, prefixes map[string]bool) bool {
 	// Two letters of output need at most four of input (normalization
 	// drops the e of ae, oe, ue).
-	head, runes := 0, 0
-	for head < len(word) && runes < 4 {
-		_, size := utf8.DecodeRune(word[head:])
-		head += size
+	var lowerBuf, normBuf [4 * utf8.UTFMax]byte
+	lower := lowerBuf[:0]
+	runes := 0
+	for _, c := range word {
+		if runes == 4 {
+			break
+		}
+		lower = utf8.AppendRune(lower, unicode.ToLower(c))
 		runes++
 	}
-	lower := bytes.ToLower(word[:head])
-	for _, w := range [][]byte{lower, germanNormalize(lower)} {
+	for _, w := range [][]byte{lower, appendGermanNormalized(normBuf[:0], lower)} {
 		for n := 1; n <= 2 && n <= len(w); n++ {
 			if prefixes[string(w[:n])] {
 				return true
@@ -215,12 +272,16 @@ func mayMatch(word []byte, prefixes map[string]bool) bool {
 // mayMatch looks at: umlauts lose their dots, ß becomes ss, and the e of
 // ae, oe, ue is dropped.
 func germanNormalize(lower []byte) []byte {
+	return appendGermanNormalized(make([]byte, 0, len(lower)+2), lower)
+}
+
+// appendGermanNormalized appends germanNormalize(lower) to out.
+func appendGermanNormalized(out, lower []byte) []byte {
 	const (
 		n = iota // after anything else
 		v        // after a vowel that keeps a following e
 		u        // after a, o or u: a following e is dropped
 	)
-	out := make([]byte, 0, len(lower)+2)
 	state := n
 	for _, r := range string(lower) {
 		switch r {

@@ -24,8 +24,13 @@ func TestMatchSpansAsFullAnalysis(t *testing.T) {
 	texts := []string{
 		"Die Häuser der Datenbanken; John's indexing was invalidated. IT owns the Boeing queue, Grüße aus Köln!",
 		"Straße STRASSE strasse Maße massen Aerodynamik aero über Ueber toy toys cry cries happy happiness",
+		// Where words meet other scripts, marks, joiners and odd spaces.
+		"日本Datenbank Datenbank日本 カタカナindex ab\u0301c \u0301Datenbank x_Datenbank _index " +
+			"Daten\u202FBank Daten\u00A0Bank\tindex\nIndex\r\nDB-Index e.g. 3.5Datenbank Datenbank's " +
+			"(Index) «Daten» Index… αβγindex index😀Datenbank Ünderung ÄÖÜäöü ǅemo Ωmega",
 		prose(rng, 4<<10),
 		randomWords(rng, 4<<10),
+		trickyText(rng, 4<<10),
 	}
 	var queries []string
 	for _, text := range texts {
@@ -54,6 +59,20 @@ func TestMatchSpansAsFullAnalysis(t *testing.T) {
 			}
 		}
 	}
+}
+
+// trickyText joins word pieces and other scripts with every kind of
+// separator, so words meet ideographs, marks, joiners and odd spaces.
+func trickyText(rng *rand.Rand, n int) string {
+	pieces := []string{"Daten", "bank", "index", "Index", "ab", "ü", "ue", "ß", "日", "本", "カタ", "α", "3", "5",
+		"_", "'", ".", ",", ":", "-", "\u0301", "\u200d", "\u00a0", "\u202f", "\u3000", "😀", "«", "»"}
+	seps := []string{"", "", "", " ", "\t", "\n", "\r\n"}
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+		b.WriteString(seps[rng.IntN(len(seps))])
+	}
+	return b.String()
 }
 
 // BenchmarkMatchSpans64k is the snippet work of one 64 KB hit.
