@@ -160,10 +160,7 @@ func (r *Registry) matchSpans(content string, terms []map[string]bool) []span {
 		if len(terms[i]) == 0 {
 			continue
 		}
-		prefixes := map[string]bool{}
-		for t := range terms[i] {
-			prefixes[t[:min(2, len(t))]] = true
-		}
+		prefixes := newPrefixSet(terms[i])
 		analyzer := r.mapping.AnalyzerNamed(name)
 		seen := map[string][]span{} // analysis of a word, relative to it
 		for start := 0; start < len(content); {
@@ -212,7 +209,7 @@ var asciiSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\v': 
 // else: inside such a run Unicode word segmentation never breaks, so every
 // other position is tried (punctuation, other scripts), which may let a
 // piece through needlessly but never misses a word.
-func pieceMayMatch(piece string, prefixes map[string]bool) bool {
+func pieceMayMatch(piece string, prefixes *prefixSet) bool {
 	inRun := false
 	for i, c := range piece {
 		run := isLatinWordRune(c)
@@ -238,13 +235,59 @@ var wordTokenizer = unitok.NewUnicodeTokenizer()
 
 // mayMatch tells whether word, lower-cased and as the German analysis
 // normalizes it, starts with one of the query terms' prefixes.
-func mayMatch(word []byte, prefixes map[string]bool) bool {
+func mayMatch(word []byte, prefixes *prefixSet) bool {
 	return mayMatchString(string(word), prefixes)
+}
+
+// prefixSet holds the first one or two bytes of each query term, and the
+// first bytes alone for a quick refusal.
+type prefixSet struct {
+	heads map[string]bool
+	first [256]bool
+}
+
+func newPrefixSet(terms map[string]bool) *prefixSet {
+	ps := &prefixSet{heads: make(map[string]bool, len(terms))}
+	for t := range terms {
+		if t == "" {
+			continue
+		}
+		ps.heads[t[:min(2, len(t))]] = true
+		ps.first[t[0]] = true
+	}
+	return ps
 }
 
 // mayMatchString is mayMatch for text starting with the word; it looks at
 // four runes at most and does not allocate.
-func mayMatchString(word string, prefixes map[string]bool) bool {
+func mayMatchString(word string, prefixes *prefixSet) bool {
+	c, _ := utf8.DecodeRuneInString(word)
+	if c == utf8.RuneError {
+		return false // a word starts with a letter, digit or mark
+	}
+	// The first rune decides most words: lower-cased, or normalized
+	// (umlauts lose their dots, ß becomes ss), its first byte must begin a
+	// query term.
+	var head [utf8.UTFMax]byte
+	lc := unicode.ToLower(c)
+	utf8.EncodeRune(head[:], lc)
+	if !prefixes.first[head[0]] {
+		switch lc {
+		case 'ä':
+			head[0] = 'a'
+		case 'ö':
+			head[0] = 'o'
+		case 'ü':
+			head[0] = 'u'
+		case 'ß':
+			head[0] = 's'
+		default:
+			return false
+		}
+		if !prefixes.first[head[0]] {
+			return false
+		}
+	}
 	// Two letters of output need at most four of input (normalization
 	// drops the e of ae, oe, ue).
 	var lowerBuf, normBuf [4 * utf8.UTFMax]byte
@@ -259,7 +302,7 @@ func mayMatchString(word string, prefixes map[string]bool) bool {
 	}
 	for _, w := range [][]byte{lower, appendGermanNormalized(normBuf[:0], lower)} {
 		for n := 1; n <= 2 && n <= len(w); n++ {
-			if prefixes[string(w[:n])] {
+			if prefixes.heads[string(w[:n])] {
 				return true
 			}
 		}
