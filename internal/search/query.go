@@ -31,8 +31,7 @@ var fieldBoosts = []struct {
 	boost    float64
 }{
 	{fieldTitle, analyzerEN, 4},
-	{fieldTagsText, analyzerEN, 2.5},
-	{fieldSlug, analyzerEN, 1.5},
+	{fieldKeys, analyzerEN, 2},
 	{fieldContent, analyzerEN, 1},
 }
 
