@@ -104,7 +104,7 @@ func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit)
 		return nil, err
 	}
 	out := make([]memory.Hit, 0, len(cands))
-	var terms []map[string]bool // snippet marks, built on the first meaning-only hit
+	var mk *marker // snippet marks, built on the first meaning-only hit
 	for _, c := range cands {
 		h := c.hit
 		if c.m != nil {
@@ -115,10 +115,10 @@ func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit)
 			}
 			h = *kw
 		} else {
-			if terms == nil {
-				terms = r.queryTerms(text)
+			if mk == nil {
+				mk = r.newMarker(text)
 			}
-			h.Snippet = snippet(c.content, r.matchSpans(c.content, terms))
+			h.Snippet = snippet(c.content, mk.spans(c.content))
 		}
 		h.Score, h.Match = c.score, c.hit.Match
 		out = append(out, h)

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/blevesearch/bleve/v2/analysis"
 	unitok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/search"
 
@@ -52,21 +53,21 @@ func (r *Registry) readHits(ctx context.Context, text string, matches []match) (
 		return nil, err
 	}
 	hits := make([]*memory.Hit, len(matches))
-	var terms []map[string]bool // per snippet analyzer; built on the first hit
+	var mk *marker // built on the first hit
 	for i, m := range matches {
 		v, ok := latest[i]
 		if !ok {
 			continue
 		}
-		if terms == nil {
-			terms = r.queryTerms(text)
+		if mk == nil {
+			mk = r.newMarker(text)
 		}
 		h := &memory.Hit{
 			Slug: m.dm.ID, Score: m.dm.Score, Title: v.Title, Version: v.Version,
 			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: m.ref,
 			Match: memory.MatchWords,
 		}
-		h.Snippet = snippet(v.Content, r.matchSpans(v.Content, terms))
+		h.Snippet = snippet(v.Content, mk.spans(v.Content))
 		hits[i] = h
 	}
 	return hits, nil
@@ -130,39 +131,52 @@ func (r *Registry) latestOf(ctx context.Context, matches []match) (map[int]memor
 }
 
 // snippetAnalyzers are the analyzers of the content fields, in the order of
-// queryTerms' result.
+// a marker's terms.
 var snippetAnalyzers = []string{analyzerEN}
 
-// queryTerms analyzes the query text as the content fields' match queries do.
-func (r *Registry) queryTerms(text string) []map[string]bool {
-	out := make([]map[string]bool, len(snippetAnalyzers))
-	for i, name := range snippetAnalyzers {
-		out[i] = map[string]bool{}
-		for _, tok := range r.mapping.AnalyzerNamed(name).Analyze([]byte(text)) {
-			out[i][string(tok.Term)] = true
-		}
-	}
-	return out
+// marker finds a recall's query terms in the contents of its hits, for the
+// snippets' marks: what term locations held for the matched terms. It is
+// made once per recall, because analyzing words is the dear part and the
+// hits of one recall share most of their words.
+type marker struct {
+	analyzers []analysis.Analyzer
+	terms     []map[string]bool   // per analyzer: the query's terms
+	prefixes  []*prefixSet        // per analyzer: their first bytes
+	pieces    []map[string][]span // per analyzer: the marks in a piece of content, relative to it
 }
 
-// matchSpans returns the byte ranges of content whose analyzed term is a
-// query term of the same analyzer: what term locations held for the matched
-// terms. Stemming or even segmenting every word of a 64 KB entry takes
-// milliseconds, so only words that can stem to a query term are analyzed: a
-// stem keeps its word's first two letters, lower-cased and, for the German
-// stem, with umlauts normalized (both stemmers change endings only). The
-// content is first cut at ASCII whitespace, where every word ends (the
-// tokenizer never joins across it), and only pieces where a word may start
-// with a query term's prefix are segmented into words.
-func (r *Registry) matchSpans(content string, terms []map[string]bool) []span {
+// newMarker analyzes the query text as the content fields' match queries do.
+func (r *Registry) newMarker(text string) *marker {
+	m := &marker{}
+	for _, name := range snippetAnalyzers {
+		a := r.mapping.AnalyzerNamed(name)
+		terms := map[string]bool{}
+		for _, tok := range a.Analyze([]byte(text)) {
+			terms[string(tok.Term)] = true
+		}
+		m.analyzers = append(m.analyzers, a)
+		m.terms = append(m.terms, terms)
+		m.prefixes = append(m.prefixes, newPrefixSet(terms))
+		m.pieces = append(m.pieces, map[string][]span{})
+	}
+	return m
+}
+
+// spans returns the byte ranges of content whose analyzed term is a query
+// term of the same analyzer. Segmenting and stemming every word of a 64 KB
+// entry takes milliseconds, so only words that can stem to a query term are
+// analyzed: a stem keeps its word's first two letters, lower-cased and, for
+// the German stem, with umlauts normalized (both stemmers change endings
+// only). The content is first cut at ASCII whitespace, where every word ends
+// (the tokenizer never joins across it), and only pieces where a word may
+// start with a query term's prefix are segmented and analyzed, each distinct
+// piece once per recall.
+func (m *marker) spans(content string) []span {
 	var spans []span
-	for i, name := range snippetAnalyzers {
-		if len(terms[i]) == 0 {
+	for i, terms := range m.terms {
+		if len(terms) == 0 {
 			continue
 		}
-		prefixes := newPrefixSet(terms[i])
-		analyzer := r.mapping.AnalyzerNamed(name)
-		seen := map[string][]span{} // analysis of a word, relative to it
 		for start := 0; start < len(content); {
 			if asciiSpace[content[start]] {
 				start++
@@ -173,29 +187,39 @@ func (r *Registry) matchSpans(content string, terms []map[string]bool) []span {
 				end++
 			}
 			piece := content[start:end]
-			if pieceMayMatch(piece, prefixes) {
-				for _, word := range wordTokenizer.Tokenize([]byte(piece)) {
-					if !mayMatch(word.Term, prefixes) {
-						continue
-					}
-					rel, ok := seen[string(word.Term)]
-					if !ok {
-						for _, tok := range analyzer.Analyze(word.Term) {
-							if terms[i][string(tok.Term)] {
-								rel = append(rel, span{tok.Start, tok.End})
-							}
-						}
-						seen[string(word.Term)] = rel
-					}
-					for _, s := range rel {
-						spans = append(spans, span{start + word.Start + s.start, start + word.Start + s.end})
-					}
-				}
+			if !pieceMayMatch(piece, m.prefixes[i]) {
+				start = end
+				continue
+			}
+			rel, ok := m.pieces[i][piece]
+			if !ok {
+				rel = m.pieceSpans(i, piece)
+				m.pieces[i][piece] = rel
+			}
+			for _, s := range rel {
+				spans = append(spans, span{start + s.start, start + s.end})
 			}
 			start = end
 		}
 	}
 	return spans
+}
+
+// pieceSpans is spans for one piece of content without whitespace, with
+// analyzer i.
+func (m *marker) pieceSpans(i int, piece string) []span {
+	var rel []span
+	for _, word := range wordTokenizer.Tokenize([]byte(piece)) {
+		if !mayMatch(word.Term, m.prefixes[i]) {
+			continue
+		}
+		for _, tok := range m.analyzers[i].Analyze(word.Term) {
+			if m.terms[i][string(tok.Term)] {
+				rel = append(rel, span{word.Start + tok.Start, word.Start + tok.End})
+			}
+		}
+	}
+	return rel
 }
 
 // asciiSpace marks the ASCII whitespace bytes. Each is a word boundary on

@@ -41,8 +41,8 @@ func TestMatchSpansAsFullAnalysis(t *testing.T) {
 	}
 	for _, text := range texts {
 		for _, q := range queries {
-			terms := r.queryTerms(q)
-			got := r.matchSpans(text, terms)
+			mk := r.newMarker(q)
+			got, terms := mk.spans(text), mk.terms
 			var want []span
 			for i, name := range snippetAnalyzers {
 				for _, tok := range r.mapping.AnalyzerNamed(name).Analyze([]byte(text)) {
@@ -82,9 +82,9 @@ func BenchmarkMatchSpans64k(b *testing.B) {
 	for _, c := range []struct{ name, text string }{{"random", randomWords(rng, 64<<10)}, {"prose", prose(rng, 64<<10)}} {
 		b.Run(c.name, func(b *testing.B) {
 			words := strings.Fields(c.text)
-			terms := r.queryTerms(words[7] + " " + words[99] + " Datenbank")
+			q := words[7] + " " + words[99] + " Datenbank"
 			for b.Loop() {
-				r.matchSpans(c.text, terms)
+				r.newMarker(q).spans(c.text)
 			}
 		})
 	}
