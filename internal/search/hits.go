@@ -48,9 +48,16 @@ func (r *Registry) hitsFrom(ctx context.Context, text string, matches []match) (
 
 // readHits is hitsFrom with one entry per match, nil where the entry is gone.
 func (r *Registry) readHits(ctx context.Context, text string, matches []match) ([]*memory.Hit, error) {
-	latest, err := r.latestOf(ctx, matches)
+	es := make([]entryRef, len(matches))
+	for i, m := range matches {
+		es[i] = entryRef{m.ref, m.dm.ID}
+	}
+	latest, failed, err := r.latestOf(ctx, es)
 	if err != nil {
 		return nil, err
+	}
+	for i, err := range failed {
+		return nil, memory.Internal(fmt.Errorf("search %s: read hit %s: %w", es[i].ref, es[i].slug, err))
 	}
 	hits := make([]*memory.Hit, len(matches))
 	var mk *marker // built on the first hit
@@ -73,61 +80,64 @@ func (r *Registry) readHits(ctx context.Context, text string, matches []match) (
 	return hits, nil
 }
 
-// latestOf reads the latest live version of each match's entry, keyed by
-// the match's position; an entry forgotten or gone has none. A Source that
-// can (the store) reads each project's entries in one statement.
-func (r *Registry) latestOf(ctx context.Context, matches []match) (map[int]memory.Version, error) {
-	fail := func(ref memory.ProjectRef, slug string, err error) error {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("search %s: read hit %s: %w", ref, slug, ctxErr)
-		}
-		return memory.Internal(fmt.Errorf("search %s: read hit %s: %w", ref, slug, err))
-	}
-	out := make(map[int]memory.Version, len(matches))
-	keep := func(i int, v memory.Version) {
-		if !v.Deleted {
-			out[i] = v
+// entryRef names an entry of a project.
+type entryRef struct {
+	ref  memory.ProjectRef
+	slug string
+}
+
+// latestOf reads the latest live version of each entry of es, keyed by its
+// position; an entry forgotten or gone has none. A Source that can (the
+// store) reads each project's entries in one statement. A read that failed
+// is in failed, by position; err is only the caller's context ending.
+func (r *Registry) latestOf(ctx context.Context, es []entryRef) (latest map[int]memory.Version, failed map[int]error, err error) {
+	latest, failed = make(map[int]memory.Version, len(es)), map[int]error{}
+	got := func(i int, v memory.Version, err error) {
+		switch {
+		case memory.ErrorCode(err) == memory.CodeNotFound:
+		case err != nil:
+			failed[i] = err
+		case !v.Deleted:
+			latest[i] = v
 		}
 	}
 	many, ok := r.src.(manySource)
-	if !ok || len(matches) < 2 {
-		for i, m := range matches {
-			v, err := r.src.Latest(ctx, m.ref, m.dm.ID)
-			switch {
-			case memory.ErrorCode(err) == memory.CodeNotFound:
-			case err != nil:
-				return nil, fail(m.ref, m.dm.ID, err)
-			default:
-				keep(i, v)
+	if !ok || len(es) < 2 {
+		for i, e := range es {
+			v, err := r.src.Latest(ctx, e.ref, e.slug)
+			got(i, v, err)
+		}
+	} else {
+		byRef := map[memory.ProjectRef][]int{}
+		var refs []memory.ProjectRef
+		for i, e := range es {
+			if _, seen := byRef[e.ref]; !seen {
+				refs = append(refs, e.ref)
 			}
+			byRef[e.ref] = append(byRef[e.ref], i)
 		}
-		return out, nil
-	}
-	byRef := map[memory.ProjectRef][]int{}
-	var refs []memory.ProjectRef
-	for i, m := range matches {
-		if _, seen := byRef[m.ref]; !seen {
-			refs = append(refs, m.ref)
-		}
-		byRef[m.ref] = append(byRef[m.ref], i)
-	}
-	for _, ref := range refs {
-		at := byRef[ref]
-		slugs := make([]string, len(at))
-		for j, i := range at {
-			slugs[j] = matches[i].dm.ID
-		}
-		vs, err := many.LatestMany(ctx, ref, slugs)
-		if err != nil {
-			return nil, fail(ref, slugs[0], err)
-		}
-		for _, i := range at {
-			if v, ok := vs[matches[i].dm.ID]; ok {
-				keep(i, v)
+		for _, ref := range refs {
+			at := byRef[ref]
+			slugs := make([]string, len(at))
+			for j, i := range at {
+				slugs[j] = es[i].slug
+			}
+			vs, err := many.LatestMany(ctx, ref, slugs)
+			for _, i := range at {
+				v, ok := vs[es[i].slug]
+				switch {
+				case err != nil:
+					got(i, v, err)
+				case ok:
+					got(i, v, nil)
+				}
 			}
 		}
 	}
-	return out, nil
+	if ctxErr := ctx.Err(); ctxErr != nil && len(failed) > 0 {
+		return nil, nil, fmt.Errorf("search: read hits: %w", ctxErr)
+	}
+	return latest, failed, nil
 }
 
 // snippetAnalyzers are the analyzers of the content fields, in the order of

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -190,5 +191,38 @@ func TestHitsReadOncePerProject(t *testing.T) {
 	}
 	if src.many != 2 || src.latest != 0 || src.gets != 0 {
 		t.Errorf("reads: %d LatestMany, %d Latest, %d Get; want 2 LatestMany (one per project)", src.many, src.latest, src.gets)
+	}
+}
+
+// TestMeaningHitsReadOncePerProject: the hits only the meaning path found
+// are read from a Source that rereads many slugs at once in one call per
+// project, not one per hit; a forgotten one is left out.
+func TestMeaningHitsReadOncePerProject(t *testing.T) {
+	src := &manyFake{fakeSource: newFakeSource()}
+	vecs, emb := &fakeVectors{}, &conceptEmbedder{}
+	r := newTestRegistry(t, src, Options{Logger: slog.New(slog.DiscardHandler),
+		Meaning: MeaningOptions{Embedder: emb, Vectors: vecs}})
+	emb.fix("vector probe", 1, 0, 0)
+	for i := range 4 {
+		slug := fmt.Sprintf("m%d", i)
+		v := src.put(projA, slug, slug, fmt.Sprintf("unrelated words %d", i))
+		refresh(t, r, projA, slug)
+		mv := memory.Vector{Project: projA, Slug: slug, Version: v.Version, Model: testModel, Values: []float32{1, float32(i) / 10, 0}}
+		vecs.store(mv)
+		r.OnStored([]memory.Vector{mv})
+	}
+	src.forget(projA, "m3") // committed, not yet queued: its vector is still there
+	src.mu.Lock()
+	src.many, src.latest, src.gets = 0, 0, 0
+	src.mu.Unlock()
+	hits, err := r.SearchProjects(testCtx(t), []memory.ProjectRef{projA}, memory.SearchQuery{Text: "vector probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := matches(hits); !slices.Equal(got, []string{"m0:meaning", "m1:meaning", "m2:meaning"}) {
+		t.Errorf("hits %v, want m0 m1 m2 by meaning (m3 forgotten)", got)
+	}
+	if src.many != 1 || src.latest != 0 || src.gets != 0 {
+		t.Errorf("reads: %d LatestMany, %d Latest, %d Get; want 1 LatestMany", src.many, src.latest, src.gets)
 	}
 }
