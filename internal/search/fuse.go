@@ -90,7 +90,8 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 }
 
 // readFused reads the keyword candidates that made the answer from the
-// Source, in one pass, and gives every hit its fused score and match.
+// Source, in one pass, and gives every hit its fused score and match. A
+// keyword candidate forgotten since the search is left out.
 func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit) ([]memory.Hit, error) {
 	var ms []match
 	for _, c := range cands {
@@ -98,21 +99,26 @@ func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit)
 			ms = append(ms, *c.m)
 		}
 	}
-	read, err := r.hitsFrom(ctx, text, ms)
+	read, err := r.readHits(ctx, text, ms)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]memory.Hit, 0, len(cands))
-	var terms []map[string]bool // snippet marks, built on the first meaning-only hit
+	var mk *marker // snippet marks, built on the first meaning-only hit
 	for _, c := range cands {
 		h := c.hit
 		if c.m != nil {
-			h, read = read[0], read[1:]
-		} else {
-			if terms == nil {
-				terms = r.queryTerms(text)
+			kw := read[0]
+			read = read[1:]
+			if kw == nil {
+				continue
 			}
-			h.Snippet = snippet(c.content, r.matchSpans(c.content, terms))
+			h = *kw
+		} else {
+			if mk == nil {
+				mk = r.newMarker(text)
+			}
+			h.Snippet = snippet(c.content, mk.spans(c.content))
 		}
 		h.Score, h.Match = c.score, c.hit.Match
 		out = append(out, h)
@@ -130,10 +136,10 @@ func rankOrLast(rank int) int {
 
 // fuseCandidates lists the keyword hits and the meaning hits as one set of
 // candidates with their rank on each path. A meaning hit the keyword path
-// did not find is read from the Source: the latest version stands for it
-// (its vector may be of an older one: meaning lags), and it is left out if
-// it was forgotten, is gone, or lacks one of the query's tags. Meaning ranks
-// count only the hits kept.
+// did not find is read from the Source (all of them at once per project,
+// see latestOf): the latest version stands for it (its vector may be of an
+// older one: meaning lags), and it is left out if it was forgotten, is gone,
+// or lacks one of the query's tags. Meaning ranks count only the hits kept.
 func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vecHit, q memory.SearchQuery) ([]fusedHit, error) {
 	type key struct {
 		ref  memory.ProjectRef
@@ -145,24 +151,30 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vec
 		at[key{words[i].ref, words[i].dm.ID}] = len(cands)
 		cands = append(cands, fusedHit{m: &words[i], words: i + 1})
 	}
-	rank := 0
+	var toRead []entryRef // the hits only meaning found, in order
 	for _, n := range near {
-		if i, ok := at[key{n.ref, n.slug}]; ok {
+		if _, ok := at[key{n.ref, n.slug}]; !ok {
+			toRead = append(toRead, entryRef{n.ref, n.slug})
+		}
+	}
+	latest, failed, err := r.latestOf(ctx, toRead)
+	if err != nil {
+		return nil, err
+	}
+	rank, k := 0, -1
+	for _, n := range near {
+		if j, ok := at[key{n.ref, n.slug}]; ok {
 			rank++
-			cands[i].sense = rank
+			cands[j].sense = rank
 			continue
 		}
-		v, err := r.src.Latest(ctx, n.ref, n.slug)
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, fmt.Errorf("search %s: read hit %s: %w", n.ref, n.slug, ctxErr)
-			}
-			if memory.ErrorCode(err) != memory.CodeNotFound {
-				r.meaning.fail("meaning hit left out", err, "project", n.ref.String(), "slug", n.slug)
-				continue
-			}
+		k++
+		if err := failed[k]; err != nil {
+			r.meaning.fail("meaning hit left out", err, "project", n.ref.String(), "slug", n.slug)
+			continue
 		}
-		if err != nil || v.Deleted {
+		v, ok := latest[k]
+		if !ok {
 			r.meaning.forget(n)
 			continue
 		}

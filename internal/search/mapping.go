@@ -15,19 +15,17 @@ import (
 // is read from the database, its snippet marks found by analyzing the content
 // again (hits.go). Both cost more memory than the text (memory_test.go).
 const (
-	fieldTitle    = "title"     // both stems
-	fieldContent  = "content"   // both stems
-	fieldTags     = "tags"      // keyword: exact, case-sensitive filter
-	fieldTagsText = "tags_text" // both stems, so a query word can score on a tag
-	fieldSlug     = "slug"      // both stems: "db-choice" is found by "choice"
-	fieldVersion  = "version"   // stored only: which version a hit reads
+	fieldTitle   = "title"   // both stems
+	fieldContent = "content" // both stems
+	fieldTags    = "tags"    // keyword: exact, case-sensitive filter
+	fieldKeys    = "keys"    // tags and slug, both stems: a query word scores on a tag, "db-choice" is found by "choice"
 )
 
 // indexFormat names the mapping and analysis an index on disk was built
 // with. Raise it with every change to newMapping, the analyzers (analyzers.go,
 // stems.go) or docFor: an index recording another format is rebuilt from the
 // database, never trusted.
-const indexFormat = 1
+const indexFormat = 3
 
 // newMapping returns the static mapping shared by all project indexes. It is
 // read-only after construction, so sharing is safe. Nothing is dynamic and
@@ -41,17 +39,15 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	text := func(name, analyzer string) *mapping.FieldMapping {
 		return &mapping.FieldMapping{Name: name, Type: "text", Analyzer: analyzer, Index: true}
 	}
-	stored := func(name, typ string) *mapping.FieldMapping {
-		return &mapping.FieldMapping{Name: name, Type: typ, Store: true}
-	}
 
 	doc := bleve.NewDocumentStaticMapping()
 	prop := doc.AddFieldMappingsAt
 	prop("title", text(fieldTitle, analyzerEN))
 	prop("content", text(fieldContent, analyzerEN))
-	prop("tags", text(fieldTags, keyword.Name), text(fieldTagsText, analyzerEN))
-	prop("slug", text(fieldSlug, analyzerEN))
-	prop("version", stored(fieldVersion, "number"))
+	// Tags and slug share one field: each field is one more term search per
+	// query term, and both name what an entry is about in a few words.
+	prop("tags", text(fieldTags, keyword.Name), text(fieldKeys, analyzerEN))
+	prop("slug", text(fieldKeys, analyzerEN))
 
 	im.DefaultMapping = doc
 	im.DefaultAnalyzer = analyzerEN
@@ -76,6 +72,5 @@ func docFor(v memory.Version) map[string]any {
 		"content": v.Content,
 		"tags":    tags,
 		"slug":    v.Slug,
-		"version": float64(v.Version),
 	}
 }

@@ -31,14 +31,9 @@ var fieldBoosts = []struct {
 	boost    float64
 }{
 	{fieldTitle, analyzerEN, 4},
-	{fieldTagsText, analyzerEN, 2.5},
-	{fieldSlug, analyzerEN, 1.5},
+	{fieldKeys, analyzerEN, 2},
 	{fieldContent, analyzerEN, 1},
 }
-
-// storedFields are loaded for every hit; the rest of a hit is read from the
-// database (see hits.go).
-var storedFields = []string{fieldVersion}
 
 // Search runs a recall over a project's live entries, best first.
 //
@@ -126,7 +121,6 @@ func (r *Registry) prepare(q memory.SearchQuery) (recall, error) {
 // runSearch runs one bleve search for the best limit matches of q.
 func runSearch(ctx context.Context, idx bleve.Index, ref memory.ProjectRef, q query.Query, limit int) (search.DocumentMatchCollection, error) {
 	req := bleve.NewSearchRequestOptions(q, limit, 0, false)
-	req.Fields = storedFields
 	res, err := idx.SearchInContext(ctx, req)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {

@@ -293,3 +293,26 @@ func TestHostileQueries(t *testing.T) {
 		t.Errorf("title: x hits %v", got)
 	}
 }
+
+// TestSlugAndTagsShareOneField: a word of the slug or of a tag is found and
+// outweighs the content, while each query term costs three term searches
+// (title, tags and slug, content), not one per field of the entry.
+func TestSlugAndTagsShareOneField(t *testing.T) {
+	src := newFakeSource()
+	src.put(projA, "decisions/zeppelin-choice", "Airships", "We picked one.")
+	src.put(projA, "notes/b", "Airships", "Which zeppelin we picked.", "hangar")
+	src.put(projA, "notes/c", "Airships", "The hangar is big.")
+	r := newTestRegistry(t, src, Options{})
+	if got := slugs(find(t, r, projA, "choice")); len(got) != 1 || got[0] != "decisions/zeppelin-choice" {
+		t.Errorf("choice: %v, want the slug's entry", got)
+	}
+	if got := slugs(find(t, r, projA, "zeppelin")); len(got) != 2 || got[0] != "decisions/zeppelin-choice" {
+		t.Errorf("zeppelin: %v, want the slug's entry before the content's", got)
+	}
+	if got := slugs(find(t, r, projA, "hangar")); len(got) != 2 || got[0] != "notes/b" {
+		t.Errorf("hangar: %v, want the tag's entry first", got)
+	}
+	if n := len(leavesOf(r.analyzeQuery("zeppelin"))); n != 3 {
+		t.Errorf("one query term makes %d term searches, want 3", n)
+	}
+}
