@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -179,6 +180,9 @@ func (p *project) build() (bleve.Index, error) {
 		b.setMark(mark)
 		err = b.flush()
 	}
+	if err == nil {
+		err = mergeToOne(r.base, idx)
+	}
 	if err != nil {
 		idx.Close()
 		os.RemoveAll(p.path)
@@ -212,6 +216,22 @@ func (p *project) persisterFailed(err error) {
 		p.failed = &failure{err: fmt.Errorf("write index: %w", err), retryAt: time.Now().Add(p.reg.opts.IndexRetry)}
 		p.qmu.Unlock()
 	}()
+}
+
+// mergeToOne merges the index's segments into one. A build leaves one
+// segment per batch, which scorch's merger folds only into tiers of about
+// ten; one segment made a recall over 10,000 entries about 15 % cheaper
+// (BenchmarkRecall10k/corpus, 2026-12-01) for about 5 % more build time.
+func mergeToOne(ctx context.Context, idx bleve.Index) error {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return err
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	return s.ForceMerge(ctx, nil)
 }
 
 // persistWait bounds how long closing an index waits for scorch to write
