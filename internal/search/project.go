@@ -273,6 +273,6 @@ func (p *project) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	p.closeLocked(true)
+	p.closeLocked(!p.reg.tempDir) // a temporary directory is removed anyway
 	unwatch(p)
 }

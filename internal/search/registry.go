@@ -248,9 +248,13 @@ func (r *Registry) Close() error {
 	r.mu.Unlock()
 
 	r.cancel()
+	// Each close waits until its index is on disk (up to a persister nap):
+	// in parallel, a shutdown waits about one nap, not one per index.
+	var wg sync.WaitGroup
 	for _, p := range ps {
-		p.close()
+		wg.Go(p.close)
 	}
+	wg.Wait()
 	if r.tempDir {
 		return os.RemoveAll(r.dir)
 	}
