@@ -27,8 +27,10 @@ type sizedBatch struct {
 	bytes    int
 	maxBytes int
 	maxDocs  int // 0: no limit
-	// applied is set once part of the batch is in the index.
+	// applied is set once part of the batch is in the index; flushes
+	// counts the parts (each a segment).
 	applied bool
+	flushes int
 }
 
 // newSizedBatch returns an empty batch for idx of at most maxBytes of text
@@ -66,6 +68,7 @@ func (s *sizedBatch) flush() error {
 		return nil
 	}
 	s.applied = true
+	s.flushes++
 	if err := s.idx.Batch(s.b); err != nil {
 		return fmt.Errorf("index batch: %w", err)
 	}

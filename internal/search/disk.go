@@ -193,7 +193,7 @@ func (p *project) build() (bleve.Index, error) {
 		b.setMark(mark)
 		err = b.flush()
 	}
-	if err == nil {
+	if err == nil && b.flushes > 1 {
 		err = mergeToOne(r.base, idx)
 	}
 	if err != nil {
@@ -244,6 +244,8 @@ func mergeToOne(ctx context.Context, idx bleve.Index) error {
 	if !ok {
 		return nil
 	}
+	// The merger merges files: wait until the persister wrote them.
+	waitPersisted(idx)
 	return s.ForceMerge(ctx, nil)
 }
 
