@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 
@@ -26,7 +27,7 @@ func newRestartable(t *testing.T) *restartable {
 
 // open starts a registry on the directory; the caller closes it (stop).
 func (d *restartable) open(src Source) *Registry {
-	r := NewRegistry(src, Options{Dir: d.dir, Logger: slog.New(slog.DiscardHandler)})
+	r := NewRegistry(src, Options{Dir: d.dir, PersistNap: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	d.t.Cleanup(func() { r.Close() })
 	return r
 }
@@ -185,7 +186,7 @@ func must(t *testing.T, err error) {
 // index at dir.
 func setInternal(t *testing.T, dir string, key, val []byte) {
 	t.Helper()
-	idx, err := bleve.OpenUsing(dir, scorchConfig())
+	idx, err := bleve.OpenUsing(dir, scorchConfig(0))
 	must(t, err)
 	b := idx.NewBatch()
 	if val == nil {

@@ -23,7 +23,7 @@ import (
 // faultRegistry is a registry on dir that retries an unusable index after
 // retry.
 func faultRegistry(t *testing.T, src Source, dir string, retry time.Duration) *Registry {
-	r := NewRegistry(src, Options{Dir: dir, IndexRetry: retry, Logger: slog.New(slog.DiscardHandler)})
+	r := NewRegistry(src, Options{Dir: dir, IndexRetry: retry, PersistNap: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { r.Close() })
 	return r
 }

@@ -22,7 +22,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestIdleIndexIsClosedAndReopened(t *testing.T) {
 	src := newFakeSource()
 	fillWords(src, projA, 20)
-	r := newTestRegistry(t, src, Options{IdleClose: 20 * time.Millisecond})
+	r := newTestRegistry(t, src, Options{IdleClose: 20 * time.Millisecond, PersistNap: time.Millisecond})
 	want(t, r, projA, word(1), "e001")
 	eventually(t, "idle index closed", func() bool { return !r.Stats().Projects[projA].Built })
 
@@ -77,7 +77,7 @@ func TestManySmallProjectsHoldNoMoreThanOneLarge(t *testing.T) {
 // each of refs (and, when idleClose is short, once all went idle).
 func heapOf(t *testing.T, src *fakeSource, refs []memory.ProjectRef, idleClose time.Duration) uint64 {
 	before := liveHeap()
-	r := NewRegistry(src, Options{IdleClose: idleClose})
+	r := NewRegistry(src, Options{IdleClose: idleClose, PersistNap: time.Millisecond})
 	defer r.Close()
 	for _, ref := range refs {
 		if _, err := r.Search(testCtx(t), ref, memory.SearchQuery{Text: "Datenbank"}); err != nil {

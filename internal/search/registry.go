@@ -53,6 +53,9 @@ type Options struct {
 	// closed, to be opened again on its next use (default DefaultIdleClose;
 	// negative: never).
 	IdleClose time.Duration
+	// PersistNap is how long an index keeps new segments in memory before
+	// scorch writes them, as one (default DefaultPersistNap).
+	PersistNap time.Duration
 	// IndexRetry is how long a project whose index could not be opened,
 	// built or written answers unavailable before the next use tries again
 	// (default DefaultIndexRetry).
@@ -85,6 +88,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleClose == 0 {
 		o.IdleClose = DefaultIdleClose
+	}
+	if o.PersistNap <= 0 {
+		o.PersistNap = DefaultPersistNap
 	}
 	if o.IndexRetry <= 0 {
 		o.IndexRetry = DefaultIndexRetry
