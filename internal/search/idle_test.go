@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"testing"
@@ -77,10 +78,11 @@ func TestManySmallProjectsHoldNoMoreThanOneLarge(t *testing.T) {
 // each of refs (and, when idleClose is short, once all went idle).
 func heapOf(t *testing.T, src *fakeSource, refs []memory.ProjectRef, idleClose time.Duration) uint64 {
 	before := liveHeap()
-	r := NewRegistry(src, Options{IdleClose: idleClose, PersistNap: time.Millisecond})
+	// The large project's build takes minutes at the size.
+	r := NewRegistry(src, Options{IdleClose: idleClose, PersistNap: time.Millisecond, IndexWait: time.Hour})
 	defer r.Close()
 	for _, ref := range refs {
-		if _, err := r.Search(testCtx(t), ref, memory.SearchQuery{Text: "Datenbank"}); err != nil {
+		if _, err := r.Search(context.Background(), ref, memory.SearchQuery{Text: "Datenbank"}); err != nil {
 			t.Fatal(err)
 		}
 	}
