@@ -46,7 +46,7 @@ func LockDir(dir string) (*DirLock, error) {
 				by = " (pid " + pid + ")"
 			}
 			return nil, memory.Errorf(memory.CodeConflict,
-				"data directory %s is in use by another munin process%s; only one process may serve or import from it at a time", dir, by)
+				"data directory %s is in use by another munin process%s; only one process may serve, import or reindex from it at a time", dir, by)
 		}
 		return nil, fmt.Errorf("lock data directory %s: %w", dir, err)
 	}
