@@ -7,7 +7,8 @@ import (
 // Idle indexes are closed, so that many projects touched once do not hold
 // their indexes' memory for ever: a closed index costs nothing, and its next
 // search opens it from disk and catches up with the writes made meanwhile
-// (writes to a closed index cost no index work at all).
+// (writes to a closed index cost no index work at all). The vectors of the
+// meaning search (meaning.go) are dropped the same way and loaded again.
 
 // closeIdle closes, until the registry is closed, every project index no
 // search used for Options.IdleClose.
@@ -36,6 +37,9 @@ func (r *Registry) closeIdle() {
 			if p.closeIfIdle(cutoff) {
 				r.idleClosed.Add(1)
 			}
+		}
+		if r.meaning != nil {
+			r.vectorsUnloaded.Add(int64(r.meaning.unloadIdle(cutoff)))
 		}
 	}
 }

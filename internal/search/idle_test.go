@@ -91,3 +91,19 @@ func heapOf(t *testing.T, src *fakeSource, refs []memory.ProjectRef, idleClose t
 	}
 	return liveHeap() - min(before, liveHeap())
 }
+
+// TestIdleVectorsAreUnloadedAndReloaded: a project's meaning vectors no
+// recall used for IdleClose are dropped; the next recall loads them again,
+// vectors stored meanwhile included, and still finds by meaning.
+func TestIdleVectorsAreUnloadedAndReloaded(t *testing.T) {
+	g := newMeaningRigWith(t, MeaningOptions{}, Options{IdleClose: 20 * time.Millisecond, PersistNap: time.Millisecond})
+	g.put(t, projA, "ops/release", "Release train", "Releases ship every second Tuesday after rollout review.")
+	g.recall(t, []memory.ProjectRef{projA}, backupQuery) // loads the vectors
+	eventually(t, "vectors unloaded", func() bool { return g.r.Stats().VectorsUnloaded >= 1 })
+
+	g.put(t, projA, "ops/backups", "Nightly backups", backupNote) // stored while unloaded
+	hits := g.recall(t, []memory.ProjectRef{projA}, backupQuery)
+	if got := matches(hits); len(got) == 0 || got[0] != "ops/backups:meaning" {
+		t.Fatalf("after reload: %v, want ops/backups found by meaning first", got)
+	}
+}

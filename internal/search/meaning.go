@@ -130,6 +130,9 @@ func newMeaning(base context.Context, opts MeaningOptions, log *slog.Logger) *me
 
 // vecProject is one project's vector index and the state of its load.
 type vecProject struct {
+	// lastUse is when a recall last used the vectors (unix nanoseconds);
+	// unused for Options.IdleClose, they are dropped (unloadIdle).
+	lastUse atomic.Int64
 	mu      sync.Mutex
 	idx     *vecIndex       // nil until loaded
 	loading chan struct{}   // closed when the current load ends; nil when none runs
@@ -235,6 +238,33 @@ func (m *meaning) load(ref memory.ProjectRef, p *vecProject, done chan struct{})
 	p.idx, p.pending = idx, nil
 }
 
+// unloadIdle drops the vectors of every project no recall used since
+// cutoff, as idle keyword indexes are closed: the next recall loads them
+// from the store again, vectors stored meanwhile included. A recall still
+// holding the dropped index finishes with it. It returns how many it
+// dropped.
+func (m *meaning) unloadIdle(cutoff int64) int {
+	m.mu.Lock()
+	ps := make([]*vecProject, 0, len(m.projects))
+	for _, p := range m.projects {
+		ps = append(ps, p)
+	}
+	m.mu.Unlock()
+	n := 0
+	for _, p := range ps {
+		if p.lastUse.Load() >= cutoff {
+			continue
+		}
+		p.mu.Lock()
+		if p.idx != nil && p.loading == nil {
+			p.idx = nil
+			n++
+		}
+		p.mu.Unlock()
+	}
+	return n
+}
+
 // commonDim is the dimension most of vs have (the larger one of a tie), or
 // 0 for none: the project's dimension, whatever order the vectors come in.
 // A stray vector of another one (an endpoint that answered garbage once) is
@@ -256,6 +286,7 @@ func commonDim(vs []memory.Vector) int {
 // most until ctx ends.
 func (m *meaning) index(ctx context.Context, ref memory.ProjectRef) (*vecIndex, error) {
 	p := m.project(ref)
+	p.lastUse.Store(time.Now().UnixNano())
 	idx, loading := m.start(ref, p)
 	if idx != nil {
 		return idx, nil

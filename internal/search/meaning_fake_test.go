@@ -149,10 +149,17 @@ type meaningRig struct {
 
 func newMeaningRig(t testing.TB, opts MeaningOptions) *meaningRig {
 	t.Helper()
+	return newMeaningRigWith(t, opts, Options{})
+}
+
+// newMeaningRigWith is newMeaningRig with the registry's other options.
+func newMeaningRigWith(t testing.TB, opts MeaningOptions, base Options) *meaningRig {
+	t.Helper()
 	g := &meaningRig{src: newFakeSource(), vecs: &fakeVectors{}, emb: &conceptEmbedder{}}
 	opts.Embedder, opts.Vectors = g.emb, g.vecs
 	opts.OnFailure = func() { g.failures.Add(1) }
-	g.r = newTestRegistry(t, g.src, Options{Meaning: opts, Logger: slog.New(slog.DiscardHandler)})
+	base.Meaning, base.Logger = opts, slog.New(slog.DiscardHandler)
+	g.r = newTestRegistry(t, g.src, base)
 	return g
 }
 

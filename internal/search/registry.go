@@ -138,11 +138,12 @@ type Registry struct {
 
 	meaning *meaning // nil: off
 
-	builds     atomic.Int64
-	opened     atomic.Int64
-	idleClosed atomic.Int64
-	batches    atomic.Int64
-	refreshes  atomic.Int64
+	builds          atomic.Int64
+	opened          atomic.Int64
+	idleClosed      atomic.Int64
+	vectorsUnloaded atomic.Int64
+	batches         atomic.Int64
+	refreshes       atomic.Int64
 }
 
 // Index is the contract of the service layer, restated here so that the
@@ -275,8 +276,9 @@ type Stats struct {
 	Builds int64
 	// Opened counts project indexes opened from disk and caught up.
 	Opened int64
-	// IdleClosed counts project indexes closed for being unused.
-	IdleClosed int64
+	// IdleClosed counts project indexes closed for being unused, and
+	// VectorsUnloaded projects whose meaning vectors were dropped for it.
+	IdleClosed, VectorsUnloaded int64
 	// Batches counts refresh batches applied (builds excluded).
 	Batches int64
 	// Refreshes counts slugs applied by refresh batches.
@@ -299,12 +301,13 @@ func (r *Registry) Stats() Stats {
 	}
 	r.mu.Unlock()
 	s := Stats{
-		Projects:   make(map[memory.ProjectRef]ProjectStats, len(ps)),
-		Builds:     r.builds.Load(),
-		Batches:    r.batches.Load(),
-		Refreshes:  r.refreshes.Load(),
-		Opened:     r.opened.Load(),
-		IdleClosed: r.idleClosed.Load(),
+		Projects:        make(map[memory.ProjectRef]ProjectStats, len(ps)),
+		Builds:          r.builds.Load(),
+		Batches:         r.batches.Load(),
+		Refreshes:       r.refreshes.Load(),
+		Opened:          r.opened.Load(),
+		IdleClosed:      r.idleClosed.Load(),
+		VectorsUnloaded: r.vectorsUnloaded.Load(),
 	}
 	for _, p := range ps {
 		var st ProjectStats
