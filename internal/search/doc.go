@@ -1,7 +1,9 @@
-// Package search is Munin's full-text index: a Registry with one in-memory
-// bleve (scorch) index per project, built lazily from the database (Source)
-// on the project's first Refresh or Search, and kept in step with it by
-// Refresh, which always rereads the database instead of trusting its caller.
+// Package search is Munin's full-text index: a Registry with one bleve
+// (scorch) index on disk per project, opened on the project's first Search
+// and caught up with the database (Source) from the change it records, or
+// built from the database when there is none or it cannot be trusted
+// (disk.go); kept in step by Refresh, which always rereads the database
+// instead of trusting its caller; closed when idle (idle.go).
 //
 // Each word is indexed with its English (porter) and German (snowball) stem
 // so that word forms of both languages find each other; titles and tags weigh
