@@ -303,7 +303,8 @@ func TestReindexCountsLiveEntries(t *testing.T) {
 		write(t, s, a, memory.Write{Slug: fmt.Sprintf("e/%02d", i*5), Deleted: true})
 	}
 	var progress bytes.Buffer
-	res, err := Reindex(ctx, s, t.TempDir(), nil, &progress)
+	data := t.TempDir()
+	res, err := Reindex(ctx, s, data, nil, &progress)
 	if err != nil {
 		t.Fatalf("Reindex: %v", err)
 	}
@@ -319,14 +320,18 @@ func TestReindexCountsLiveEntries(t *testing.T) {
 	if !strings.Contains(progress.String(), "acme/backend") || !strings.Contains(progress.String(), "34/34") {
 		t.Fatalf("progress output %q lacks the project and its count", progress.String())
 	}
-	// Recall over the data the check read: a live entry is found, a forgotten one is not.
-	reg := search.NewRegistry(s, search.Options{Logger: slog.New(slog.DiscardHandler)})
+	// A server on the data directory opens the index reindex built, without
+	// building it: a live entry is found, a forgotten one is not.
+	reg := search.NewRegistry(s, search.Options{Dir: search.IndexRoot(data), Logger: slog.New(slog.DiscardHandler)})
 	defer reg.Close()
 	for word, want := range map[string]int{"word7": 1, "word10": 0} {
 		hits, err := reg.Search(ctx, a, memory.SearchQuery{Text: word})
 		if err != nil || len(hits) != want {
 			t.Fatalf("recall %s = %+v, %v; want %d hits", word, hits, err, want)
 		}
+	}
+	if st := reg.Stats(); st.Builds != 0 || st.Opened != 1 {
+		t.Fatalf("after reindex the server built %d and opened %d indexes, want 0 and 1", st.Builds, st.Opened)
 	}
 	if _, err := Reindex(ctx, s, t.TempDir(), []memory.ProjectRef{{Workspace: "acme", Project: "nope"}}, &progress); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Fatalf("reindex of an unknown project: %v", err)
