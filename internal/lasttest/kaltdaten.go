@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"munin/internal/portable"
 )
 
 // kaltVocab is the number of distinct words of the generated prose; the
@@ -61,18 +63,6 @@ func kaltWord(i, v int) string { return fmt.Sprintf("kw%dv%d", i, v) }
 
 func kaltSlug(i int) string { return fmt.Sprintf("notizen/n%06d", i) }
 
-// kaltLine is one version in the export format.
-type kaltLine struct {
-	Slug      string   `json:"slug"`
-	Version   int      `json:"version"`
-	Title     string   `json:"title"`
-	Content   string   `json:"content"`
-	Tags      []string `json:"tags"`
-	Agent     string   `json:"agent"`
-	CreatedAt string   `json:"created_at"`
-	Deleted   bool     `json:"deleted"`
-}
-
 // kaltText is entry i's version v: a title of three words and about 60
 // words of prose in sentences, the unique word among them.
 func kaltText(rng *rand.Rand, z *rand.Zipf, i, v int) (title, content string) {
@@ -99,7 +89,7 @@ func kaltText(rng *rand.Rand, z *rand.Zipf, i, v int) (title, content string) {
 }
 
 // kaltFile writes lines to a new file in dir and returns its path and size.
-func kaltFile(t testing.TB, dir, name string, lines func(emit func(kaltLine))) (string, int64) {
+func kaltFile(t testing.TB, dir, name string, lines func(emit func(portable.Line))) (string, int64) {
 	path := dir + "/" + name
 	f, err := os.Create(path)
 	if err != nil {
@@ -108,7 +98,7 @@ func kaltFile(t testing.TB, dir, name string, lines func(emit func(kaltLine))) (
 	bw := bufio.NewWriterSize(f, 1<<20)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	lines(func(l kaltLine) {
+	lines(func(l portable.Line) {
 		if err == nil {
 			err = enc.Encode(l)
 		}
@@ -153,18 +143,18 @@ func kaltData(t testing.TB, dir string, n int) (first, changes string, firstSize
 	// than the test and a replacement newer than what it replaces.
 	base := time.Now().UTC().Add(-time.Duration(n+2*(kaltNew+kaltReplaced+kaltForgot)) * time.Second)
 	at := func(k int) string { return base.Add(time.Duration(k) * time.Second).Format(time.RFC3339Nano) }
-	line := func(i, v, k int) kaltLine {
+	line := func(i, v, k int) portable.Line {
 		title, content := kaltText(rng, z, i, v)
-		return kaltLine{Slug: kaltSlug(i), Version: v, Title: title, Content: content,
+		return portable.Line{Slug: kaltSlug(i), Version: v, Title: title, Content: content,
 			Tags: []string{tags[i%len(tags)]}, Agent: "kaltstart", CreatedAt: at(k)}
 	}
-	first, firstSize = kaltFile(t, dir, "eintraege.jsonl", func(emit func(kaltLine)) {
+	first, firstSize = kaltFile(t, dir, "eintraege.jsonl", func(emit func(portable.Line)) {
 		for i := range n {
 			emit(line(i, 1, i))
 		}
 	})
 	replaced, forgot := kaltChanges(n)
-	changes, _ = kaltFile(t, dir, "aenderungen.jsonl", func(emit func(kaltLine)) {
+	changes, _ = kaltFile(t, dir, "aenderungen.jsonl", func(emit func(portable.Line)) {
 		k := n
 		for j := range kaltNew {
 			emit(line(n+j, 1, k))
@@ -175,7 +165,7 @@ func kaltData(t testing.TB, dir string, n int) (first, changes string, firstSize
 			k++
 		}
 		for _, i := range forgot {
-			emit(kaltLine{Slug: kaltSlug(i), Version: 2, Tags: []string{}, Agent: "kaltstart", CreatedAt: at(k), Deleted: true})
+			emit(portable.Line{Slug: kaltSlug(i), Version: 2, Tags: []string{}, Agent: "kaltstart", CreatedAt: at(k), Deleted: true})
 			k++
 		}
 	})

@@ -11,9 +11,10 @@ import (
 	"munin/internal/memory"
 )
 
-// line is one version in an export file. The field order is the order of
-// the JSON keys, so the same history always gives the same bytes.
-type line struct {
+// Line is one version in an export file. The field order is the order of
+// the JSON keys, so the same history always gives the same bytes. Tools that
+// write import files (the cold-start measurement) use it too.
+type Line struct {
 	Slug      string   `json:"slug"`
 	Version   int      `json:"version"`
 	Title     string   `json:"title"`
@@ -48,7 +49,7 @@ func (e *encoder) write(v memory.Version) error {
 	if tags == nil {
 		tags = []string{}
 	}
-	return e.enc.Encode(line{
+	return e.enc.Encode(Line{
 		Slug: v.Slug, Version: v.Version, Title: v.Title, Content: v.Content, Tags: tags,
 		Agent: v.Agent, CreatedAt: v.CreatedAt.UTC().Format(time.RFC3339Nano), Deleted: v.Deleted,
 	})
@@ -100,7 +101,7 @@ func parseLine(b []byte) (memory.Version, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var l line
+	var l Line
 	if err := dec.Decode(&l); err != nil {
 		return memory.Version{}, memory.Errorf(memory.CodeInvalid, "not a version object: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchbench"
 )
 
 // BenchmarkMixed500 is the load test's mixed load below the transports: 32
@@ -41,7 +42,7 @@ func BenchmarkMixed500(b *testing.B) {
 		lat  []time.Duration
 	)
 	b.SetParallelism(16)
-	cpu := cpuTime(b)
+	cpu := searchbench.CPUTime(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		id := seed.Add(1)
@@ -75,7 +76,7 @@ func BenchmarkMixed500(b *testing.B) {
 		mu.Unlock()
 	})
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((searchbench.CPUTime(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 	st := r.Stats()
 	if batches := st.Batches - before.Batches; batches > 0 {
 		b.ReportMetric(float64(st.Refreshes-before.Refreshes)/float64(batches), "slugs/batch")

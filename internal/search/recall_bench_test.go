@@ -3,18 +3,16 @@
 package search
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchbench"
 )
 
 // recallQueries are typical recalls of an agent over fillSource's entries:
@@ -58,35 +56,7 @@ func BenchmarkRecall10k(b *testing.B) {
 }
 
 func benchRecall(b *testing.B, src Source, queries []string) {
-	r := newTestRegistry(b, src, Options{})
-	ctx := context.Background()
-	refs := []memory.ProjectRef{projA}
-	if _, err := r.SearchProjects(ctx, refs, memory.SearchQuery{Text: "x"}); err != nil {
-		b.Fatal(err)
-	}
-	i, hits := 0, 0
-	cpu := cpuTime(b)
-	for b.Loop() {
-		hs, err := r.SearchProjects(ctx, refs, memory.SearchQuery{Text: queries[i%len(queries)], Limit: 10})
-		if err != nil {
-			b.Fatal(err)
-		}
-		hits += len(hs)
-		i++
-	}
-	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(i), "cpu-µs/op")
-	b.ReportMetric(float64(hits)/float64(i), "hits/op")
-}
-
-// cpuTime is the CPU time the process used so far, all threads (the
-// garbage collector's included): on a machine shared with other work,
-// ns/op counts the waiting for a core too, this does not.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	searchbench.Recall(b, newTestRegistry(b, src, Options{}), []memory.ProjectRef{projA}, queries)
 }
 
 // corpusWords is every word of the recall quality corpus' notes, in order,

@@ -271,33 +271,11 @@ func (s *Store) latestChunk(ctx context.Context, ws *workspace, args []any, out 
 }
 
 // ScanLatest calls fn with the latest live version of every entry of a
-// project, ordered by slug, and stops at fn's first error. The search index
-// builds from it.
+// project, ordered by slug, and stops at fn's first error: ScanLatestSeq
+// without the mark.
 func (s *Store) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) error {
-	ws, err := s.requireProject(ctx, ref)
-	if err != nil {
-		return err
-	}
-	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT `+versionCols+`
-		FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
-		WHERE e.project = ? AND e.deleted = 0 ORDER BY e.slug`, ref.Project)
-	if err != nil {
-		return fmt.Errorf("scan %s: %w", ref, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scanVersion(rows)
-		if err != nil {
-			return fmt.Errorf("scan %s: %w", ref, err)
-		}
-		if err := fn(v); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("scan %s: %w", ref, err)
-	}
-	return nil
+	_, err := s.ScanLatestSeq(ctx, ref, fn)
+	return err
 }
 
 // History lists a slug's versions newest first (limit: memory.DefaultHistoryLimit

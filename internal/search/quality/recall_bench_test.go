@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"munin/internal/memory"
 	"munin/internal/search"
+	"munin/internal/search/searchbench"
 	"munin/internal/store"
 )
 
@@ -88,31 +88,5 @@ func benchStoreRecall(b *testing.B, words, queries []string) {
 	}
 	reg := search.NewRegistry(st, search.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	b.Cleanup(func() { reg.Close() })
-	refs := []memory.ProjectRef{ref}
-	if _, err := reg.SearchProjects(ctx, refs, memory.SearchQuery{Text: "x"}); err != nil {
-		b.Fatal(err)
-	}
-	i, hits := 0, 0
-	cpu := cpuTime(b)
-	for b.Loop() {
-		hs, err := reg.SearchProjects(ctx, refs, memory.SearchQuery{Text: queries[i%len(queries)], Limit: 10})
-		if err != nil {
-			b.Fatal(err)
-		}
-		hits += len(hs)
-		i++
-	}
-	b.ReportMetric(float64((cpuTime(b)-cpu).Microseconds())/float64(i), "cpu-µs/op")
-	b.ReportMetric(float64(hits)/float64(i), "hits/op")
-}
-
-// cpuTime is the CPU time the process used so far, all threads (the
-// garbage collector's included): on a machine shared with other work,
-// ns/op counts the waiting for a core too, this does not.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	searchbench.Recall(b, reg, []memory.ProjectRef{ref}, queries)
 }
