@@ -53,7 +53,7 @@ func readerDSN(path string) string {
 // openPool opens the writer (creating the file), checks that WAL took,
 // applies the migrations of kind, and then opens the read pool.
 func openPool(ctx context.Context, path, kind string, opts Options) (*pool, error) {
-	w, err := sql.Open("sqlite3", writerDSN(path, opts.Synchronous))
+	w, err := sql.Open(writerDriver(opts), writerDSN(path, opts.Synchronous))
 	if err != nil {
 		return nil, fmt.Errorf("open writer %s: %w", path, err)
 	}

@@ -61,6 +61,20 @@ type Options struct {
 	// OnBatch, when set, is told the size and duration (BEGIN to COMMIT) of
 	// every committed writer batch (the batch-size metrics).
 	OnBatch func(writes int, took time.Duration)
+	// Replicated leaves checkpoints of the workspace files to a replicator
+	// that streams their WAL (cluster mode): automatic checkpoints are off
+	// on their writer connections.
+	Replicated bool
+	// AfterCommit, when set, runs in a workspace's writer goroutine after
+	// each COMMIT and before any write of the batch is answered; an error
+	// becomes every such write's answer (code unavailable unless it carries
+	// one). Cluster mode waits here until the replica holds the batch and
+	// checks that the node still owns the workspace. One call per batch.
+	AfterCommit func(workspace string) error
+	// BeforeClose, when set, runs when a workspace is closed, after its
+	// writer committed everything queued and before its connections close
+	// (cluster mode: a last replication, then the replicator lets go).
+	BeforeClose func(workspace string)
 }
 
 // Store is Munin's storage. It is safe for concurrent use.
@@ -70,8 +84,9 @@ type Store struct {
 	log     *slog.Logger
 	control *pool
 
-	mu         sync.Mutex // guards workspaces and closed
+	mu         sync.Mutex // guards workspaces, closing and closed
 	workspaces map[string]*workspace
+	closing    map[string]chan struct{} // workspaces being closed; each channel closes when its file has
 	closed     bool
 
 	// projects caches refs known to exist. Projects are never deleted, so
@@ -118,7 +133,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	ctl, err := openPool(context.Background(), filepath.Join(dir, controlFile), schemaControl, opts)
+	ctlOpts := opts
+	ctlOpts.Replicated = false // only workspace files are replicated
+	ctl, err := openPool(context.Background(), filepath.Join(dir, controlFile), schemaControl, ctlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -134,6 +151,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		control:    ctl,
 		keyCache:   kc,
 		workspaces: make(map[string]*workspace),
+		closing:    make(map[string]chan struct{}),
 	}, nil
 }
 
@@ -150,12 +168,18 @@ func (s *Store) Close() error {
 	for _, ws := range s.workspaces {
 		wss = append(wss, ws)
 	}
+	closing := make([]chan struct{}, 0, len(s.closing))
+	for _, done := range s.closing {
+		closing = append(closing, done)
+	}
 	s.mu.Unlock()
+	for _, done := range closing {
+		<-done // a CloseWorkspace in flight finishes first
+	}
 
 	var errs []error
 	for _, ws := range wss {
-		ws.stop()
-		if err := ws.pool.close(); err != nil {
+		if err := ws.close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -166,6 +190,33 @@ func (s *Store) Close() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// CloseWorkspace closes one open workspace: its writer commits what is
+// queued, writes that arrive later fail with unavailable, and its
+// connections close. The next call that needs the workspace opens it again.
+// Closing a workspace that is not open does nothing. Cluster mode closes a
+// workspace whose ownership moves to another node.
+func (s *Store) CloseWorkspace(name string) error {
+	s.mu.Lock()
+	ws, ok := s.workspaces[name]
+	if !ok || s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	// Until the file is closed, an opener waits (invariant 1: never two
+	// writer connections on one file, not even for a moment).
+	delete(s.workspaces, name)
+	done := make(chan struct{})
+	s.closing[name] = done
+	s.mu.Unlock()
+
+	err := ws.close()
+	s.mu.Lock()
+	delete(s.closing, name)
+	s.mu.Unlock()
+	close(done)
+	return err
 }
 
 // WorkspaceFile returns the path of a workspace's file. It validates the
@@ -222,11 +273,25 @@ func (s *Store) workspace(ctx context.Context, name string, create bool) (*works
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errClosed
-	}
-	if ws, ok := s.workspaces[name]; ok {
-		return ws, nil
+	for {
+		if s.closed {
+			return nil, errClosed
+		}
+		if ws, ok := s.workspaces[name]; ok {
+			return ws, nil
+		}
+		done, closing := s.closing[name]
+		if !closing {
+			break
+		}
+		s.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.mu.Lock() // the deferred Unlock expects it held
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
 	}
 	if !create {
 		var one int

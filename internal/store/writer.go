@@ -92,6 +92,16 @@ func (ws *workspace) stop() {
 	<-ws.done
 }
 
+// close stops the writer and closes the connections; Options.BeforeClose
+// runs in between.
+func (ws *workspace) close() error {
+	ws.stop()
+	if before := ws.s.opts.BeforeClose; before != nil {
+		before(ws.name)
+	}
+	return ws.pool.close()
+}
+
 // writerGather is how long the writer waits for more writes before a
 // commit, when the previous batch showed that writers are concurrent. A
 // commit costs about 200 µs of CPU (most of it the fsync of synchronous=FULL)
@@ -215,6 +225,13 @@ func (ws *workspace) commit(batch []*writeReq) {
 	ws.s.writes.Add(int64(ok))
 	if on := ws.s.opts.OnBatch; on != nil {
 		on(len(live), time.Since(began))
+	}
+	if after := ws.s.opts.AfterCommit; after != nil {
+		if err := after(ws.name); err != nil {
+			ws.s.log.Warn("batch not acknowledged", "workspace", ws.name, "writes", len(live), "err", err)
+			failAll(unacknowledged(err))
+			return
+		}
 	}
 	for i, req := range live {
 		req.res <- results[i]

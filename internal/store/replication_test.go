@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+)
+
+func autoCheckpoint(t *testing.T, s *Store, ws string) (workspace, control int) {
+	t.Helper()
+	h, err := s.workspace(context.Background(), ws, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.pool.writer.QueryRow("PRAGMA wal_autocheckpoint").Scan(&workspace); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.control.writer.QueryRow("PRAGMA wal_autocheckpoint").Scan(&control); err != nil {
+		t.Fatal(err)
+	}
+	return workspace, control
+}
+
+// With Replicated set, the writer of a workspace file never checkpoints on
+// its own (the replicator must see every WAL frame first); the control
+// database, which is not replicated, and every file of a default store keep
+// SQLite's automatic checkpoints.
+func TestReplicatedWriterLeavesCheckpointsToTheReplicator(t *testing.T) {
+	for _, c := range []struct {
+		replicated bool
+		wantWS     int
+	}{{false, 1000}, {true, 0}} {
+		t.Run(fmt.Sprint("replicated=", c.replicated), func(t *testing.T) {
+			s, err := Open(t.TempDir(), Options{Replicated: c.replicated})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			put(t, s, ensure(t, s, "team", "alpha"), "a", "one")
+			ws, ctl := autoCheckpoint(t, s, "team")
+			if ws != c.wantWS || ctl != 1000 {
+				t.Errorf("wal_autocheckpoint: workspace %d, control %d; want %d and 1000", ws, ctl, c.wantWS)
+			}
+		})
+	}
+}
+
+// AfterCommit runs before any write of the batch is answered, once per
+// batch, and its failure is every write's answer: unavailable, although the
+// write is in the local file.
+func TestAfterCommitGatesTheAnswers(t *testing.T) {
+	var calls atomic.Int64
+	s := openTest(t)
+	ref := ensure(t, s, "team", "alpha")
+
+	// Held: the answer waits for the hook.
+	held := make(chan struct{})
+	entered2, release2 := make(chan struct{}), make(chan struct{})
+	s.opts.AfterCommit = func(string) error {
+		calls.Add(1)
+		close(entered2)
+		<-release2
+		return nil
+	}
+	go func() {
+		defer close(held)
+		put(t, s, ref, "held", "x")
+	}()
+	<-entered2
+	select {
+	case <-held:
+		t.Fatal("the write was answered while AfterCommit was still running")
+	default:
+	}
+	close(release2)
+	<-held
+
+	// Failing: every writer of the batch gets unavailable; the row is local.
+	s.opts.AfterCommit = func(string) error { calls.Add(1); return errors.New("replica unreachable") }
+	_, err := s.Append(context.Background(), ref, memory.Write{Slug: "lost", Title: "t", Content: "c", Agent: "a"})
+	if memory.ErrorCode(err) != memory.CodeUnavailable {
+		t.Fatalf("Append with failing AfterCommit: %v, want unavailable", err)
+	}
+	if v, _, err := s.Get(context.Background(), ref, "lost", 0); err != nil || v.Content != "c" {
+		t.Fatalf("the committed write is not in the local file: %+v %v", v, err)
+	}
+
+	// One call per batch: 32 concurrent writers.
+	s.opts.AfterCommit = func(string) error { calls.Add(1); return nil }
+	before, batches := calls.Load(), s.Stats().Batches
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() { put(t, s, ref, fmt.Sprintf("c%d", i), "x") })
+	}
+	wg.Wait()
+	if got, want := calls.Load()-before, s.Stats().Batches-batches; got != want || got == 0 {
+		t.Errorf("AfterCommit ran %d times for %d batches", got, want)
+	}
+}
+
+// CloseWorkspace commits what is queued, runs BeforeClose between the last
+// commit and closing the connections, and an opener in the meantime waits
+// instead of opening a second writer on the file (invariant 1). Afterwards
+// the workspace opens again with every write in it.
+func TestCloseWorkspaceWaitsForOpeners(t *testing.T) {
+	inBefore, release := make(chan struct{}), make(chan struct{})
+	var closes atomic.Int64
+	s, err := Open(t.TempDir(), Options{BeforeClose: func(string) {
+		if closes.Add(1) == 1 {
+			close(inBefore)
+			<-release
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ref := ensure(t, s, "team", "alpha")
+	put(t, s, ref, "a", "before close")
+
+	closed := make(chan error, 1)
+	go func() { closed <- s.CloseWorkspace("team") }()
+	<-inBefore
+	got := make(chan error, 1)
+	go func() {
+		_, _, err := s.Get(context.Background(), ref, "a", 0)
+		got <- err
+	}()
+	// The reader cannot get past the closing workspace while BeforeClose
+	// holds it: give it half a second to (wrongly) open the file anew.
+	select {
+	case err := <-got:
+		t.Fatalf("a reader opened the workspace while it was closing (err %v)", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatalf("CloseWorkspace: %v", err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("Get after reopen: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting reader never got the reopened workspace")
+	}
+	put(t, s, ref, "a", "after reopen")
+	if v, latest, err := s.Get(context.Background(), ref, "a", 0); err != nil || latest != 2 || v.Content != "after reopen" {
+		t.Fatalf("after reopen: %+v latest %d %v", v, latest, err)
+	}
+}
+
+// Writers racing CloseWorkspace either succeed (and their version is there)
+// or get unavailable; versions stay gap-free.
+func TestCloseWorkspaceUnderWrites(t *testing.T) {
+	s := openTest(t)
+	ref := ensure(t, s, "team", "alpha")
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for range 20 {
+				_, err := s.Append(context.Background(), ref, memory.Write{Slug: "shared", Title: "t", Content: fmt.Sprint(g), Agent: "a"})
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case memory.ErrorCode(err) == memory.CodeUnavailable:
+				default:
+					t.Errorf("Append: %v", err)
+					return
+				}
+			}
+		})
+	}
+	for range 10 {
+		if err := s.CloseWorkspace("team"); err != nil {
+			t.Errorf("CloseWorkspace: %v", err)
+		}
+	}
+	wg.Wait()
+	_, latest, err := s.Get(context.Background(), ref, "shared", 0)
+	if err != nil || int64(latest) != ok.Load() {
+		t.Fatalf("latest version %d, acknowledged writes %d (err %v)", latest, ok.Load(), err)
+	}
+}
