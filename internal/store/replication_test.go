@@ -190,3 +190,103 @@ func TestCloseWorkspaceUnderWrites(t *testing.T) {
 		t.Fatalf("latest version %d, acknowledged writes %d (err %v)", latest, ok.Load(), err)
 	}
 }
+
+// BeforeOpen runs once per open however many callers want the workspace,
+// a slow BeforeOpen of one workspace holds up no other, and a failing
+// BeforeOpen or AfterOpen fails the open (no file, no writer) until a
+// later call succeeds.
+func TestOpenHooks(t *testing.T) {
+	slow, release := make(chan struct{}), make(chan struct{})
+	var opens, afters atomic.Int64 // "fast" opens only once "slow" is held
+	var failBefore, failAfter atomic.Bool
+	s, err := Open(t.TempDir(), Options{
+		BeforeOpen: func(ctx context.Context, ws string) error {
+			if failBefore.Load() {
+				return memory.Errorf(memory.CodeUnavailable, "restore of %s failed", ws)
+			}
+			if ws == "slow" && opens.Load() == 0 {
+				close(slow)
+				<-release
+			}
+			opens.Add(1)
+			return nil
+		},
+		AfterOpen: func(ctx context.Context, ws string) error {
+			afters.Add(1)
+			if failAfter.Load() {
+				return errors.New("register failed")
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+
+	// EnsureProject opens (and creates) the workspace: one BeforeOpen.
+	slowRef := memory.ProjectRef{Workspace: "slow", Project: "p"}
+	ensured := make(chan error, 1)
+	go func() { _, err := s.EnsureProject(context.Background(), slowRef); ensured <- err }()
+	<-slow
+	// While "slow" is being opened, another workspace opens and writes.
+	fast := ensure(t, s, "fast", "p")
+	put(t, s, fast, "a", "x")
+	close(release)
+	if err := <-ensured; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CloseWorkspace("slow"); err != nil {
+		t.Fatal(err)
+	}
+	before := opens.Load()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() { put(t, s, slowRef, fmt.Sprint("s", i), "x") })
+	}
+	wg.Wait()
+	if got := opens.Load() - before; got != 1 {
+		t.Errorf("16 callers of a closed workspace ran BeforeOpen %d times, want 1", got)
+	}
+
+	for _, c := range []struct {
+		name string
+		flag *atomic.Bool
+	}{{"BeforeOpen", &failBefore}, {"AfterOpen", &failAfter}} {
+		if err := s.CloseWorkspace("slow"); err != nil {
+			t.Fatal(err)
+		}
+		c.flag.Store(true)
+		if _, err := s.Append(context.Background(), slowRef, memory.Write{Slug: "no", Title: "t", Content: "c", Agent: "a"}); err == nil {
+			t.Errorf("%s failing: Append succeeded", c.name)
+		}
+		if n := len(s.Stats().Workspaces); n != 1 {
+			t.Errorf("%s failing: %d workspaces open, want 1 (fast)", c.name, n)
+		}
+		c.flag.Store(false)
+		put(t, s, slowRef, "yes", "c")
+	}
+	if _, _, err := s.Get(context.Background(), slowRef, "no", 0); memory.ErrorCode(err) != memory.CodeNotFound {
+		t.Errorf("a write refused by a failing open is there: %v", err)
+	}
+}
+
+// ProjectExists stands in for the control database: a project it knows
+// opens (and creates) the workspace file without a control row; one it
+// refuses is refused with its error.
+func TestProjectExistsReplacesControl(t *testing.T) {
+	known := memory.ProjectRef{Workspace: "elsewhere", Project: "p"}
+	s, err := Open(t.TempDir(), Options{ProjectExists: func(ctx context.Context, ref memory.ProjectRef) error {
+		if ref == known {
+			return nil
+		}
+		return memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	put(t, s, known, "a", "x")
+	_, err = s.Append(context.Background(), memory.ProjectRef{Workspace: "elsewhere", Project: "q"}, memory.Write{Slug: "a", Title: "t", Content: "c", Agent: "a"})
+	wantCode(t, err, memory.CodeNotFound)
+}

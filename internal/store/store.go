@@ -75,6 +75,15 @@ type Options struct {
 	// writer committed everything queued and before its connections close
 	// (cluster mode: a last replication, then the replicator lets go).
 	BeforeClose func(workspace string)
+	// BeforeOpen and AfterOpen, when set, run around opening a workspace's
+	// file (once per open; other callers of that workspace wait meanwhile,
+	// callers of other workspaces do not). An error fails the open. Cluster
+	// mode restores the file from the replica before and starts replicating
+	// it after.
+	BeforeOpen, AfterOpen func(ctx context.Context, workspace string) error
+	// ProjectExists, when set, replaces the control database in telling
+	// whether a project exists (cluster mode keeps control data in etcd).
+	ProjectExists func(ctx context.Context, ref memory.ProjectRef) error
 }
 
 // Store is Munin's storage. It is safe for concurrent use.
@@ -84,9 +93,9 @@ type Store struct {
 	log     *slog.Logger
 	control *pool
 
-	mu         sync.Mutex // guards workspaces, closing and closed
+	mu         sync.Mutex // guards workspaces, pending and closed
 	workspaces map[string]*workspace
-	closing    map[string]chan struct{} // workspaces being closed; each channel closes when its file has
+	pending    map[string]chan struct{} // workspaces being opened or closed; each channel closes when that is done
 	closed     bool
 
 	// projects caches refs known to exist. Projects are never deleted, so
@@ -151,7 +160,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		control:    ctl,
 		keyCache:   kc,
 		workspaces: make(map[string]*workspace),
-		closing:    make(map[string]chan struct{}),
+		pending:    make(map[string]chan struct{}),
 	}, nil
 }
 
@@ -168,13 +177,13 @@ func (s *Store) Close() error {
 	for _, ws := range s.workspaces {
 		wss = append(wss, ws)
 	}
-	closing := make([]chan struct{}, 0, len(s.closing))
-	for _, done := range s.closing {
-		closing = append(closing, done)
+	pending := make([]chan struct{}, 0, len(s.pending))
+	for _, done := range s.pending {
+		pending = append(pending, done)
 	}
 	s.mu.Unlock()
-	for _, done := range closing {
-		<-done // a CloseWorkspace in flight finishes first
+	for _, done := range pending {
+		<-done // an open or close in flight finishes first
 	}
 
 	var errs []error
@@ -208,12 +217,12 @@ func (s *Store) CloseWorkspace(name string) error {
 	// writer connections on one file, not even for a moment).
 	delete(s.workspaces, name)
 	done := make(chan struct{})
-	s.closing[name] = done
+	s.pending[name] = done
 	s.mu.Unlock()
 
 	err := ws.close()
 	s.mu.Lock()
-	delete(s.closing, name)
+	delete(s.pending, name)
 	s.mu.Unlock()
 	close(done)
 	return err
@@ -272,28 +281,56 @@ func (s *Store) workspace(ctx context.Context, name string, create bool) (*works
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for {
 		if s.closed {
+			s.mu.Unlock()
 			return nil, errClosed
 		}
 		if ws, ok := s.workspaces[name]; ok {
+			s.mu.Unlock()
 			return ws, nil
 		}
-		done, closing := s.closing[name]
-		if !closing {
+		done, busy := s.pending[name]
+		if !busy {
 			break
 		}
+		// Being opened or closed by another call: wait for that to end.
 		s.mu.Unlock()
 		select {
 		case <-done:
 		case <-ctx.Done():
-			s.mu.Lock() // the deferred Unlock expects it held
 			return nil, ctx.Err()
 		}
 		s.mu.Lock()
 	}
-	if !create {
+	// Claimed: until done closes, every other caller waits above, so two
+	// callers never open two writers on one file (invariant 1), and opening
+	// one workspace (a restore, in cluster mode) holds up no other.
+	done := make(chan struct{})
+	s.pending[name] = done
+	s.mu.Unlock()
+	ws, err := s.openWorkspace(ctx, name, create)
+	s.mu.Lock()
+	delete(s.pending, name)
+	close(done)
+	if err == nil && s.closed {
+		err = errors.Join(errClosed, ws.close())
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.workspaces[name] = ws
+	s.mu.Unlock()
+	return ws, nil
+}
+
+// openWorkspace opens a workspace's file and starts its writer. With create
+// unset, a workspace without a control row is not_found and no file is
+// created (unless Options.ProjectExists stands in for the control database:
+// then its caller has checked the project).
+func (s *Store) openWorkspace(ctx context.Context, name string, create bool) (*workspace, error) {
+	if !create && s.opts.ProjectExists == nil {
 		var one int
 		err := s.control.reader.QueryRowContext(ctx, "SELECT 1 FROM workspaces WHERE name = ?", name).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -303,14 +340,21 @@ func (s *Store) workspace(ctx context.Context, name string, create bool) (*works
 			return nil, fmt.Errorf("look up workspace %s: %w", name, err)
 		}
 	}
-	// Opening holds s.mu: it happens once per workspace and process, and it
-	// guarantees that two callers never open two writers on one file.
+	if before := s.opts.BeforeOpen; before != nil {
+		if err := before(ctx, name); err != nil {
+			return nil, err
+		}
+	}
 	p, err := openPool(ctx, s.WorkspaceFile(name), schemaWorkspace, s.opts)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", name, err)
 	}
 	ws := newWorkspace(s, name, p)
-	s.workspaces[name] = ws
+	if after := s.opts.AfterOpen; after != nil {
+		if err := after(ctx, name); err != nil {
+			return nil, errors.Join(err, ws.close())
+		}
+	}
 	return ws, nil
 }
 
@@ -320,7 +364,11 @@ func (s *Store) requireProject(ctx context.Context, ref memory.ProjectRef) (*wor
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	if _, ok := s.projects.Load(ref); !ok {
+	if _, ok := s.projects.Load(ref); !ok && s.opts.ProjectExists != nil {
+		if err := s.opts.ProjectExists(ctx, ref); err != nil {
+			return nil, err
+		}
+	} else if !ok {
 		var one int
 		err := s.control.reader.QueryRowContext(ctx,
 			"SELECT 1 FROM projects WHERE workspace = ? AND name = ?", ref.Workspace, ref.Project).Scan(&one)
