@@ -8,23 +8,6 @@ import (
 	"munin/internal/memory"
 )
 
-// BrowseStore is what the use cases of people browsing and curating memory
-// (the web UI) need of storage beyond the agents' calls; part of Store.
-type BrowseStore interface {
-	// EntryStats counts live entries and returns the time of the last write.
-	EntryStats(ctx context.Context, ref memory.ProjectRef) (live int, lastWrite time.Time, err error)
-	// ListEntries returns a page of live entries in an order, and the total.
-	ListEntries(ctx context.Context, ref memory.ProjectRef, tag, order string, offset, limit int) ([]memory.EntrySummary, int, error)
-	// AuditRows returns filtered audit rows, newest first.
-	AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.AuditRow, error)
-	// SearchRows returns filtered search-log rows, newest first.
-	SearchRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.SearchRow, error)
-	// MissedQueries returns queries without hits since a time, most asked first.
-	MissedQueries(ctx context.Context, ref memory.ProjectRef, since time.Time, limit int) ([]memory.MissedQuery, error)
-	// KeyByID returns a key by id, revoked or not.
-	KeyByID(ctx context.Context, id int64) (memory.Key, error)
-}
-
 // KeyByID returns the live key with this id, or CodeUnauthorized when it is
 // unknown or revoked: a web session holds a key id and checks it on every
 // request, so revoking a key ends its sessions at once.

@@ -10,7 +10,25 @@ import (
 // Store is what the service needs of storage; *store.Store implements it.
 // Every method returns *memory.Error for a client's mistake (not_found,
 // conflict, invalid, unauthorized) and wraps anything else.
+//
+// It has two halves: the control data every node of a cluster shares
+// (projects, keys, budgets) and the data of workspace files, which lives on
+// the node that owns the workspace. A single server keeps both in one store;
+// a cluster node combines etcd's control data with a data half that
+// forwards to the owner (see Split).
 type Store interface {
+	ControlStore
+	DataStore
+}
+
+// Split is a Store made of two halves.
+type Split struct {
+	ControlStore
+	DataStore
+}
+
+// ControlStore is the control half of Store: projects, keys and budgets.
+type ControlStore interface {
 	// EnsureProject creates the workspace (and its file) and the project if new.
 	EnsureProject(ctx context.Context, ref memory.ProjectRef) (created bool, err error)
 	// Project returns one project, or CodeNotFound.
@@ -40,7 +58,12 @@ type Store interface {
 	RevokeKey(ctx context.Context, id int64) error
 	// RevokeProjectKey revokes a key by id if it belongs to ref (CodeNotFound otherwise).
 	RevokeProjectKey(ctx context.Context, ref memory.ProjectRef, id int64) error
+	// KeyByID returns a key by id, revoked or not.
+	KeyByID(ctx context.Context, id int64) (memory.Key, error)
+}
 
+// DataStore is the data half of Store: what lives in a workspace's file.
+type DataStore interface {
 	// Append writes the next version of w.Slug and its audit row in one
 	// transaction (group-committed with other waiting writes of the workspace).
 	Append(ctx context.Context, ref memory.ProjectRef, w memory.Write) (memory.WriteResult, error)
@@ -63,7 +86,16 @@ type Store interface {
 	// bounded deletes through the writer, and returns how many it deleted.
 	PruneSearchLog(ctx context.Context, ref memory.ProjectRef, before time.Time, keep int) (int, error)
 
-	BrowseStore
+	// EntryStats counts live entries and returns the time of the last write.
+	EntryStats(ctx context.Context, ref memory.ProjectRef) (live int, lastWrite time.Time, err error)
+	// ListEntries returns a page of live entries in an order, and the total.
+	ListEntries(ctx context.Context, ref memory.ProjectRef, tag, order string, offset, limit int) ([]memory.EntrySummary, int, error)
+	// AuditRows returns filtered audit rows, newest first.
+	AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.AuditRow, error)
+	// SearchRows returns filtered search-log rows, newest first.
+	SearchRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.SearchRow, error)
+	// MissedQueries returns queries without hits since a time, most asked first.
+	MissedQueries(ctx context.Context, ref memory.ProjectRef, since time.Time, limit int) ([]memory.MissedQuery, error)
 }
 
 // Index is what the service needs of search; *search.Registry implements it.

@@ -4,6 +4,7 @@ package servicetest
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,10 @@ func build(t testing.TB, opts service.Options, sopts search.Options) *Env {
 	}
 	reg := search.NewRegistry(st, sopts)
 	svc := service.New(st, reg, opts)
+	if os.Getenv(RemoteEnv) == "1" {
+		svc.Close()
+		svc = throughRemote(t, st, reg, opts)
+	}
 	t.Cleanup(func() {
 		svc.Close()
 		reg.Close()

@@ -1,0 +1,185 @@
+package remote
+
+import (
+	"context"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// The arguments and answers of the internal calls, one pair per method of
+// service.DataStore and service.Index (named as in Go). A method that
+// returns only an error answers true: gob cannot encode an empty struct.
+
+type refArgs struct{ Ref memory.ProjectRef }
+
+// appendArgs carries ExpectedVersion beside the write: gob sends a pointer
+// as its value and leaves zero values out, so a pointer to 0 ("the slug
+// must not exist yet") would arrive as nil ("any version").
+type appendArgs struct {
+	Ref       memory.ProjectRef
+	W         memory.Write
+	HasExpect bool
+	Expect    int
+}
+
+func newAppendArgs(ref memory.ProjectRef, w memory.Write) appendArgs {
+	a := appendArgs{Ref: ref, W: w}
+	if w.ExpectedVersion != nil {
+		a.HasExpect, a.Expect = true, *w.ExpectedVersion
+		a.W.ExpectedVersion = nil
+	}
+	return a
+}
+
+func (a appendArgs) write() memory.Write {
+	w := a.W
+	if a.HasExpect {
+		w.ExpectedVersion = &a.Expect
+	}
+	return w
+}
+
+type replayArgs struct {
+	Ref       memory.ProjectRef
+	Slug, Key string
+}
+
+type replayReply struct {
+	Res      memory.WriteResult
+	Replayed bool
+}
+
+type getArgs struct {
+	Ref     memory.ProjectRef
+	Slug    string
+	Version int
+}
+
+type getReply struct {
+	V      memory.Version
+	Latest int
+}
+
+type historyArgs struct {
+	Ref   memory.ProjectRef
+	Slug  string
+	Limit int
+}
+
+type listArgs struct {
+	Ref memory.ProjectRef
+	Q   memory.ListQuery
+}
+
+type listReply struct {
+	Entries []memory.EntrySummary
+	Next    string
+}
+
+type sinceArgs struct {
+	Ref   memory.ProjectRef
+	Since time.Time
+	Limit int
+}
+
+type writtenReply struct{ Writes, Bytes int }
+
+type logArgs struct{ Rows []memory.SearchLogRow }
+
+type pruneArgs struct {
+	Ref    memory.ProjectRef
+	Before time.Time
+	Keep   int
+}
+
+type statsReply struct {
+	Live      int
+	LastWrite time.Time
+}
+
+type entriesArgs struct {
+	Ref           memory.ProjectRef
+	Tag, Order    string
+	Offset, Limit int
+}
+
+type entriesReply struct {
+	Entries []memory.EntrySummary
+	Total   int
+}
+
+type filterArgs struct {
+	Ref memory.ProjectRef
+	F   memory.LogFilter
+}
+
+type queueArgs struct {
+	Ref  memory.ProjectRef
+	Slug string
+}
+
+type searchArgs struct {
+	Refs []memory.ProjectRef
+	Q    memory.SearchQuery
+}
+
+// dataMethods are the server sides of service.DataStore's methods.
+func dataMethods(d service.DataStore) map[string]handler {
+	m := map[string]handler{}
+	serve(m, "Append", func(ctx context.Context, a appendArgs) (memory.WriteResult, error) {
+		return d.Append(ctx, a.Ref, a.write())
+	})
+	serve(m, "Replay", func(ctx context.Context, a replayArgs) (replayReply, error) {
+		res, ok, err := d.Replay(ctx, a.Ref, a.Slug, a.Key)
+		return replayReply{res, ok}, err
+	})
+	serve(m, "Get", func(ctx context.Context, a getArgs) (getReply, error) {
+		v, latest, err := d.Get(ctx, a.Ref, a.Slug, a.Version)
+		return getReply{v, latest}, err
+	})
+	serve(m, "History", func(ctx context.Context, a historyArgs) ([]memory.VersionInfo, error) {
+		return d.History(ctx, a.Ref, a.Slug, a.Limit)
+	})
+	serve(m, "List", func(ctx context.Context, a listArgs) (listReply, error) {
+		es, next, err := d.List(ctx, a.Ref, a.Q)
+		return listReply{es, next}, err
+	})
+	serve(m, "WrittenSince", func(ctx context.Context, a sinceArgs) (writtenReply, error) {
+		n, b, err := d.WrittenSince(ctx, a.Ref, a.Since)
+		return writtenReply{n, b}, err
+	})
+	serve(m, "AppendSearchLog", func(ctx context.Context, a logArgs) (bool, error) { return true, d.AppendSearchLog(ctx, a.Rows) })
+	serve(m, "PruneSearchLog", func(ctx context.Context, a pruneArgs) (int, error) {
+		return d.PruneSearchLog(ctx, a.Ref, a.Before, a.Keep)
+	})
+	serve(m, "EntryStats", func(ctx context.Context, a refArgs) (statsReply, error) {
+		n, last, err := d.EntryStats(ctx, a.Ref)
+		return statsReply{n, last}, err
+	})
+	serve(m, "ListEntries", func(ctx context.Context, a entriesArgs) (entriesReply, error) {
+		es, total, err := d.ListEntries(ctx, a.Ref, a.Tag, a.Order, a.Offset, a.Limit)
+		return entriesReply{es, total}, err
+	})
+	serve(m, "AuditRows", func(ctx context.Context, a filterArgs) ([]memory.AuditRow, error) {
+		return d.AuditRows(ctx, a.Ref, a.F)
+	})
+	serve(m, "SearchRows", func(ctx context.Context, a filterArgs) ([]memory.SearchRow, error) {
+		return d.SearchRows(ctx, a.Ref, a.F)
+	})
+	serve(m, "MissedQueries", func(ctx context.Context, a sinceArgs) ([]memory.MissedQuery, error) {
+		return d.MissedQueries(ctx, a.Ref, a.Since, a.Limit)
+	})
+	return m
+}
+
+// indexMethods are the server sides of service.Index's methods.
+func indexMethods(x service.Index) map[string]handler {
+	m := map[string]handler{}
+	serve(m, "Queue", func(ctx context.Context, a queueArgs) (bool, error) { return true, x.Queue(a.Ref, a.Slug) })
+	serve(m, "SearchProjects", func(ctx context.Context, a searchArgs) ([]memory.Hit, error) {
+		return x.SearchProjects(ctx, a.Refs, a.Q)
+	})
+	return m
+}

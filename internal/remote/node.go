@@ -1,0 +1,106 @@
+package remote
+
+import (
+	"context"
+	"time"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// Backend is what a workspace's owner serves: its data and its index.
+type Backend interface {
+	service.DataStore
+	service.Index
+}
+
+// node is a Backend on another node: every method is one internal call to
+// the owner at url, claiming that it owns the workspaces the call touches
+// at the epochs the router learnt.
+type node struct {
+	c      *Client
+	url    string
+	claims []claim
+}
+
+// claim is a workspace and the epoch of its owner as the caller knows it.
+type claim struct {
+	Workspace string
+	Epoch     int64
+}
+
+var _ Backend = node{}
+
+func (n node) Append(ctx context.Context, ref memory.ProjectRef, w memory.Write) (memory.WriteResult, error) {
+	return invoke[appendArgs, memory.WriteResult](ctx, n, "Append", newAppendArgs(ref, w))
+}
+
+func (n node) Replay(ctx context.Context, ref memory.ProjectRef, slug, key string) (memory.WriteResult, bool, error) {
+	r, err := invoke[replayArgs, replayReply](ctx, n, "Replay", replayArgs{ref, slug, key})
+	return r.Res, r.Replayed, err
+}
+
+func (n node) Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error) {
+	r, err := invoke[getArgs, getReply](ctx, n, "Get", getArgs{ref, slug, version})
+	return r.V, r.Latest, err
+}
+
+func (n node) History(ctx context.Context, ref memory.ProjectRef, slug string, limit int) ([]memory.VersionInfo, error) {
+	return invoke[historyArgs, []memory.VersionInfo](ctx, n, "History", historyArgs{ref, slug, limit})
+}
+
+func (n node) List(ctx context.Context, ref memory.ProjectRef, q memory.ListQuery) ([]memory.EntrySummary, string, error) {
+	r, err := invoke[listArgs, listReply](ctx, n, "List", listArgs{ref, q})
+	return r.Entries, r.Next, err
+}
+
+func (n node) WrittenSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (int, int, error) {
+	r, err := invoke[sinceArgs, writtenReply](ctx, n, "WrittenSince", sinceArgs{Ref: ref, Since: since})
+	return r.Writes, r.Bytes, err
+}
+
+// AppendSearchLog sends rows that all belong to workspaces of this owner
+// (the router groups them).
+func (n node) AppendSearchLog(ctx context.Context, rows []memory.SearchLogRow) error {
+	_, err := invoke[logArgs, bool](ctx, n, "AppendSearchLog", logArgs{rows})
+	return err
+}
+
+func (n node) PruneSearchLog(ctx context.Context, ref memory.ProjectRef, before time.Time, keep int) (int, error) {
+	return invoke[pruneArgs, int](ctx, n, "PruneSearchLog", pruneArgs{ref, before, keep})
+}
+
+func (n node) EntryStats(ctx context.Context, ref memory.ProjectRef) (int, time.Time, error) {
+	r, err := invoke[refArgs, statsReply](ctx, n, "EntryStats", refArgs{ref})
+	return r.Live, r.LastWrite, err
+}
+
+func (n node) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, order string, offset, limit int) ([]memory.EntrySummary, int, error) {
+	r, err := invoke[entriesArgs, entriesReply](ctx, n, "ListEntries", entriesArgs{ref, tag, order, offset, limit})
+	return r.Entries, r.Total, err
+}
+
+func (n node) AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.AuditRow, error) {
+	return invoke[filterArgs, []memory.AuditRow](ctx, n, "AuditRows", filterArgs{ref, f})
+}
+
+func (n node) SearchRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.SearchRow, error) {
+	return invoke[filterArgs, []memory.SearchRow](ctx, n, "SearchRows", filterArgs{ref, f})
+}
+
+func (n node) MissedQueries(ctx context.Context, ref memory.ProjectRef, since time.Time, limit int) ([]memory.MissedQuery, error) {
+	return invoke[sinceArgs, []memory.MissedQuery](ctx, n, "MissedQueries", sinceArgs{ref, since, limit})
+}
+
+// Queue has no context in service.Index; the hop is bounded by the
+// client's timeout.
+func (n node) Queue(ref memory.ProjectRef, slug string) error {
+	_, err := invoke[queueArgs, bool](context.Background(), n, "Queue", queueArgs{ref, slug})
+	return err
+}
+
+// SearchProjects searches projects that all live in workspaces of this
+// owner (the router groups them).
+func (n node) SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
+	return invoke[searchArgs, []memory.Hit](ctx, n, "SearchProjects", searchArgs{refs, q})
+}
