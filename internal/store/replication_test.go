@@ -290,3 +290,39 @@ func TestProjectExistsReplacesControl(t *testing.T) {
 	_, err = s.Append(context.Background(), memory.ProjectRef{Workspace: "elsewhere", Project: "q"}, memory.Write{Slug: "a", Title: "t", Content: "c", Agent: "a"})
 	wantCode(t, err, memory.CodeNotFound)
 }
+
+// A failing BeforeCommit rolls the whole batch back: every write of it is
+// answered with the error and none is in the file.
+func TestBeforeCommitRefusesTheBatch(t *testing.T) {
+	var refuse atomic.Bool
+	s, err := Open(t.TempDir(), Options{BeforeCommit: func(string) error {
+		if refuse.Load() {
+			return errors.New("lease expired")
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ref := ensure(t, s, "team", "alpha")
+	put(t, s, ref, "kept", "x")
+	refuse.Store(true)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			_, err := s.Append(context.Background(), ref, memory.Write{Slug: fmt.Sprint("r", i), Title: "t", Content: "c", Agent: "a"})
+			if memory.ErrorCode(err) != memory.CodeUnavailable {
+				t.Errorf("write %d with BeforeCommit refusing: %v, want unavailable", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	refuse.Store(false)
+	for i := range 8 {
+		if _, _, err := s.Get(context.Background(), ref, fmt.Sprint("r", i), 0); memory.ErrorCode(err) != memory.CodeNotFound {
+			t.Errorf("refused write %d is in the file: %v", i, err)
+		}
+	}
+	put(t, s, ref, "after", "x")
+}

@@ -65,6 +65,12 @@ type Options struct {
 	// that streams their WAL (cluster mode): automatic checkpoints are off
 	// on their writer connections.
 	Replicated bool
+	// BeforeCommit, when set, runs in a workspace's writer goroutine just
+	// before each COMMIT; an error rolls the batch back and becomes every
+	// write's answer (code unavailable unless it carries one). Cluster mode
+	// refuses here once the node may no longer own the workspace, so that a
+	// node whose lease ran out commits nothing a successor could miss.
+	BeforeCommit func(workspace string) error
 	// AfterCommit, when set, runs in a workspace's writer goroutine after
 	// each COMMIT and before any write of the batch is answered; an error
 	// becomes every such write's answer (code unavailable unless it carries

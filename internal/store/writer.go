@@ -216,6 +216,14 @@ func (ws *workspace) commit(batch []*writeReq) {
 	if hook := ws.s.hookBeforeCommit; hook != nil {
 		hook()
 	}
+	if before := ws.s.opts.BeforeCommit; before != nil {
+		if err := before(ws.name); err != nil {
+			_ = tx.Rollback()
+			ws.s.log.Warn("batch refused before commit", "workspace", ws.name, "writes", len(live), "err", err)
+			failAll(unacknowledged(err))
+			return
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		ws.s.log.Error("commit batch", "workspace", ws.name, "writes", len(live), "err", err)
 		failAll(fmt.Errorf("commit batch: %w", err))
