@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,46 +180,4 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
-}
-
-// EpochURL is where a workspace's file is replicated during one epoch:
-// <base>/<workspace>/<epoch as 16 hex digits>, with base's query (an S3
-// endpoint or region, e.g. s3://bucket/munin?endpoint=http://127.0.0.1:9000)
-// kept at the end. A new owner restores the previous epoch's location once
-// and replicates into its own, so a stale owner's sidecar can only ever
-// append to a location nobody reads again. Check base with CheckBaseURL.
-func EpochURL(base, workspace string, epoch int64) string {
-	seg := url.PathEscape(workspace) + "/" + fmt.Sprintf("%016x", uint64(epoch))
-	head, query, hasQuery := strings.Cut(base, "?")
-	u := strings.TrimRight(head, "/") + "/" + seg
-	if hasQuery {
-		u += "?" + query
-	}
-	return u
-}
-
-// CheckBaseURL validates a replica base location: file:///absolute/dir or
-// s3://bucket[/prefix][?endpoint=…&region=…] (credentials come from the
-// environment, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, never the URL).
-func CheckBaseURL(base string) error {
-	u, err := url.Parse(base)
-	if err != nil {
-		return fmt.Errorf("replica location %q: %w", base, err)
-	}
-	if u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("replica location %q: no fragment or credentials in the URL", base)
-	}
-	switch u.Scheme {
-	case "file":
-		if u.Host != "" || !filepath.IsAbs(u.Path) || u.RawQuery != "" {
-			return fmt.Errorf("replica location %q: want file:///absolute/dir", base)
-		}
-	case "s3":
-		if u.Host == "" {
-			return fmt.Errorf("replica location %q: want s3://bucket/prefix", base)
-		}
-	default:
-		return fmt.Errorf("replica location %q: scheme %q not supported (file:///dir or s3://bucket/prefix)", base, u.Scheme)
-	}
-	return nil
 }
