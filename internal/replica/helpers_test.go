@@ -109,19 +109,25 @@ func openWriter(t testing.TB, path string) *writer {
 // batch commits n rows in one transaction, each body size bytes long.
 func (w *writer) batch(t testing.TB, n, size int) {
 	t.Helper()
-	tx, err := w.db.Begin()
-	if err != nil {
+	if err := w.tryBatch(n, size); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// tryBatch is batch for goroutines other than the test's.
+func (w *writer) tryBatch(n, size int) error {
+	tx, err := w.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
 	for i := 0; i < n; i++ {
 		if _, err := tx.Exec("INSERT INTO rows (id, body) VALUES (?, ?)", w.next, body(w.next, size)); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		w.next++
 	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	return tx.Commit()
 }
 
 func body(id, size int) string {
@@ -173,3 +179,5 @@ func fileURL(t testing.TB) string {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
