@@ -114,6 +114,7 @@ func Restore(ctx context.Context, binary, replicaURL, outPath string, opts Resto
 // restoreOnce runs the command once and interprets its answer.
 func restoreOnce(ctx context.Context, binary string, args []string, out string, txid uint64) (uint64, error) {
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = childEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &limitedBuffer{max: 16 << 10, buf: &stderr}
 	err := cmd.Run()

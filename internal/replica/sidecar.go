@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -239,6 +240,7 @@ func (s *Sidecar) supervise(startCtx context.Context, cfg string, first chan<- e
 func (s *Sidecar) spawn(cfg string) (*proc, error) {
 	cmd := exec.Command(s.opts.Binary, "replicate", "-config", cfg, "-no-expand-env")
 	cmd.SysProcAttr = sysProcAttr()
+	cmd.Env = childEnv()
 	outR, outW := io.Pipe()
 	errR, errW := io.Pipe()
 	cmd.Stdout, cmd.Stderr = outW, errW
@@ -306,6 +308,20 @@ func (s *Sidecar) terminate(p *proc) error {
 		<-p.done
 		return fmt.Errorf("litestream sidecar did not stop within %s after SIGTERM; killed", s.opts.StopTimeout)
 	}
+}
+
+// childEnv is Munin's environment without its own MUNIN_* settings (the
+// cluster secret among them): Litestream needs only its replica credentials
+// (AWS_* for S3) and the usual HOME, PATH, TMPDIR.
+func childEnv() []string {
+	env := os.Environ()
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "MUNIN_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // PID returns the process id of the current (or last) sidecar process.

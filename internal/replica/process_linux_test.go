@@ -63,3 +63,22 @@ func TestSidecarDiesWithMunin(t *testing.T) {
 	_ = cmd.Wait()
 	waitGone(t, pid)
 }
+
+// The sidecar does not inherit Munin's own settings (the cluster secret),
+// but does get the rest (AWS_* credentials for an S3 replica).
+func TestSidecarEnvironment(t *testing.T) {
+	t.Setenv("MUNIN_CLUSTER_SECRET", "s3cret-value")
+	t.Setenv("AWS_ACCESS_KEY_ID", "replica-key")
+	sc := startSidecar(t, Options{})
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", sc.PID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := "\x00" + string(b)
+	if strings.Contains(env, "s3cret-value") || strings.Contains(env, "\x00MUNIN_") {
+		t.Error("the sidecar's environment holds MUNIN_* variables")
+	}
+	if !strings.Contains(env, "\x00AWS_ACCESS_KEY_ID=replica-key\x00") {
+		t.Error("the sidecar's environment lacks AWS_ACCESS_KEY_ID")
+	}
+}
