@@ -176,7 +176,8 @@ func (c *Control) load(ctx context.Context) error {
 // with backoff while etcd is unreachable; the cache serves reads meanwhile.
 func (c *Control) watch(ctx context.Context) {
 	defer c.wg.Done()
-	backoff := 100 * time.Millisecond
+	const first, most = 100 * time.Millisecond, 5 * time.Second
+	backoff := first
 	for {
 		rev := c.cache.revision()
 		if c.opts.hookBeforeWatch != nil {
@@ -185,15 +186,21 @@ func (c *Control) watch(ctx context.Context) {
 		// RequireLeader: a member cut off from the leader ends the watch
 		// instead of keeping it open and silent.
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		delivered := false
 		for resp := range c.cli.Watch(wctx, c.paths.ctl, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
 			if err := resp.Err(); err != nil {
 				c.log.Warn("control watch ended; reloading from etcd", "err", err, "compact_revision", resp.CompactRevision)
 				break
 			}
 			c.cache.events(resp.Events, resp.Header.Revision)
-			backoff = 100 * time.Millisecond
+			delivered, backoff = true, first
 		}
 		cancel()
+		// A watch that failed at once waits before the reload, so a
+		// failure that repeats does not spin.
+		if !delivered && !sleep(ctx, backoff) {
+			return
+		}
 		for {
 			if ctx.Err() != nil {
 				return
@@ -203,13 +210,23 @@ func (c *Control) watch(ctx context.Context) {
 				break
 			}
 			c.log.Warn("control reload from etcd failed; serving cached data", "err", err, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
+			if !sleep(ctx, backoff) {
 				return
-			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, 5*time.Second)
+			backoff = min(2*backoff, most)
 		}
+	}
+}
+
+// sleep waits d, or less if ctx ends (then it returns false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

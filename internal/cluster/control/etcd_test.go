@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"sync"
@@ -65,6 +66,20 @@ func startEtcd(t testing.TB) *testEtcd {
 // stop stops the member (again: nothing).
 func (te *testEtcd) stop() { te.stopOnce.Do(te.e.Close) }
 
+// cut stops the member in the background and returns once cli's reads
+// fail. (etcd's Close waits up to 6 s for open watch streams; they end when
+// the test's Controls close, before stop runs in t.Cleanup.)
+func (te *testEtcd) cut(t *testing.T, cli *clientv3.Client) {
+	t.Helper()
+	go te.stop()
+	eventually(t, "etcd stops answering", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err := cli.Get(ctx, "probe")
+		return err != nil
+	})
+}
+
 // client returns a new client of the member, closed in t.Cleanup.
 func (te *testEtcd) client(t testing.TB) *clientv3.Client {
 	t.Helper()
@@ -81,6 +96,9 @@ func (te *testEtcd) client(t testing.TB) *clientv3.Client {
 func openControl(t testing.TB, te *testEtcd, opts Options) *Control {
 	t.Helper()
 	cli := te.client(t)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	c, err := Open(context.Background(), cli, opts)
 	if err != nil {
 		t.Fatalf("control.Open: %v", err)
