@@ -239,17 +239,19 @@ var contract = []struct {
 			st.settle()
 			return st.keys(b.ListKeys(ctx))
 		}},
-	{"list project keys", "[#claude claude write team/alpha created=set used=set revoked=false; #reader reader read team/alpha created=set used=none revoked=false] | [] | []",
+	{"list project keys", "[#claude claude write team/alpha created=set used=set revoked=false; #reader reader read team/alpha created=set used=none revoked=false] | [] | [] | []",
 		func(ctx context.Context, b api, st *state) string {
-			return st.keys(b.ListProjectKeys(ctx, alpha)) + " | " + st.keys(b.ListProjectKeys(ctx, nope)) + " | " + st.keys(b.ListProjectKeys(ctx, bad))
+			return st.keys(b.ListProjectKeys(ctx, alpha)) + " | " + st.keys(b.ListProjectKeys(ctx, nope)) + " | " +
+				st.keys(b.ListProjectKeys(ctx, bad)) + " | " + st.keys(b.ListProjectKeys(ctx, memory.ProjectRef{}))
 		}},
-	{"key counts", "2 set 2 | 0 none 2 | 0 none 0", func(ctx context.Context, b api, st *state) string {
+	{"key counts", "2 set 2 | 0 none 2 | 0 none 0 | 0 none 0", func(ctx context.Context, b api, st *state) string {
 		return counts(b.KeyCounts(ctx, alpha, time.Time{})) + " | " + counts(b.KeyCounts(ctx, alpha, time.Now().Add(time.Hour))) + " | " +
-			counts(b.KeyCounts(ctx, nope, time.Time{}))
+			counts(b.KeyCounts(ctx, nope, time.Time{})) + " | " + counts(b.KeyCounts(ctx, memory.ProjectRef{}, time.Time{}))
 	}},
-	{"revoke project key", "not_found: key #claude not found | not_found: key #ops not found | ok | ok | unauthorized: unknown or revoked key | #claude claude write team/alpha created=set used=set revoked=true | #reader reader read team/alpha created=set used=set revoked=false",
+	{"revoke project key", "not_found: key #claude not found | not_found: key #ops not found | not_found: key #ops not found | ok | ok | unauthorized: unknown or revoked key | #claude claude write team/alpha created=set used=set revoked=true | #reader reader read team/alpha created=set used=set revoked=false",
 		func(ctx context.Context, b api, st *state) string {
 			out := []string{st.res(b.RevokeProjectKey(ctx, beta, st.ids["claude"])), st.res(b.RevokeProjectKey(ctx, alpha, st.ids["ops"])),
+				st.res(b.RevokeProjectKey(ctx, memory.ProjectRef{}, st.ids["ops"])),
 				st.res(b.RevokeProjectKey(ctx, alpha, st.ids["claude"])), st.res(b.RevokeProjectKey(ctx, alpha, st.ids["claude"]))}
 			_, err := b.KeyByToken(ctx, st.tokens["claude"])
 			out = append(out, st.res(err), st.key(b.KeyByID(ctx, st.ids["claude"])), st.key(b.KeyByToken(ctx, st.tokens["reader"])))

@@ -183,7 +183,7 @@ func (c *Control) ListKeys(ctx context.Context) ([]memory.Key, error) {
 // ListProjectKeys returns the keys of one project, revoked ones included,
 // oldest first.
 func (c *Control) ListProjectKeys(ctx context.Context, ref memory.ProjectRef) ([]memory.Key, error) {
-	return c.keys(func(r keyRecord) bool { return r.Workspace == ref.Workspace && r.Project == ref.Project }), nil
+	return c.keys(func(r keyRecord) bool { return inProject(r, ref) }), nil
 }
 
 // keys returns the cached keys that match, ordered by creation, then id.
@@ -230,7 +230,7 @@ func (c *Control) KeyCounts(ctx context.Context, ref memory.ProjectRef, since ti
 	defer c.cache.mu.RUnlock()
 	for _, e := range c.cache.keys {
 		r := e.rec
-		if r.Workspace != ref.Workspace || r.Project != ref.Project {
+		if !inProject(r, ref) {
 			continue
 		}
 		if r.CreatedAt >= s {
@@ -260,7 +260,14 @@ func (c *Control) RevokeKey(ctx context.Context, id int64) error {
 // of any other project (or of none) is not_found, exactly as an unknown id,
 // so a project admin learns nothing about other projects' keys.
 func (c *Control) RevokeProjectKey(ctx context.Context, ref memory.ProjectRef, id int64) error {
-	return c.revoke(ctx, id, func(r keyRecord) bool { return r.Workspace == ref.Workspace && r.Project == ref.Project })
+	return c.revoke(ctx, id, func(r keyRecord) bool { return inProject(r, ref) })
+}
+
+// inProject reports whether key record r belongs to project ref. A
+// server-admin key belongs to none, not even to the zero ref (as in the
+// store, where its NULL project equals nothing).
+func inProject(r keyRecord, ref memory.ProjectRef) bool {
+	return r.Workspace != "" && r.Workspace == ref.Workspace && r.Project == ref.Project
 }
 
 // revoke sets revoked_at of key id if mine accepts its record.
