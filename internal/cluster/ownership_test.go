@@ -1,0 +1,194 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"munin/internal/cluster/etcdtest"
+)
+
+// TestTakeover: node 1 owns a workspace and is partitioned from etcd. It stops counting itself valid
+// before node 2's campaign wins with a larger epoch; afterwards node 1's fenced writes fail with
+// ErrNotOwner — locally, and in etcd too when the partition heals and the local check is bypassed.
+func TestTakeover(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	p := newProxy(t, c.Endpoint(0))
+	n1 := joinT(t, testConfig(t, []string{p.Endpoint()}, "http://127.0.0.1:9001", time.Second))
+	n2 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", time.Second))
+	ctx := ctxT(t)
+
+	o1, err := n1.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prev, err := n1.PreviousEpoch(ctx, "ws1"); err != nil || prev != 0 {
+		t.Fatalf("previous epoch of a new workspace = %d, %v", prev, err)
+	}
+	if err := o1.RecordEpoch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, n2, "node 2 sees node 1 own ws1", func() bool {
+		adv, e, ok := n2.Owner("ws1")
+		return ok && adv == n1.Advertise() && e == o1.Epoch()
+	})
+
+	type won struct {
+		o   *Ownership
+		err error
+		at  time.Time
+	}
+	wonc := make(chan won, 1)
+	go func() {
+		o, err := n2.Campaign(ctx, "ws1")
+		wonc <- won{o, err, time.Now()}
+	}()
+	// Node 2 is a waiting candidate now (its key is in the view), not an owner.
+	waitFor(t, n2, "node 2 queued", func() bool { n2.mu.Lock(); defer n2.mu.Unlock(); return len(n2.owners["ws1"]) == 2 })
+	p.Cut()
+	w := <-wonc
+	if w.err != nil {
+		t.Fatal(w.err)
+	}
+	o2 := w.o
+	if o2.Epoch() <= o1.Epoch() {
+		t.Fatalf("new epoch %d not above old %d", o2.Epoch(), o1.Epoch())
+	}
+	// Order, not duration: node 1's validity ended before node 2 won.
+	if n1.Valid() || o1.Valid() {
+		t.Fatal("node 1 still valid after node 2 won")
+	}
+	if end := n1.ValidUntil(); !end.Before(w.at) {
+		t.Fatalf("node 1 valid until %v, after node 2 won at %v", end, w.at)
+	}
+	select {
+	case <-n1.Done():
+	case <-time.After(wait):
+		t.Fatal("node 1 Done not closed")
+	}
+	if !closed(o1.Lost()) {
+		t.Fatal("node 1's ownership not lost")
+	}
+	if err := o1.Txn(ctx, clientv3.OpPut("/munin/ws/ws1/x", "stale")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("stale owner's fenced write: %v, want ErrNotOwner", err)
+	}
+	if !errors.Is(n1.Err(), ErrLeaseLost) {
+		t.Fatalf("node 1 Err = %v", n1.Err())
+	}
+	if _, err := n1.Campaign(ctx, "ws2"); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("campaign on a lost node: %v", err)
+	}
+
+	// Healed: node 1 reaches etcd again, and etcd itself refuses its write at the old epoch.
+	p.Heal()
+	_, err = o1.commitFenced(ctx, []clientv3.Op{clientv3.OpPut("/munin/ws/ws1/x", "stale")})
+	if !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("stale owner's write in etcd: %v, want ErrNotOwner", err)
+	}
+	if n1.Valid() {
+		t.Fatal("node 1 came back to life")
+	}
+	if resp, err := n2.Client().Get(ctx, "/munin/ws/ws1/x"); err != nil || len(resp.Kvs) != 0 {
+		t.Fatalf("stale write landed: %v %v", resp, err)
+	}
+
+	if prev, err := n2.PreviousEpoch(ctx, "ws1"); err != nil || prev != o1.Epoch() {
+		t.Fatalf("previous epoch = %d, %v; want %d", prev, err, o1.Epoch())
+	}
+	if err := o2.RecordEpoch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if prev, _ := n2.PreviousEpoch(ctx, "ws1"); prev != o2.Epoch() {
+		t.Fatalf("recorded epoch = %d, want %d", prev, o2.Epoch())
+	}
+	waitFor(t, n2, "node 2's views show the takeover", func() bool {
+		adv, e, ok := n2.Owner("ws1")
+		return ok && adv == n2.Advertise() && e == o2.Epoch() && slices.Equal(n2.Live(), []string{n2.Advertise()})
+	})
+	// Node 1's watches resume after the partition: its routing view is right again (it owns nothing).
+	waitFor(t, n1, "node 1's view shows the takeover", func() bool {
+		adv, e, ok := n1.Owner("ws1")
+		return ok && adv == n2.Advertise() && e == o2.Epoch()
+	})
+}
+
+// TestTxnFencedInEtcd: an owner whose election key is deleted behind its back (an operator, a lease
+// revoked by hand) is refused by etcd although its own lease is fine, and its ownership ends.
+func TestTxnFencedInEtcd(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	ctx := ctxT(t)
+	o, err := n.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Txn(ctx, clientv3.OpPut("/munin/ws/ws1/x", "1")); err != nil {
+		t.Fatalf("owner's fenced write: %v", err)
+	}
+	if _, err := c.Client(t).Delete(ctx, o.Key()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = o.commitFenced(ctx, []clientv3.Op{clientv3.OpPut("/munin/ws/ws1/x", "2")})
+	if !errors.Is(err, ErrNotOwner) || !n.Valid() {
+		t.Fatalf("write after the key was deleted: %v (node valid %v)", err, n.Valid())
+	}
+	want := fmt.Sprintf("not owner at epoch %d", o.Epoch())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q lacks %q", err, want)
+	}
+	select {
+	case <-o.Lost():
+	case <-time.After(wait):
+		t.Fatal("ownership not lost")
+	}
+	if o.Valid() {
+		t.Fatal("ownership valid after its key vanished")
+	}
+	resp, err := n.Client().Get(ctx, "/munin/ws/ws1/x")
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "1" {
+		t.Fatalf("x = %v, %v; want the owner's 1 only", resp, err)
+	}
+}
+
+// TestOwnershipLostByWatch: the delete of an owner's key reaches it through the owner watch even when it
+// does not write: Lost closes.
+func TestOwnershipLostByWatch(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	ctx := ctxT(t)
+	o, err := n.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := n.Campaign(ctx, "ws1"); err != nil || again != o {
+		t.Fatalf("second campaign for a held workspace = %p, %v; want the same ownership %p", again, err, o)
+	}
+	if _, err := c.Client(t).Delete(ctx, o.Key()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.Lost():
+	case <-time.After(wait):
+		t.Fatal("ownership not lost after its key was deleted")
+	}
+	o2, err := n.Campaign(ctx, "ws1")
+	if err != nil || o2 == o || o2.Epoch() <= o.Epoch() || !o2.Valid() {
+		t.Fatalf("campaign again = %v (epoch %d vs %d), %v", o2, o2.Epoch(), o.Epoch(), err)
+	}
+}
+
+// TestCampaignRejectsBadWorkspace: names are checked like the store checks them (they become keys).
+func TestCampaignRejectsBadWorkspace(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	for _, ws := range []string{"", "a/b", "../x", "UPPER"} {
+		if _, err := n.Campaign(ctxT(t), ws); err == nil || !strings.Contains(err.Error(), "workspace name") {
+			t.Errorf("campaign %q: %v", ws, err)
+		}
+	}
+}
