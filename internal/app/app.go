@@ -19,6 +19,7 @@ import (
 	"munin/internal/mcpserver"
 	"munin/internal/memory"
 	"munin/internal/metrics"
+	"munin/internal/remote"
 	"munin/internal/search"
 	"munin/internal/service"
 	"munin/internal/store"
@@ -86,6 +87,8 @@ type Config struct {
 	// RecallExact switches recall's compound and typo tiers off: only the
 	// words as written (and their forms) are searched.
 	RecallExact bool
+	// Cluster, when enabled, makes the server one node of a cluster.
+	Cluster ClusterConfig
 }
 
 // maxContentLimit leaves room in the capped request body for the JSON
@@ -115,6 +118,12 @@ func (c Config) check() error {
 		return fmt.Errorf("max sessions per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxSessionsPerKey, c.MaxSessionsPerKey)
 	case c.MaxStreamsPerKey < 0:
 		return fmt.Errorf("max streams per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxStreamsPerKey, c.MaxStreamsPerKey)
+	}
+	if c.Cluster.Enabled && c.EmbedURL != "" {
+		return errors.New("cluster: meaning search (--embed-url) is not available in cluster mode yet")
+	}
+	if err := c.Cluster.check(); err != nil {
+		return err
 	}
 	return c.checkRecallLimits()
 }
@@ -155,6 +164,12 @@ type App struct {
 	// embeddings are off.
 	Embedder *embed.Client
 	Embed    *embed.Worker
+	// cluster and internal are cluster mode's node and the handler of the
+	// other nodes' calls; nil on a single server.
+	cluster  *clusterNode
+	internal http.Handler
+	// closeFn, when set, is all Close does (an admin App of a cluster).
+	closeFn func() error
 }
 
 // Open opens the data directory and builds the layers; nothing listens yet.
@@ -179,9 +194,20 @@ func Open(cfg Config) (*App, error) {
 		}
 	}
 	m := metrics.New()
-	st, err := store.Open(cfg.DataDir, store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnBatch: m.Batch})
+	sopts := store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnBatch: m.Batch}
+	var cn *clusterNode
+	if cfg.Cluster.Enabled {
+		ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
+		cn, err = joinCluster(ctx, cfg)
+		cancel()
+		if err != nil {
+			return nil, errors.Join(err, lock.Unlock())
+		}
+		sopts = cn.storeOptions(sopts)
+	}
+	st, err := store.Open(cfg.DataDir, sopts)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.DataDir, err), lock.Unlock())
+		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.DataDir, err), cn.close(), lock.Unlock())
 	}
 	// The worker tells the registry each batch it stored, so a loaded
 	// project's vectors follow; reg is set before the worker starts.
@@ -200,7 +226,13 @@ func Open(cfg Config) (*App, error) {
 		index = notifyingIndex{Registry: reg, w: worker}
 		backlog = embedBacklog(st, embedder.Model())
 	}
-	svc := service.New(st, index, service.Options{
+	var svcStore service.Store = st
+	var internal http.Handler
+	if cn != nil {
+		svcStore, index, internal = cn.wire(st, index)
+		registerClusterMetrics(m, cn)
+	}
+	svc := service.New(svcStore, index, service.Options{
 		DefaultWriteBudget: cfg.WriteBudget,
 		BudgetOff:          cfg.BudgetOff,
 		MaxContent:         cfg.MaxContent,
@@ -252,6 +284,7 @@ func Open(cfg Config) (*App, error) {
 		perKey:  perKey,
 	}
 	a.Embedder, a.Embed = embedder, worker
+	a.cluster, a.internal = cn, internal
 	return a, nil
 }
 
@@ -271,6 +304,8 @@ func (a *App) httpServer() *http.Server {
 		RatePerKey:        a.cfg.RatePerKey,
 		KeyLimits:         a.perKey,
 		Metrics:           a.Metrics,
+		Internal:          a.internal,
+		InternalPrefix:    remote.PathPrefix,
 	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }
 
@@ -303,10 +338,18 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 // Close flushes the search log, stops the indexes and closes the databases,
 // in the order the data flows; the data directory is released last.
 func (a *App) Close() error {
+	if a.closeFn != nil {
+		return a.closeFn()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if a.Embed != nil {
 		a.Embed.Close() // before the store: its writes go through the store's writer
 	}
-	return errors.Join(a.MCP.Close(ctx), a.Svc.Close(), a.Index.Close(), a.Store.Close(), a.lock.Unlock())
+	// In a cluster the search log flushes to the owners before the node
+	// hands its workspaces over; the store closes after that.
+	return errors.Join(a.MCP.Close(ctx), a.Svc.Close(), a.Index.Close(), a.cluster.handOver(), a.Store.Close(), a.cluster.close(), a.lock.Unlock())
 }
+
+// joinTimeout bounds joining a cluster at start (etcd, replicator, control data).
+const joinTimeout = 30 * time.Second

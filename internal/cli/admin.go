@@ -26,8 +26,12 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 	agent := fs.String("agent", "", "the agent's name (create)")
 	role := fs.String("role", "write", "read, write or admin (create)")
 	serverAdmin := fs.Bool("server-admin", false, "create a server-admin key: administers every project, reads no memory (create)")
+	finishEtcd := etcdFlags(fs, &cfg)
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
+		return err
+	}
+	if err := finishEtcd(); err != nil {
 		return err
 	}
 	if *serverAdmin {
@@ -121,7 +125,11 @@ func projectCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	var cfg app.Config
 	fs := newFlags("project list", &cfg, stderr)
+	finishEtcd := etcdFlags(fs, &cfg)
 	if err := parseNoArgs(fs, args[1:]); err != nil {
+		return err
+	}
+	if err := finishEtcd(); err != nil {
 		return err
 	}
 	return withApp(cfg, true, func(ctx context.Context, a *app.App) error {

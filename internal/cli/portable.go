@@ -144,6 +144,16 @@ func createOut(path string, stdout io.Writer) (io.Writer, func(error) error, err
 // after. A command that only reads (mustExist) refuses a directory without
 // Munin data rather than creating one.
 func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) error) error {
+	if len(cfg.Cluster.Etcd) > 0 { // a cluster's control data, not a data directory
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		a, err := app.OpenClusterAdmin(cfg)
+		if err != nil {
+			return err
+		}
+		ctx, stop := untilSignal()
+		defer stop()
+		return errors.Join(fn(ctx, a), a.Close())
+	}
 	if mustExist {
 		if err := store.CheckDataDir(cfg.DataDir); err != nil {
 			return err

@@ -48,7 +48,11 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.RecallBurst, "recall-burst", service.DefaultRecallBurst, "recalls one key may make at once above its rate (env MUNIN_RECALL_BURST)")
 	embedFlags(fs, &cfg)
 	fs.IntVar(&cfg.RecallConcurrency, "recall-concurrency", service.DefaultRecallConcurrency, "recalls of one key running at once; more are refused (env MUNIN_RECALL_CONCURRENCY; -1: no limit)")
+	finishCluster := clusterFlags(fs, &cfg)
 	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if err := finishCluster(); err != nil {
 		return err
 	}
 	if *origins != "" {

@@ -75,6 +75,12 @@ type Config struct {
 	// UI at "/"). It does its own authentication with session cookies; the
 	// recovery, request log, Origin/Host check and body cap still apply.
 	Web http.Handler
+	// Internal, when set, serves the calls of the other nodes of a cluster
+	// under InternalPrefix. It authenticates them itself (the cluster
+	// secret), so no key is asked for; admission, the request log and the
+	// body cap still apply.
+	Internal       http.Handler
+	InternalPrefix string
 }
 
 func (c Config) withDefaults() Config {
@@ -152,6 +158,9 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	}
 	r.Handle("/mcp", cors(allowMethods(authed(refuseRPC, streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
 	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(refuseREST, apiHandler)))
+	if cfg.Internal != nil {
+		r.PathPrefix(cfg.InternalPrefix).Handler(cfg.Internal)
+	}
 	if cfg.Web != nil {
 		r.PathPrefix("/").Handler(cfg.Web)
 	} else {

@@ -137,6 +137,10 @@ func (r *fakeReplicator) Register(ctx context.Context, path, url string) error {
 	return nil
 }
 
+func (r *fakeReplicator) Resume(ctx context.Context, path, url string) error {
+	return r.Register(ctx, path, url)
+}
+
 func (r *fakeReplicator) Sync(ctx context.Context, path string) error {
 	r.syncs.Add(1)
 	if r.failSync.Load() {

@@ -132,6 +132,31 @@ func (m *Manager) BeforeClose(ws string) {
 	}
 }
 
+// Reregister makes a restarted replicator replicate every workspace this
+// node has open again, each into its epoch's location where it left off.
+// Until then syncs fail, and writes with them (sync mode).
+func (m *Manager) Reregister(ctx context.Context) {
+	m.mu.Lock()
+	type one struct {
+		ws    string
+		epoch int64
+	}
+	var open []one
+	for ws, h := range m.held {
+		h.mu.Lock()
+		if !h.replicated.IsZero() {
+			open = append(open, one{ws, h.claim.Epoch()})
+		}
+		h.mu.Unlock()
+	}
+	m.mu.Unlock()
+	for _, o := range open {
+		if err := m.r.Resume(ctx, m.path(o.ws), m.r.EpochURL(o.ws, o.epoch)); err != nil {
+			m.log.Error("replicate again after the replicator restarted", "workspace", o.ws, "err", err)
+		}
+	}
+}
+
 // lag is how long committed writes have waited for the replica (0: none
 // waiting).
 func (h *held) lag() time.Duration {

@@ -61,7 +61,11 @@ type Claim interface {
 // Replicator streams workspace files to the replica (internal/replica
 // behind an adapter).
 type Replicator interface {
+	// Register starts replicating path into a fresh location (an epoch's).
 	Register(ctx context.Context, path, replicaURL string) error
+	// Resume replicates path again where it left off (after the
+	// replicator restarted).
+	Resume(ctx context.Context, path, replicaURL string) error
 	// Sync returns once the replica holds everything committed to path.
 	Sync(ctx context.Context, path string) error
 	Unregister(ctx context.Context, path string) error

@@ -74,3 +74,7 @@ func docFor(v memory.Version) map[string]any {
 		"slug":    v.Slug,
 	}
 }
+
+// IndexFormat is indexFormat for those outside: the nodes of a cluster
+// agree on it, so that no node trusts an index another would rebuild.
+const IndexFormat = indexFormat

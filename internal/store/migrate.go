@@ -101,3 +101,14 @@ func migrate(ctx context.Context, db *sql.DB, kind string) error {
 	}
 	return nil
 }
+
+// SchemaVersion names the newest migration of the workspace files, e.g.
+// "workspace/4": the nodes of a cluster must agree on it, since a file
+// moves between them.
+func SchemaVersion() (string, error) {
+	ms, err := loadMigrations(schemaWorkspace)
+	if err != nil || len(ms) == 0 {
+		return "", fmt.Errorf("schema version: %v", err)
+	}
+	return fmt.Sprintf("%s/%d", schemaWorkspace, ms[len(ms)-1].version), nil
+}

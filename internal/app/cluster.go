@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"munin/internal/cluster"
+	"munin/internal/cluster/control"
+	"munin/internal/memory"
+	"munin/internal/metrics"
+	"munin/internal/owner"
+	"munin/internal/remote"
+	"munin/internal/replica"
+	"munin/internal/search"
+	"munin/internal/service"
+	"munin/internal/store"
+)
+
+// ClusterConfig makes the server one node of a cluster (README, "Running a
+// cluster"). The zero value is a single server: nothing below runs.
+type ClusterConfig struct {
+	Enabled bool
+	// Etcd are the etcd endpoints; Prefix the cluster's key prefix.
+	Etcd   []string
+	Prefix string
+	// Advertise is this node's base URL as the other nodes reach it.
+	Advertise string
+	// Replica is where workspace files stream to: file:///dir or s3://bucket/path.
+	Replica string
+	// LeaseTTL bounds how long a dead node holds its workspaces.
+	LeaseTTL time.Duration
+	// Async acknowledges writes before the replica holds them (loss bound:
+	// the sync interval); LagMax is the replication lag past which writes
+	// are refused.
+	Async  bool
+	LagMax time.Duration
+	// Litestream is the litestream binary ("": found on PATH or in GOPATH/bin).
+	Litestream string
+	// Secret authenticates the nodes' calls to each other; every node has
+	// the same. From the environment only (MUNIN_CLUSTER_SECRET).
+	Secret string
+}
+
+// check refuses a cluster configuration that cannot work.
+func (c ClusterConfig) check() error {
+	if !c.Enabled {
+		return nil
+	}
+	switch {
+	case len(c.Etcd) == 0:
+		return errors.New("cluster: --etcd names no endpoint")
+	case c.Advertise == "":
+		return errors.New("cluster: --advertise is required (this node's URL as the others reach it)")
+	case c.Replica == "":
+		return errors.New("cluster: --replica is required (file:///dir or s3://bucket/path)")
+	case len(c.Secret) < 16:
+		return errors.New("cluster: MUNIN_CLUSTER_SECRET must hold the cluster secret (at least 16 characters, the same on every node)")
+	}
+	return replica.CheckBaseURL(c.Replica)
+}
+
+// clusterNode is what cluster mode adds to a server.
+type clusterNode struct {
+	cfg     ClusterConfig
+	node    *cluster.Node
+	sidecar *replica.Sidecar
+	control *control.Control
+	mgr     *owner.Manager
+	binary  string
+	log     *slog.Logger
+}
+
+// joinCluster joins etcd, starts the replicator and opens the shared
+// control data. On error everything started is stopped again.
+func joinCluster(ctx context.Context, cfg Config) (*clusterNode, error) {
+	cc := cfg.Cluster
+	binary := cc.Litestream
+	if binary == "" {
+		b, err := replica.Binary()
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		binary = b
+	}
+	schema, err := store.SchemaVersion()
+	if err != nil {
+		return nil, err
+	}
+	node, err := cluster.Join(ctx, cluster.Config{Endpoints: cc.Etcd, Advertise: cc.Advertise, LeaseTTL: cc.LeaseTTL,
+		Prefix: cc.Prefix, Schema: fmt.Sprintf("%s index/%d", schema, search.IndexFormat), Secret: cc.Secret, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	cn := &clusterNode{cfg: cc, node: node, binary: binary, log: cfg.Logger}
+	cn.sidecar, err = replica.Start(ctx, replica.Options{Binary: binary, Dir: filepath.Join(cfg.DataDir, ".litestream"),
+		Logger: cfg.Logger, OnRestart: func(ctx context.Context) { cn.mgr.Reregister(ctx) }})
+	if err != nil {
+		return nil, errors.Join(err, node.Close())
+	}
+	cn.control, err = control.Open(ctx, node.Client(), control.Options{Prefix: node.Prefix(), Logger: cfg.Logger})
+	if err != nil {
+		return nil, errors.Join(err, cn.sidecar.Stop(), node.Close())
+	}
+	cn.mgr = owner.New(membership{node}, replicator{cn.sidecar, binary, cc.Replica}, owner.Options{
+		DataDir: cfg.DataDir, Async: cc.Async, LagMax: cc.LagMax,
+		RouteWait: 3*cc.LeaseTTL + 5*time.Second, Rank: cluster.Rank, Logger: cfg.Logger,
+	})
+	return cn, nil
+}
+
+// storeOptions adds the ownership and replication hooks to the store.
+func (cn *clusterNode) storeOptions(o store.Options) store.Options {
+	o.Replicated = true
+	o.BeforeOpen, o.AfterOpen = cn.mgr.BeforeOpen, cn.mgr.AfterOpen
+	o.BeforeCommit, o.AfterCommit, o.BeforeClose = cn.mgr.BeforeCommit, cn.mgr.AfterCommit, cn.mgr.BeforeClose
+	o.ProjectExists = func(ctx context.Context, ref memory.ProjectRef) error {
+		_, err := cn.control.Project(ctx, ref)
+		return err
+	}
+	return o
+}
+
+// localBackend is this node's own data and index, served to the router and
+// to the other nodes.
+type localBackend struct {
+	service.DataStore
+	service.Index
+}
+
+// wire routes the service's data and index through the owners, and
+// returns the handler of the other nodes' calls to this one.
+func (cn *clusterNode) wire(st *store.Store, index service.Index) (service.Store, service.Index, http.Handler) {
+	cn.mgr.SetStore(st)
+	local := localBackend{st, index}
+	router := &remote.Router{Local: local, Route: cn.mgr.Route, Client: &remote.Client{Secret: cn.cfg.Secret}}
+	internal := remote.Handler(st, index, remote.ServerOptions{Secret: cn.cfg.Secret, Node: cn.node.Advertise(),
+		Owns: cn.mgr.Owns, Logger: cn.log})
+	return service.Split{ControlStore: cn.control, DataStore: router}, router, internal
+}
+
+// handOver closes every workspace this node owns (a last sync each) and
+// resigns, so that successors take over at once.
+func (cn *clusterNode) handOver() error {
+	if cn != nil {
+		cn.mgr.Close()
+	}
+	return nil
+}
+
+// close leaves the cluster: control data, replicator, lease.
+func (cn *clusterNode) close() error {
+	if cn == nil {
+		return nil
+	}
+	cn.mgr.Close()
+	return errors.Join(cn.control.Close(), cn.sidecar.Stop(), cn.node.Close())
+}
+
+// registerClusterMetrics adds the replication lag and ownership gauges.
+func registerClusterMetrics(m *metrics.Metrics, cn *clusterNode) {
+	m.GaugeFunc("munin_replication_lag_seconds", "Longest time a committed write of a workspace this node owns has waited for the replica.",
+		func() float64 { return cn.mgr.Lag().Seconds() })
+	m.GaugeFunc("munin_cluster_lease_valid", "1 while this node's etcd lease is valid.", func() float64 {
+		if cn.node.Valid() {
+			return 1
+		}
+		return 0
+	})
+}
+
+// membership adapts cluster.Node to owner.Cluster.
+type membership struct{ n *cluster.Node }
+
+func (m membership) Self() string   { return m.n.Advertise() }
+func (m membership) Live() []string { return m.n.Live() }
+func (m membership) Owner(ws string) (string, int64, bool) {
+	return m.n.Owner(ws)
+}
+func (m membership) PreviousEpoch(ctx context.Context, ws string) (int64, error) {
+	return m.n.PreviousEpoch(ctx, ws)
+}
+func (m membership) Campaign(ctx context.Context, ws string) (owner.Claim, error) {
+	o, err := m.n.Campaign(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// replicator adapts the litestream sidecar to owner.Replicator.
+type replicator struct {
+	sc     *replica.Sidecar
+	binary string
+	base   string
+}
+
+func (r replicator) Register(ctx context.Context, path, url string) error {
+	return r.sc.StartEpoch(ctx, path, url)
+}
+func (r replicator) Resume(ctx context.Context, path, url string) error {
+	return r.sc.Register(ctx, path, url)
+}
+func (r replicator) Sync(ctx context.Context, path string) error {
+	_, err := r.sc.Sync(ctx, path)
+	return err
+}
+func (r replicator) Unregister(ctx context.Context, path string) error {
+	_, err := r.sc.Unregister(ctx, path)
+	return err
+}
+func (r replicator) Restore(ctx context.Context, url, out string) (bool, error) {
+	_, err := replica.Restore(ctx, r.binary, url, out, replica.RestoreOptions{})
+	if errors.Is(err, replica.ErrReplicaEmpty) {
+		return true, nil
+	}
+	return false, err
+}
+func (r replicator) EpochURL(ws string, epoch int64) string { return replica.EpochURL(r.base, ws, epoch) }

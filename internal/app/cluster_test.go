@@ -1,0 +1,176 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"munin/internal/cluster/etcdtest"
+	"munin/internal/memory"
+	"munin/internal/replica"
+)
+
+const testSecret = "app-cluster-test-secret"
+
+// requireLitestream returns the litestream binary, or skips (fails with
+// MUNIN_REQUIRE_LITESTREAM=1, as CI sets it).
+func requireLitestream(t *testing.T) string {
+	t.Helper()
+	bin, err := replica.Binary()
+	if err != nil {
+		if os.Getenv("MUNIN_REQUIRE_LITESTREAM") == "1" {
+			t.Fatal(err)
+		}
+		t.Skipf("cluster test needs litestream: %v", err)
+	}
+	return bin
+}
+
+// clusterApp is one node of a test cluster, serving on 127.0.0.1.
+type clusterApp struct {
+	a    *App
+	url  string
+	stop func()
+}
+
+func startNode(t *testing.T, etcd []string, replicaDir, litestream string) *clusterApp {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	cfg := Config{DataDir: t.TempDir(), Addr: ln.Addr().String(), Exclusive: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Cluster: ClusterConfig{Enabled: true, Etcd: etcd, Advertise: url, Replica: "file://" + replicaDir,
+			LeaseTTL: 2 * time.Second, Litestream: litestream, Secret: testSecret}}
+	a, err := Open(cfg)
+	if err != nil {
+		ln.Close()
+		t.Fatalf("open node %s: %v", url, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- a.Serve(ctx, ln) }()
+	n := &clusterApp{a: a, url: url}
+	var once bool
+	n.stop = func() {
+		if once {
+			return
+		}
+		once = true
+		cancel()
+		<-served
+		if err := a.Close(); err != nil {
+			t.Errorf("close node %s: %v", url, err)
+		}
+	}
+	t.Cleanup(n.stop)
+	return n
+}
+
+// rest calls the REST API of a node with a key and returns status and body.
+func rest(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Two nodes on one etcd and a file replica: a key made on one node works
+// on the other, a write through either node lands at the workspace's owner
+// and is read back through the other, and when the owner leaves, the
+// other node takes the workspace over from the replica with every write.
+func TestClusterTwoNodes(t *testing.T) {
+	bin := requireLitestream(t)
+	etcd := etcdtest.Start(t, 1)
+	replicaDir := t.TempDir()
+	n1 := startNode(t, etcd.Endpoints(), replicaDir, bin)
+	n2 := startNode(t, etcd.Endpoints(), replicaDir, bin)
+
+	ctx := context.Background()
+	ref := memory.ProjectRef{Workspace: "team", Project: "p"}
+	token, _, err := n1.a.Svc.CreateKey(ctx, ref, "agent", memory.RoleWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []*clusterApp{n1, n2, n1, n2} {
+		code, body := rest(t, http.MethodPost, n.url+"/api/v1/entries", token,
+			fmt.Sprintf(`{"slug":"notes/s%d","title":"t","content":"written through node %d zebra%d"}`, i, i%2+1, i))
+		if code != http.StatusOK && code != http.StatusCreated {
+			t.Fatalf("remember %d through %s: %d %s", i, n.url, code, body)
+		}
+	}
+	for i, n := range []*clusterApp{n2, n1} {
+		code, body := rest(t, http.MethodGet, n.url+"/api/v1/recall?q=zebra2", token, "")
+		if code != http.StatusOK || !strings.Contains(body, "notes/s2") {
+			t.Fatalf("recall %d through %s: %d %s", i, n.url, code, body)
+		}
+	}
+
+	// The owner leaves (graceful: it syncs and resigns); the other node
+	// restores the workspace from the replica.
+	ownerURL, epoch, ok := n1.a.cluster.node.Owner("team")
+	if !ok {
+		t.Fatal("no owner of team after writes")
+	}
+	leaving, staying := n1, n2
+	if ownerURL == n2.url {
+		leaving, staying = n2, n1
+	}
+	leaving.stop()
+	for i := range 4 {
+		code, body := rest(t, http.MethodGet, staying.url+fmt.Sprintf("/api/v1/entries/notes/s%d", i), token, "")
+		if code != http.StatusOK || !strings.Contains(body, fmt.Sprintf("zebra%d", i)) {
+			t.Fatalf("after the owner left, get s%d through %s: %d %s", i, staying.url, code, body)
+		}
+	}
+	newOwner, newEpoch, ok := staying.a.cluster.node.Owner("team")
+	if !ok || newOwner != staying.url || newEpoch <= epoch {
+		t.Fatalf("owner after handover: %s at %d (ok %v); want %s after epoch %d", newOwner, newEpoch, ok, staying.url, epoch)
+	}
+	code, body := rest(t, http.MethodPost, staying.url+"/api/v1/entries", token, `{"slug":"notes/s0","title":"t","content":"second version"}`)
+	if code != http.StatusOK && code != http.StatusCreated || !strings.Contains(body, `"version":2`) {
+		t.Fatalf("write after takeover: %d %s", code, body)
+	}
+}
+
+// A node refuses to start without what cluster mode needs, naming it.
+func TestClusterConfigRefused(t *testing.T) {
+	for _, c := range []struct {
+		cc   ClusterConfig
+		want string
+	}{
+		{ClusterConfig{Enabled: true, Advertise: "http://x", Replica: "file:///r", Secret: testSecret}, "--etcd"},
+		{ClusterConfig{Enabled: true, Etcd: []string{"e"}, Replica: "file:///r", Secret: testSecret}, "--advertise"},
+		{ClusterConfig{Enabled: true, Etcd: []string{"e"}, Advertise: "http://x", Secret: testSecret}, "--replica"},
+		{ClusterConfig{Enabled: true, Etcd: []string{"e"}, Advertise: "http://x", Replica: "file:///r"}, "MUNIN_CLUSTER_SECRET"},
+	} {
+		_, err := Open(Config{DataDir: t.TempDir(), Cluster: c.cc})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %s", c.cc, err, c.want)
+		}
+	}
+	_, err := Open(Config{DataDir: t.TempDir(), Cluster: ClusterConfig{Enabled: true, Etcd: []string{"http://127.0.0.1:1"},
+		Advertise: "http://127.0.0.1:2", Replica: "file://" + t.TempDir(), Secret: testSecret, LeaseTTL: 2 * time.Second,
+		Litestream: requireLitestream(t)}})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("unreachable etcd: %v, want an error naming the endpoint", err)
+	}
+}
