@@ -220,4 +220,6 @@ func (r replicator) Restore(ctx context.Context, url, out string) (bool, error) 
 	}
 	return false, err
 }
-func (r replicator) EpochURL(ws string, epoch int64) string { return replica.EpochURL(r.base, ws, epoch) }
+func (r replicator) EpochURL(ws string, epoch int64) string {
+	return replica.EpochURL(r.base, ws, epoch)
+}

@@ -63,4 +63,3 @@ func etcdFlags(fs *flag.FlagSet, cfg *app.Config) (finish func() error) {
 		return nil
 	}
 }
-
