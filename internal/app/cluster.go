@@ -177,6 +177,7 @@ func registerClusterMetrics(m *metrics.Metrics, cn *clusterNode) {
 type membership struct{ n *cluster.Node }
 
 func (m membership) Self() string   { return m.n.Advertise() }
+func (m membership) Valid() bool    { return m.n.Valid() }
 func (m membership) Live() []string { return m.n.Live() }
 func (m membership) Owner(ws string) (string, int64, bool) {
 	return m.n.Owner(ws)

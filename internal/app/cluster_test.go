@@ -174,3 +174,65 @@ func TestClusterConfigRefused(t *testing.T) {
 		t.Errorf("unreachable etcd: %v, want an error naming the endpoint", err)
 	}
 }
+
+// Faults: with the replica unwritable a write answers unavailable (sync
+// mode acknowledges nothing the replica lacks) and works again once the
+// replica is back; with etcd gone the node stops acknowledging writes
+// within its lease TTL, and answers unavailable, never a 5xx of its own.
+func TestClusterFaults(t *testing.T) {
+	bin := requireLitestream(t)
+	etcd := etcdtest.Start(t, 1)
+	replicaDir := t.TempDir()
+	n := startNode(t, etcd.Endpoints(), replicaDir, bin)
+	ref := memory.ProjectRef{Workspace: "team", Project: "p"}
+	token, _, err := n.a.Svc.CreateKey(context.Background(), ref, "agent", memory.RoleWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(i int) (int, string) {
+		return rest(t, http.MethodPost, n.url+"/api/v1/entries", token, fmt.Sprintf(`{"slug":"f/s%d","title":"t","content":"c%d"}`, i, i))
+	}
+	if code, body := write(0); code != http.StatusOK && code != http.StatusCreated {
+		t.Fatalf("first write: %d %s", code, body)
+	}
+
+	// The replica becomes unwritable: a file where its directory was.
+	moved := replicaDir + ".moved"
+	if err := os.Rename(replicaDir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(replicaDir, []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := write(1); code != http.StatusServiceUnavailable || !strings.Contains(body, "replica") {
+		t.Fatalf("write with the replica unwritable: %d %s, want 503 naming the replica", code, body)
+	}
+	if err := os.Remove(replicaDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(moved, replicaDir); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := write(2); code != http.StatusOK && code != http.StatusCreated {
+		t.Fatalf("write once the replica is back: %d %s", code, body)
+	}
+
+	// etcd goes away: within the lease TTL (2 s) plus a margin the node
+	// refuses writes; polled, bounded in count.
+	etcd.Stop(0)
+	refused := false
+	for i := range 60 {
+		code, body := write(10 + i)
+		if code >= 500 && code != http.StatusServiceUnavailable {
+			t.Fatalf("write with etcd gone: %d %s", code, body)
+		}
+		if code == http.StatusServiceUnavailable {
+			refused = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !refused {
+		t.Fatal("the node kept acknowledging writes 6 s after etcd went away (lease TTL 2 s)")
+	}
+}

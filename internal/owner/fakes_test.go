@@ -28,6 +28,7 @@ type fakeCluster struct {
 	next     int64
 	claims   map[string]*fakeClaim
 	campaign atomic.Int64 // campaigns started
+	cut      atomic.Bool  // the node's lease is gone
 }
 
 func newFakeCluster(self string, live ...string) *fakeCluster {
@@ -36,6 +37,7 @@ func newFakeCluster(self string, live ...string) *fakeCluster {
 }
 
 func (c *fakeCluster) Self() string   { return c.self }
+func (c *fakeCluster) Valid() bool    { return !c.cut.Load() }
 func (c *fakeCluster) Live() []string { return slices.Clone(c.live) }
 
 func (c *fakeCluster) Owner(ws string) (string, int64, bool) {

@@ -34,6 +34,8 @@ import (
 type Cluster interface {
 	// Self is this node's advertised URL.
 	Self() string
+	// Valid is false once this node's lease may have run out (etcd lost).
+	Valid() bool
 	// Live lists the advertised URLs of the live nodes.
 	Live() []string
 	// Owner tells who owns a workspace now and at which epoch.
@@ -210,6 +212,12 @@ func (m *Manager) Route(ctx context.Context, ws string) (remote.Target, error) {
 	for {
 		if h := m.owned(ws); h != nil {
 			return remote.Target{Self: true, Epoch: h.claim.Epoch()}, nil
+		}
+		if !m.c.Valid() {
+			// Cut off from etcd: this node can neither know the owner
+			// nor own anything; it answers at once instead of waiting.
+			return remote.Target{}, memory.Errorf(memory.CodeUnavailable,
+				"this node lost its connection to the cluster (etcd); retry, or use another node")
 		}
 		url, epoch, ok := m.c.Owner(ws)
 		if ok && url != m.c.Self() {

@@ -120,6 +120,15 @@ func TestRouteAndCampaignByRank(t *testing.T) {
 	if _, err := n2.m.Route(context.Background(), "../x"); memory.ErrorCode(err) != memory.CodeInvalid {
 		t.Fatalf("Route of a bad name: %v", err)
 	}
+
+	// Cut off from etcd, a node answers unavailable at once (the route
+	// wait of an hour would otherwise run out first).
+	c3 := newFakeCluster("http://a", "http://a")
+	n3 := newNode(t, c3, Options{RouteWait: time.Hour})
+	c3.cut.Store(true)
+	if _, err := n3.m.Route(context.Background(), "team"); memory.ErrorCode(err) != memory.CodeUnavailable {
+		t.Fatalf("Route on a node cut off from etcd: %v, want unavailable", err)
+	}
 }
 
 // A takeover restores the epoch the last owner recorded (not a newer one
