@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -62,11 +63,15 @@ func (c *Client) Socket() string { return c.socket }
 
 // Register starts replicating the SQLite file dbPath to replicaURL (e.g.
 // EpochURL(base, ws, epoch)). Registering the same path at the same URL again
-// is a no-op; at another URL it fails with ErrAlreadyRegistered.
+// is a no-op; at another URL it fails with ErrAlreadyRegistered. The file
+// must exist (Litestream would accept a missing one and fail every sync).
 func (c *Client) Register(ctx context.Context, dbPath, replicaURL string) error {
 	p, err := abs(dbPath)
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(p); err != nil {
+		return c.wrap("register", p, err)
 	}
 	var resp struct {
 		Status string `json:"status"`

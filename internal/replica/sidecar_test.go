@@ -63,6 +63,16 @@ func TestRegisterAgain(t *testing.T) {
 	}
 }
 
+// Registering a file that does not exist is refused up front.
+func TestRegisterMissingFile(t *testing.T) {
+	sc := startSidecar(t, Options{})
+	path := filepath.Join(t.TempDir(), "missing.db")
+	err := sc.Register(ctxT(t), path, EpochURL(fileURL(t), "ws", 1))
+	if err == nil || !strings.Contains(err.Error(), "no such file") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("register a missing file: %v", err)
+	}
+}
+
 // A sync of a file the sidecar does not know fails, naming file and socket.
 func TestSyncNotRegistered(t *testing.T) {
 	sc := startSidecar(t, Options{})
