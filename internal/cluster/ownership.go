@@ -70,11 +70,28 @@ func (n *Node) Campaign(ctx context.Context, workspace string) (*Ownership, erro
 	stop := context.AfterFunc(n.life, cancel)
 	defer stop()
 	e := concurrency.NewElection(n.sess, ownerPrefix(n.cfg.Prefix)+workspace)
-	if err := e.Campaign(cctx, n.cfg.Advertise); err != nil {
-		if n.life.Err() != nil {
-			return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, n.Err())
+	for attempt := 0; ; attempt++ {
+		if err := e.Campaign(cctx, n.cfg.Advertise); err != nil {
+			if n.life.Err() != nil {
+				return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, n.Err())
+			}
+			return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, err)
 		}
-		return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, err)
+		n.mu.Lock()
+		ended := n.ended[workspace]
+		n.mu.Unlock()
+		if e.Rev() > ended {
+			break
+		}
+		// The election key is per lease, so a key left over from an ended term of this node (its Resign
+		// failed) is found again with its old epoch. Delete it and stand again: every term a new epoch.
+		key, rev := e.Key(), e.Rev()
+		if attempt > 0 {
+			return nil, fmt.Errorf("cluster: campaign for workspace %s: won the ended epoch %d again (key %s)", workspace, rev, key)
+		}
+		if err := e.Resign(cctx); err != nil {
+			return nil, fmt.Errorf("cluster: campaign for workspace %s: delete stale election key %s (epoch %d): %w", workspace, key, rev, err)
+		}
 	}
 	o := &Ownership{n: n, ws: workspace, elect: e, key: e.Key(), epoch: e.Rev(), lost: make(chan struct{})}
 	n.mu.Lock()
@@ -104,9 +121,16 @@ func (n *Node) Campaign(ctx context.Context, workspace string) (*Ownership, erro
 func (n *Node) drop(o *Ownership) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.endLocked(o)
+}
+
+// endLocked ends an ownership: Lost closes, and the epoch is remembered so that this node never starts
+// a new term at an epoch it already held.
+func (n *Node) endLocked(o *Ownership) {
 	if n.owned[o.ws] == o {
 		delete(n.owned, o.ws)
 	}
+	n.ended[o.ws] = max(n.ended[o.ws], o.epoch)
 	o.markLost()
 }
 

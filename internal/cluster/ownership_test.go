@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -190,5 +191,67 @@ func TestCampaignRejectsBadWorkspace(t *testing.T) {
 		if _, err := n.Campaign(ctxT(t), ws); err == nil || !strings.Contains(err.Error(), "workspace name") {
 			t.Errorf("campaign %q: %v", ws, err)
 		}
+	}
+}
+
+// TestCampaignAfterFailedResign: a Resign that fails leaves the election key (it is per lease) in etcd;
+// the node's next campaign for the workspace must still start a new term with a larger epoch.
+func TestCampaignAfterFailedResign(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	o, err := n.Campaign(ctxT(t), "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := o.Resign(gone); err == nil {
+		t.Fatal("resign with a cancelled context succeeded")
+	}
+	if o.Valid() {
+		t.Fatal("ownership valid after resigning")
+	}
+	o2, err := n.Campaign(ctxT(t), "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o2.Epoch() <= o.Epoch() {
+		t.Fatalf("new term at epoch %d, the ended one was %d", o2.Epoch(), o.Epoch())
+	}
+	if err := o.Txn(ctxT(t), clientv3.OpPut("/munin/x", "stale")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("ended term's write: %v", err)
+	}
+	if err := o2.Txn(ctxT(t), clientv3.OpPut("/munin/x", "new")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeaseLivesOnlyByOwnLoop pins the workaround in Join: the concurrency.Session that carries the lease
+// into elections must not keep it alive on its own. With the node's keepalive loop stopped (and nothing
+// revoked), etcd must expire the lease.
+func TestLeaseLivesOnlyByOwnLoop(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", time.Second))
+	if _, err := n.Campaign(ctxT(t), "ws1"); err != nil {
+		t.Fatal(err)
+	}
+	n.lifeCancel() // stops keepAliveLoop without marking the node lost or revoking
+	cli := c.Client(t)
+	deadline := time.Now().Add(wait)
+	for {
+		ttl, err := cli.TimeToLive(ctxT(t), n.LeaseID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl.TTL == -1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease still alive (TTL %d s) %v after the node stopped renewing it", ttl.TTL, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n.Valid() {
+		t.Fatal("node valid although etcd expired its lease")
 	}
 }
