@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -34,88 +33,6 @@ type Ownership struct {
 }
 
 func epochKey(prefix, ws string) string { return prefix + "/ws/" + ws + "/epoch" }
-
-// Campaign makes this node a candidate for the workspace and blocks until it owns it, ctx ends, or the
-// node's lease is lost. The election value is this node's advertise URL, so every node's Owner view
-// routes to it. Campaigning again for a workspace the node holds returns the same Ownership.
-func (n *Node) Campaign(ctx context.Context, workspace string) (*Ownership, error) {
-	if err := memory.ValidateName("workspace", workspace); err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	if !n.validLocked(time.Now()) {
-		err := fmt.Errorf("%w: %s", ErrLeaseLost, n.lostReason)
-		n.mu.Unlock()
-		return nil, err
-	}
-	if o := n.owned[workspace]; o != nil {
-		n.mu.Unlock()
-		return o, nil
-	}
-	if n.campaign[workspace] {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("cluster: a campaign for workspace %s is already running on this node", workspace)
-	}
-	n.campaign[workspace] = true
-	n.mu.Unlock()
-	defer func() {
-		n.mu.Lock()
-		delete(n.campaign, workspace)
-		n.mu.Unlock()
-	}()
-
-	// The campaign ends with the node's life: a node that lost its lease must not win anything.
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(n.life, cancel)
-	defer stop()
-	e := concurrency.NewElection(n.sess, ownerPrefix(n.cfg.Prefix)+workspace)
-	for attempt := 0; ; attempt++ {
-		if err := e.Campaign(cctx, n.cfg.Advertise); err != nil {
-			if n.life.Err() != nil {
-				return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, n.Err())
-			}
-			return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, err)
-		}
-		n.mu.Lock()
-		ended := n.ended[workspace]
-		n.mu.Unlock()
-		if e.Rev() > ended {
-			break
-		}
-		// The election key is per lease, so a key left over from an ended term of this node (its Resign
-		// failed) is found again with its old epoch. Delete it and stand again: every term a new epoch.
-		key, rev := e.Key(), e.Rev()
-		if attempt > 0 {
-			return nil, fmt.Errorf("cluster: campaign for workspace %s: won the ended epoch %d again (key %s)", workspace, rev, key)
-		}
-		if err := e.Resign(cctx); err != nil {
-			return nil, fmt.Errorf("cluster: campaign for workspace %s: delete stale election key %s (epoch %d): %w", workspace, key, rev, err)
-		}
-	}
-	o := &Ownership{n: n, ws: workspace, elect: e, key: e.Key(), epoch: e.Rev(), lost: make(chan struct{})}
-	n.mu.Lock()
-	if !n.validLocked(time.Now()) {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, n.Err())
-	}
-	n.owned[workspace] = o
-	n.mu.Unlock()
-	// Campaign returns once every older candidate is gone, even if our own key expired meanwhile; so
-	// check that the key is still ours. Registered first, so the watch cannot miss a later delete.
-	gctx, gcancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
-	resp, err := n.cli.Get(gctx, o.key)
-	gcancel()
-	if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].CreateRevision != o.epoch {
-		n.drop(o)
-		if err == nil {
-			err = fmt.Errorf("%w: election key %s vanished while campaigning", ErrNotOwner, o.key)
-		}
-		return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, err)
-	}
-	n.log.Info("owner of workspace", "workspace", workspace, "epoch", o.epoch)
-	return o, nil
-}
 
 // drop ends an ownership locally.
 func (n *Node) drop(o *Ownership) {

@@ -255,3 +255,52 @@ func TestLeaseLivesOnlyByOwnLoop(t *testing.T) {
 		t.Fatal("node valid although etcd expired its lease")
 	}
 }
+
+// TestTryCampaign: a free workspace is taken at once; one that is owned is refused at once, naming the
+// owner, and leaves no candidacy behind (so the owner's death does not hand it to this node).
+func TestTryCampaign(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n1 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	n2 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", 2*time.Second))
+	ctx := ctxT(t)
+	o1, err := n1.TryCampaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := n1.TryCampaign(ctx, "ws1"); err != nil || again != o1 {
+		t.Fatalf("try again on the owner = %v, %v", again, err)
+	}
+	_, err = n2.TryCampaign(ctx, "ws1")
+	if !errors.Is(err, ErrOwned) || !strings.Contains(err.Error(), fmt.Sprintf("http://127.0.0.1:9001 at epoch %d", o1.Epoch())) {
+		t.Fatalf("try on an owned workspace: %v", err)
+	}
+	resp, err := c.Client(t).Get(ctx, "/munin/owner/ws1/", clientv3.WithPrefix())
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("candidates after a refused try: %v, %v; want only the owner", resp.Kvs, err)
+	}
+	if err := o1.Txn(ctx, clientv3.OpPut("/munin/x", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o1.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o2, err := n2.TryCampaign(ctx, "ws1")
+	if err != nil || o2.Epoch() <= o1.Epoch() {
+		t.Fatalf("try after resign = %v, %v", o2, err)
+	}
+	if err := o1.Txn(ctx, clientv3.OpPut("/munin/x", "stale")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("old owner's write: %v", err)
+	}
+	// Resign can fail and leave the key: a later try still starts a new term.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = o2.Resign(gone)
+	o3, err := n2.TryCampaign(ctx, "ws1")
+	if err != nil || o3.Epoch() <= o2.Epoch() {
+		t.Fatalf("try after a failed resign = %v, %v", o3, err)
+	}
+	waitFor(t, n1, "node 1 sees node 2 own ws1", func() bool {
+		adv, e, ok := n1.Owner("ws1")
+		return ok && adv == n2.Advertise() && e == o3.Epoch()
+	})
+}
