@@ -150,3 +150,10 @@ func (n *Node) PreviousEpoch(ctx context.Context, workspace string) (int64, erro
 	}
 	return e, nil
 }
+
+// Ownership returns this node's current hold on the workspace, or nil if it holds none.
+func (n *Node) Ownership(workspace string) *Ownership {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.owned[workspace]
+}

@@ -304,3 +304,41 @@ func TestTryCampaign(t *testing.T) {
 		return ok && adv == n2.Advertise() && e == o3.Epoch()
 	})
 }
+
+// TestEtcdLost: when etcd goes away, an owner stops counting itself valid within its lease TTL and
+// refuses fenced writes; when etcd comes back the node stays lost (final), and a new Join with the same
+// advertise URL gets a new lease and a new epoch.
+func TestEtcdLost(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cfg := testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", time.Second)
+	n := joinT(t, cfg)
+	ctx := ctxT(t)
+	o, err := n.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stop(0)
+	select {
+	case <-n.Done():
+	case <-time.After(wait):
+		t.Fatal("node still valid with etcd gone")
+	}
+	if n.Valid() || o.Valid() || !closed(o.Lost()) {
+		t.Fatal("node or ownership valid with etcd gone")
+	}
+	if err := o.Txn(ctx, clientv3.OpPut("/munin/x", "1")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("fenced write with etcd gone: %v", err)
+	}
+	// Closing the lost node ends its streams to the stopped member, which lets that member's close (and
+	// so the restart) finish without waiting for etcd's request timeout.
+	_ = n.Close()
+	c.Restart(0)
+	n2 := joinT(t, cfg)
+	o2, err := n2.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o2.Epoch() <= o.Epoch() || n.Valid() || n2.LeaseID() == n.LeaseID() {
+		t.Fatalf("after etcd restart: epoch %d (old %d), old node valid %v", o2.Epoch(), o.Epoch(), n.Valid())
+	}
+}
