@@ -37,7 +37,7 @@ type Cluster struct {
 	tb      testing.TB
 	mu      sync.Mutex
 	cfgs    []*embed.Config
-	members []*embed.Etcd // nil while a member is stopped
+	members []*embed.Etcd  // nil while a member is stopped
 	closing sync.WaitGroup // background closes of stopped members
 }
 
