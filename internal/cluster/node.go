@@ -249,7 +249,7 @@ func (n *Node) keepAliveLoop() {
 			// Too late (or closed meanwhile): even a successful renewal does not revive the node.
 		case err == nil:
 			n.until = start.Add(leaseTimes(n.cfg.LeaseTTL, resp.TTL))
-			next.Reset(interval)
+			next.Reset(interval - time.Since(start)) // every TTL/3 from start to start, however slow etcd answers
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			n.loseLocked("lease expired at etcd")
 		default:

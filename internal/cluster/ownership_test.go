@@ -21,7 +21,7 @@ func TestTakeover(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	p := newProxy(t, c.Endpoint(0))
 	n1 := joinT(t, testConfig(t, []string{p.Endpoint()}, "http://127.0.0.1:9001", time.Second))
-	n2 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", time.Second))
+	n2 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", 2*time.Second))
 	ctx := ctxT(t)
 
 	o1, err := n1.Campaign(ctx, "ws1")
