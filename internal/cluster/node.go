@@ -121,6 +121,7 @@ func join(ctx context.Context, cfg Config, cli *clientv3.Client) (*Node, error) 
 	n.stopWatch = stopWatch
 	if err := n.startViews(ctx, watchCtx); err != nil {
 		stopWatch()
+		n.wg.Wait() // a watch started before the failing read
 		n.lifeCancel()
 		n.revoke()
 		return nil, err

@@ -30,6 +30,7 @@ type Ownership struct {
 
 	lostOnce sync.Once
 	lost     chan struct{}
+	resignMu sync.Mutex // concurrency.Election is not safe for concurrent use
 }
 
 func epochKey(prefix, ws string) string { return prefix + "/ws/" + ws + "/epoch" }
@@ -81,6 +82,8 @@ func (o *Ownership) markLost() { o.lostOnce.Do(func() { close(o.lost) }) }
 // candidate wins at once.
 func (o *Ownership) Resign(ctx context.Context) error {
 	o.n.drop(o)
+	o.resignMu.Lock()
+	defer o.resignMu.Unlock()
 	if err := o.elect.Resign(ctx); err != nil {
 		return fmt.Errorf("cluster: resign workspace %s: %w", o.ws, err)
 	}
