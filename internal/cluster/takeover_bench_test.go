@@ -18,9 +18,13 @@ import (
 //
 // Run: go test -run '^$' -bench Takeover -benchtime 5x ./internal/cluster/
 func BenchmarkTakeover(b *testing.B) {
-	for _, ttl := range []time.Duration{time.Second, 2 * time.Second} {
-		b.Run(fmt.Sprintf("ttl=%v", ttl), func(b *testing.B) {
-			c := etcdtest.Start(b, 1)
+	for _, bc := range []struct {
+		members int
+		ttl     time.Duration
+	}{{1, time.Second}, {1, 2 * time.Second}, {3, 2 * time.Second}} {
+		ttl := bc.ttl
+		b.Run(fmt.Sprintf("etcd=%d/ttl=%v", bc.members, ttl), func(b *testing.B) {
+			c := etcdtest.Start(b, bc.members)
 			var kaToWin, cutToWin []time.Duration
 			for i := 0; b.Loop(); i++ {
 				ka, cut := takeoverOnce(b, c, ttl, i)
