@@ -18,6 +18,8 @@
 //   - Every etcd write an owner makes about its workspace goes through Ownership.Txn, which etcd commits
 //     only while the election key still has the owner's epoch as create revision (ErrNotOwner otherwise).
 //   - Placement is rendezvous hashing (Rank): a dead node's workspaces spread over all survivors.
+//     Acquire applies it: every node may ask for every unowned workspace; the best-ranked live node tries
+//     at once (TryCampaign, which leaves no waiting candidacy), the others only after rank × step.
 //
 // The lease is renewed by this package's own loop (KeepAliveOnce every TTL/3), not by clientv3's
 // KeepAlive, because the validity deadline must be derived from renewals the node has seen succeed.
