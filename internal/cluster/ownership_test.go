@@ -342,3 +342,49 @@ func TestEtcdLost(t *testing.T) {
 		t.Fatalf("after etcd restart: epoch %d (old %d), old node valid %v", o2.Epoch(), o.Epoch(), n.Valid())
 	}
 }
+
+// TestLateRenewalDoesNotRevive: the owner's traffic to etcd hangs (as for a paused process or a stalled
+// network) until its validity runs out; when the held keepalives are then delivered, and etcd may even
+// renew the lease, the node stays lost, and its lease is revoked so that others need not wait for it.
+func TestLateRenewalDoesNotRevive(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	p := newProxy(t, c.Endpoint(0))
+	n := joinT(t, testConfig(t, []string{p.Endpoint()}, "http://127.0.0.1:9001", time.Second))
+	ctx := ctxT(t)
+	o, err := n.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Pause()
+	select {
+	case <-n.Done():
+	case <-time.After(wait):
+		t.Fatal("node still valid with its keepalives held")
+	}
+	p.Resume()
+	cli := c.Client(t)
+	deadline := time.Now().Add(wait)
+	for {
+		ttl, err := cli.TimeToLive(ctx, n.LeaseID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl.TTL == -1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease of the lost node still alive (TTL %d s)", ttl.TTL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n.Valid() || o.Valid() || !errors.Is(n.Err(), ErrLeaseLost) {
+		t.Fatal("node came back after late renewals")
+	}
+	if err := o.Txn(ctx, clientv3.OpPut("/munin/x", "late")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("write after late renewals: %v", err)
+	}
+	o2, err := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", 2*time.Second)).Campaign(ctx, "ws1")
+	if err != nil || o2.Epoch() <= o.Epoch() {
+		t.Fatalf("successor: %v, %v", o2, err)
+	}
+}
