@@ -20,7 +20,7 @@ import (
 // revision, so the sources may arrive in any order.
 //
 // The cache is bounded by the data itself: it holds exactly what etcd holds
-// under <prefix>/ctl/ (keys, projects, workspaces), never anything a client
+// under <prefix>/ctl/ (keys, projects, budgets, workspaces), never anything a client
 // merely asked for, so guessing tokens cannot grow it.
 type cache struct {
 	paths paths
@@ -61,7 +61,7 @@ func (c *cache) resetLocked() {
 	c.byHash = make(map[string]int64)
 }
 
-// put applies one record at revision rev, unless a newer one is cached.
+// put applies one record at its ModRevision, unless a newer one is cached.
 // Records that do not decode are logged and skipped: one bad value must not
 // stop the cache.
 func (c *cache) put(kv *mvccpb.KeyValue) {
@@ -248,7 +248,7 @@ func (c *cache) projectLocked(ref memory.ProjectRef) (memory.ProjectInfo, bool) 
 	}, true
 }
 
-// projects returns every cached project with its budgets, unordered.
+// allProjects returns every cached project with its budgets, unordered.
 func (c *cache) allProjects() []memory.ProjectInfo {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
