@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -75,12 +74,14 @@ func closed(ch <-chan struct{}) bool {
 }
 
 // proxy is a TCP relay in front of an etcd member; Cut partitions everything behind it from etcd
-// (existing connections dropped, new ones closed at once), Heal ends the partition.
+// (existing connections dropped, new ones closed at once), Heal ends the partition. Pause holds every
+// byte in flight (calls hang, as to a paused process), Resume delivers what was held.
 type proxy struct {
 	ln     net.Listener
 	target string
 	mu     sync.Mutex
 	cut    bool
+	resume chan struct{} // non-nil while paused
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
 }
@@ -133,7 +134,24 @@ func (p *proxy) serve() {
 
 func (p *proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			p.mu.Lock()
+			gate := p.resume
+			p.mu.Unlock()
+			if gate != nil {
+				<-gate
+			}
+			if _, werr := dst.Write(buf[:k]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	_ = dst.Close()
 	_ = src.Close()
 	p.mu.Lock()
@@ -142,9 +160,30 @@ func (p *proxy) pipe(dst, src net.Conn) {
 	p.mu.Unlock()
 }
 
+func (p *proxy) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.resume == nil {
+		p.resume = make(chan struct{})
+	}
+}
+
+func (p *proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.resume != nil {
+		close(p.resume)
+		p.resume = nil
+	}
+}
+
 func (p *proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.resume != nil {
+		close(p.resume)
+		p.resume = nil
+	}
 	p.cut = true
 	for c := range p.conns {
 		_ = c.Close()

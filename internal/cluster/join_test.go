@@ -18,7 +18,7 @@ import (
 // secret), registers itself on its lease, and sees itself live.
 func TestJoinRegisters(t *testing.T) {
 	c := etcdtest.Start(t, 1)
-	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001/", time.Second))
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001/", 2*time.Second))
 	if n.Advertise() != "http://127.0.0.1:9001" {
 		t.Errorf("advertise = %q, want the URL without trailing slash", n.Advertise())
 	}
@@ -62,7 +62,7 @@ func TestJoinRegisters(t *testing.T) {
 // alive, longer than its TTL), a second join is refused with a message naming the URL.
 func TestJoinDuplicateAdvertiseRefused(t *testing.T) {
 	c := etcdtest.Start(t, 1)
-	first := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", time.Second))
+	first := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
 	_, err := Join(ctxT(t), testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", time.Second))
 	if err == nil || !strings.Contains(err.Error(), "another live node") || !strings.Contains(err.Error(), "http://127.0.0.1:9001") {
 		t.Fatalf("second join with the same advertise URL: %v", err)
@@ -95,7 +95,7 @@ func TestJoinAfterCrashSameAdvertise(t *testing.T) {
 // and never the secret, and the refused node leaves no registration behind.
 func TestJoinMetaMismatch(t *testing.T) {
 	c := etcdtest.Start(t, 1)
-	joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", time.Second))
+	joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
 	cases := []struct {
 		name         string
 		schema, sec  string

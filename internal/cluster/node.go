@@ -45,6 +45,7 @@ type Node struct {
 	owners     map[string]map[string]candidate // workspace → election key → candidate
 	owned      map[string]*Ownership           // workspaces this node holds
 	campaign   map[string]bool                 // workspaces this node is campaigning for
+	ended      map[string]int64                // workspace → epoch of this node's last ended term
 	changed    chan struct{}                   // closed and replaced on every view change
 	closeOnce  sync.Once
 }
@@ -83,7 +84,7 @@ func join(ctx context.Context, cfg Config, cli *clientv3.Client) (*Node, error) 
 		cfg: cfg, log: cfg.Logger.With("advertise", cfg.Advertise), cli: cli,
 		done: make(chan struct{}), changed: make(chan struct{}),
 		nodes: map[string]string{}, owners: map[string]map[string]candidate{},
-		owned: map[string]*Ownership{}, campaign: map[string]bool{},
+		owned: map[string]*Ownership{}, campaign: map[string]bool{}, ended: map[string]int64{},
 	}
 	if err := n.awaitFree(ctx); err != nil {
 		return nil, err
@@ -120,6 +121,7 @@ func join(ctx context.Context, cfg Config, cli *clientv3.Client) (*Node, error) 
 	n.stopWatch = stopWatch
 	if err := n.startViews(ctx, watchCtx); err != nil {
 		stopWatch()
+		n.wg.Wait() // a watch started before the failing read
 		n.lifeCancel()
 		n.revoke()
 		return nil, err
@@ -197,9 +199,8 @@ func (n *Node) loseLocked(reason string) {
 	if n.lifeCancel != nil {
 		n.lifeCancel()
 	}
-	for ws, o := range n.owned {
-		o.markLost()
-		delete(n.owned, ws)
+	for _, o := range n.owned {
+		n.endLocked(o)
 	}
 	if !n.closed {
 		n.log.Warn("cluster lease lost; this node owns nothing until it joins again", "reason", reason)
@@ -249,7 +250,7 @@ func (n *Node) keepAliveLoop() {
 			// Too late (or closed meanwhile): even a successful renewal does not revive the node.
 		case err == nil:
 			n.until = start.Add(leaseTimes(n.cfg.LeaseTTL, resp.TTL))
-			next.Reset(interval)
+			next.Reset(interval - time.Since(start)) // every TTL/3 from start to start, however slow etcd answers
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			n.loseLocked("lease expired at etcd")
 		default:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -31,82 +30,25 @@ type Ownership struct {
 
 	lostOnce sync.Once
 	lost     chan struct{}
+	resignMu sync.Mutex // concurrency.Election is not safe for concurrent use
 }
 
 func epochKey(prefix, ws string) string { return prefix + "/ws/" + ws + "/epoch" }
-
-// Campaign makes this node a candidate for the workspace and blocks until it owns it, ctx ends, or the
-// node's lease is lost. The election value is this node's advertise URL, so every node's Owner view
-// routes to it. Campaigning again for a workspace the node holds returns the same Ownership.
-func (n *Node) Campaign(ctx context.Context, workspace string) (*Ownership, error) {
-	if err := memory.ValidateName("workspace", workspace); err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	if !n.validLocked(time.Now()) {
-		err := fmt.Errorf("%w: %s", ErrLeaseLost, n.lostReason)
-		n.mu.Unlock()
-		return nil, err
-	}
-	if o := n.owned[workspace]; o != nil {
-		n.mu.Unlock()
-		return o, nil
-	}
-	if n.campaign[workspace] {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("cluster: a campaign for workspace %s is already running on this node", workspace)
-	}
-	n.campaign[workspace] = true
-	n.mu.Unlock()
-	defer func() {
-		n.mu.Lock()
-		delete(n.campaign, workspace)
-		n.mu.Unlock()
-	}()
-
-	// The campaign ends with the node's life: a node that lost its lease must not win anything.
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(n.life, cancel)
-	defer stop()
-	e := concurrency.NewElection(n.sess, ownerPrefix(n.cfg.Prefix)+workspace)
-	if err := e.Campaign(cctx, n.cfg.Advertise); err != nil {
-		if n.life.Err() != nil {
-			return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, n.Err())
-		}
-		return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, err)
-	}
-	o := &Ownership{n: n, ws: workspace, elect: e, key: e.Key(), epoch: e.Rev(), lost: make(chan struct{})}
-	n.mu.Lock()
-	if !n.validLocked(time.Now()) {
-		n.mu.Unlock()
-		return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, n.Err())
-	}
-	n.owned[workspace] = o
-	n.mu.Unlock()
-	// Campaign returns once every older candidate is gone, even if our own key expired meanwhile; so
-	// check that the key is still ours. Registered first, so the watch cannot miss a later delete.
-	gctx, gcancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
-	resp, err := n.cli.Get(gctx, o.key)
-	gcancel()
-	if err != nil || len(resp.Kvs) != 1 || resp.Kvs[0].CreateRevision != o.epoch {
-		n.drop(o)
-		if err == nil {
-			err = fmt.Errorf("%w: election key %s vanished while campaigning", ErrNotOwner, o.key)
-		}
-		return nil, fmt.Errorf("cluster: campaign for workspace %s: %w", workspace, err)
-	}
-	n.log.Info("owner of workspace", "workspace", workspace, "epoch", o.epoch)
-	return o, nil
-}
 
 // drop ends an ownership locally.
 func (n *Node) drop(o *Ownership) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.endLocked(o)
+}
+
+// endLocked ends an ownership: Lost closes, and the epoch is remembered so that this node never starts
+// a new term at an epoch it already held.
+func (n *Node) endLocked(o *Ownership) {
 	if n.owned[o.ws] == o {
 		delete(n.owned, o.ws)
 	}
+	n.ended[o.ws] = max(n.ended[o.ws], o.epoch)
 	o.markLost()
 }
 
@@ -140,6 +82,8 @@ func (o *Ownership) markLost() { o.lostOnce.Do(func() { close(o.lost) }) }
 // candidate wins at once.
 func (o *Ownership) Resign(ctx context.Context) error {
 	o.n.drop(o)
+	o.resignMu.Lock()
+	defer o.resignMu.Unlock()
 	if err := o.elect.Resign(ctx); err != nil {
 		return fmt.Errorf("cluster: resign workspace %s: %w", o.ws, err)
 	}
@@ -208,4 +152,11 @@ func (n *Node) PreviousEpoch(ctx context.Context, workspace string) (int64, erro
 		return 0, fmt.Errorf("cluster: %s holds %q, not an epoch", key, resp.Kvs[0].Value)
 	}
 	return e, nil
+}
+
+// Ownership returns this node's current hold on the workspace, or nil if it holds none.
+func (n *Node) Ownership(workspace string) *Ownership {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.owned[workspace]
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,7 +21,7 @@ func TestTakeover(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	p := newProxy(t, c.Endpoint(0))
 	n1 := joinT(t, testConfig(t, []string{p.Endpoint()}, "http://127.0.0.1:9001", time.Second))
-	n2 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", time.Second))
+	n2 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", 2*time.Second))
 	ctx := ctxT(t)
 
 	o1, err := n1.Campaign(ctx, "ws1")
@@ -190,5 +191,200 @@ func TestCampaignRejectsBadWorkspace(t *testing.T) {
 		if _, err := n.Campaign(ctxT(t), ws); err == nil || !strings.Contains(err.Error(), "workspace name") {
 			t.Errorf("campaign %q: %v", ws, err)
 		}
+	}
+}
+
+// TestCampaignAfterFailedResign: a Resign that fails leaves the election key (it is per lease) in etcd;
+// the node's next campaign for the workspace must still start a new term with a larger epoch.
+func TestCampaignAfterFailedResign(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	o, err := n.Campaign(ctxT(t), "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := o.Resign(gone); err == nil {
+		t.Fatal("resign with a cancelled context succeeded")
+	}
+	if o.Valid() {
+		t.Fatal("ownership valid after resigning")
+	}
+	o2, err := n.Campaign(ctxT(t), "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o2.Epoch() <= o.Epoch() {
+		t.Fatalf("new term at epoch %d, the ended one was %d", o2.Epoch(), o.Epoch())
+	}
+	if err := o.Txn(ctxT(t), clientv3.OpPut("/munin/x", "stale")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("ended term's write: %v", err)
+	}
+	if err := o2.Txn(ctxT(t), clientv3.OpPut("/munin/x", "new")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeaseLivesOnlyByOwnLoop pins the workaround in Join: the concurrency.Session that carries the lease
+// into elections must not keep it alive on its own. With the node's keepalive loop stopped (and nothing
+// revoked), etcd must expire the lease.
+func TestLeaseLivesOnlyByOwnLoop(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", time.Second))
+	if _, err := n.Campaign(ctxT(t), "ws1"); err != nil {
+		t.Fatal(err)
+	}
+	n.lifeCancel() // stops keepAliveLoop without marking the node lost or revoking
+	cli := c.Client(t)
+	deadline := time.Now().Add(wait)
+	for {
+		ttl, err := cli.TimeToLive(ctxT(t), n.LeaseID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl.TTL == -1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease still alive (TTL %d s) %v after the node stopped renewing it", ttl.TTL, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n.Valid() {
+		t.Fatal("node valid although etcd expired its lease")
+	}
+}
+
+// TestTryCampaign: a free workspace is taken at once; one that is owned is refused at once, naming the
+// owner, and leaves no candidacy behind (so the owner's death does not hand it to this node).
+func TestTryCampaign(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	n1 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	n2 := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", 2*time.Second))
+	ctx := ctxT(t)
+	o1, err := n1.TryCampaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := n1.TryCampaign(ctx, "ws1"); err != nil || again != o1 {
+		t.Fatalf("try again on the owner = %v, %v", again, err)
+	}
+	_, err = n2.TryCampaign(ctx, "ws1")
+	if !errors.Is(err, ErrOwned) || !strings.Contains(err.Error(), fmt.Sprintf("http://127.0.0.1:9001 at epoch %d", o1.Epoch())) {
+		t.Fatalf("try on an owned workspace: %v", err)
+	}
+	resp, err := c.Client(t).Get(ctx, "/munin/owner/ws1/", clientv3.WithPrefix())
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("candidates after a refused try: %v, %v; want only the owner", resp.Kvs, err)
+	}
+	if err := o1.Txn(ctx, clientv3.OpPut("/munin/x", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o1.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o2, err := n2.TryCampaign(ctx, "ws1")
+	if err != nil || o2.Epoch() <= o1.Epoch() {
+		t.Fatalf("try after resign = %v, %v", o2, err)
+	}
+	if err := o1.Txn(ctx, clientv3.OpPut("/munin/x", "stale")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("old owner's write: %v", err)
+	}
+	// Resign can fail and leave the key: a later try still starts a new term.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = o2.Resign(gone)
+	o3, err := n2.TryCampaign(ctx, "ws1")
+	if err != nil || o3.Epoch() <= o2.Epoch() {
+		t.Fatalf("try after a failed resign = %v, %v", o3, err)
+	}
+	waitFor(t, n1, "node 1 sees node 2 own ws1", func() bool {
+		adv, e, ok := n1.Owner("ws1")
+		return ok && adv == n2.Advertise() && e == o3.Epoch()
+	})
+}
+
+// TestEtcdLost: when etcd goes away, an owner stops counting itself valid within its lease TTL and
+// refuses fenced writes; when etcd comes back the node stays lost (final), and a new Join with the same
+// advertise URL gets a new lease and a new epoch.
+func TestEtcdLost(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cfg := testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", time.Second)
+	n := joinT(t, cfg)
+	ctx := ctxT(t)
+	o, err := n.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stop(0)
+	select {
+	case <-n.Done():
+	case <-time.After(wait):
+		t.Fatal("node still valid with etcd gone")
+	}
+	if n.Valid() || o.Valid() || !closed(o.Lost()) {
+		t.Fatal("node or ownership valid with etcd gone")
+	}
+	if err := o.Txn(ctx, clientv3.OpPut("/munin/x", "1")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("fenced write with etcd gone: %v", err)
+	}
+	// Closing the lost node ends its streams to the stopped member, which lets that member's close (and
+	// so the restart) finish without waiting for etcd's request timeout.
+	_ = n.Close()
+	c.Restart(0)
+	n2 := joinT(t, cfg)
+	o2, err := n2.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o2.Epoch() <= o.Epoch() || n.Valid() || n2.LeaseID() == n.LeaseID() {
+		t.Fatalf("after etcd restart: epoch %d (old %d), old node valid %v", o2.Epoch(), o.Epoch(), n.Valid())
+	}
+}
+
+// TestLateRenewalDoesNotRevive: the owner's traffic to etcd hangs (as for a paused process or a stalled
+// network) until its validity runs out; when the held keepalives are then delivered, and etcd may even
+// renew the lease, the node stays lost, and its lease is revoked so that others need not wait for it.
+func TestLateRenewalDoesNotRevive(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	p := newProxy(t, c.Endpoint(0))
+	n := joinT(t, testConfig(t, []string{p.Endpoint()}, "http://127.0.0.1:9001", time.Second))
+	ctx := ctxT(t)
+	o, err := n.Campaign(ctx, "ws1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Pause()
+	select {
+	case <-n.Done():
+	case <-time.After(wait):
+		t.Fatal("node still valid with its keepalives held")
+	}
+	p.Resume()
+	cli := c.Client(t)
+	deadline := time.Now().Add(wait)
+	for {
+		ttl, err := cli.TimeToLive(ctx, n.LeaseID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl.TTL == -1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease of the lost node still alive (TTL %d s)", ttl.TTL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n.Valid() || o.Valid() || !errors.Is(n.Err(), ErrLeaseLost) {
+		t.Fatal("node came back after late renewals")
+	}
+	if err := o.Txn(ctx, clientv3.OpPut("/munin/x", "late")); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("write after late renewals: %v", err)
+	}
+	o2, err := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", 2*time.Second)).Campaign(ctx, "ws1")
+	if err != nil || o2.Epoch() <= o.Epoch() {
+		t.Fatalf("successor: %v, %v", o2, err)
 	}
 }

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"time"
@@ -72,4 +74,43 @@ func CampaignDelay(workspace, self string, live []string, step time.Duration) (d
 // CampaignDelay is the package function for this node and its current view of the live nodes.
 func (n *Node) CampaignDelay(workspace string, step time.Duration) (time.Duration, bool) {
 	return CampaignDelay(workspace, n.cfg.Advertise, n.Live(), step)
+}
+
+// Acquire takes a workspace that no node owns, following placement: this node waits rank × step (counted
+// from the call, re-ranked whenever the live nodes change) and then tries to take it if it is still
+// unowned. It returns the ownership, or an error wrapping ErrOwned as soon as another node owns it. Every
+// node may call it for every unowned workspace; normally the best-ranked live node wins.
+func (n *Node) Acquire(ctx context.Context, workspace string, step time.Duration) (*Ownership, error) {
+	start := time.Now()
+	for {
+		changed := n.Changed()
+		if o := n.Ownership(workspace); o != nil {
+			return o, nil
+		}
+		if adv, epoch, ok := n.Owner(workspace); ok {
+			return nil, fmt.Errorf("cluster: acquire workspace %s: %w: %s at epoch %d", workspace, ErrOwned, adv, epoch)
+		}
+		if err := n.Err(); err != nil {
+			return nil, err
+		}
+		delay, ok := n.CampaignDelay(workspace, step)
+		if !ok {
+			return nil, fmt.Errorf("cluster: acquire workspace %s: this node (%s) is not among the live nodes", workspace, n.cfg.Advertise)
+		}
+		wait := time.Until(start.Add(delay))
+		if wait <= 0 {
+			return n.TryCampaign(ctx, workspace)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("cluster: acquire workspace %s: %w", workspace, ctx.Err())
+		case <-n.Done():
+			timer.Stop()
+		case <-changed:
+			timer.Stop()
+		case <-timer.C:
+		}
+	}
 }

@@ -102,8 +102,7 @@ func (n *Node) reset(pfx string, resp *clientv3.GetResponse) {
 				continue
 			}
 			if c, ok := n.owners[ws][o.key]; !ok || c.rev != o.epoch {
-				o.markLost()
-				delete(n.owned, ws)
+				n.endLocked(o)
 			}
 		}
 	}
@@ -136,8 +135,7 @@ func (n *Node) apply(pfx string, evs []*clientv3.Event) {
 			// The delete of our election key after we won it ends the ownership (an older delete of the
 			// same key, from an earlier term of this node, does not).
 			if o := n.owned[ws]; o != nil && o.key == key && ev.Kv.ModRevision > o.epoch {
-				o.markLost()
-				delete(n.owned, ws)
+				n.endLocked(o)
 			}
 		}
 	}

@@ -2,7 +2,9 @@ package control
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -18,7 +20,7 @@ import (
 // revision, so the sources may arrive in any order.
 //
 // The cache is bounded by the data itself: it holds exactly what etcd holds
-// under <prefix>/ctl/ (keys, projects, workspaces), never anything a client
+// under <prefix>/ctl/ (keys, projects, budgets, workspaces), never anything a client
 // merely asked for, so guessing tokens cannot grow it.
 type cache struct {
 	paths paths
@@ -27,9 +29,16 @@ type cache struct {
 	mu         sync.RWMutex
 	workspaces map[string]entry[wsRecord]
 	projects   map[memory.ProjectRef]entry[projRecord]
+	budgets    map[budgetKey]entry[int]
 	keys       map[int64]entry[keyRecord]
 	byHash     map[string]int64 // token hash → key id
 	rev        int64            // the revision the cache has seen everything up to (watch or load)
+}
+
+// budgetKey names one budget of one project.
+type budgetKey struct {
+	ref   memory.ProjectRef
+	field string // budgetWrites or budgetBytes
 }
 
 // entry is a cached record and the revision that wrote it.
@@ -47,11 +56,12 @@ func newCache(p paths, log *slog.Logger) *cache {
 func (c *cache) resetLocked() {
 	c.workspaces = make(map[string]entry[wsRecord])
 	c.projects = make(map[memory.ProjectRef]entry[projRecord])
+	c.budgets = make(map[budgetKey]entry[int])
 	c.keys = make(map[int64]entry[keyRecord])
 	c.byHash = make(map[string]int64)
 }
 
-// put applies one record at revision rev, unless a newer one is cached.
+// put applies one record at its ModRevision, unless a newer one is cached.
 // Records that do not decode are logged and skipped: one bad value must not
 // stop the cache.
 func (c *cache) put(kv *mvccpb.KeyValue) {
@@ -84,6 +94,17 @@ func (c *cache) putLocked(kv *mvccpb.KeyValue) {
 			return
 		}
 		c.projects[p.ref] = entry[projRecord]{r, rev}
+	case dirBudget:
+		b := budgetKey{p.ref, p.field}
+		if e, ok := c.budgets[b]; ok && e.rev > rev {
+			return
+		}
+		n, err := strconv.Atoi(string(kv.Value))
+		if err != nil || n < 0 {
+			c.log.Error("skipping control record", "err", errRecord(k, fmt.Errorf("budget %q is not a count", kv.Value)))
+			return
+		}
+		c.budgets[b] = entry[int]{n, rev}
 	case dirKey:
 		if e, ok := c.keys[p.id]; ok && e.rev > rev {
 			return
@@ -117,6 +138,10 @@ func (c *cache) removeLocked(k string, rev int64) {
 		if e, ok := c.projects[p.ref]; ok && e.rev <= rev {
 			delete(c.projects, p.ref)
 		}
+	case dirBudget:
+		if e, ok := c.budgets[budgetKey{p.ref, p.field}]; ok && e.rev <= rev {
+			delete(c.budgets, budgetKey{p.ref, p.field})
+		}
 	case dirKey:
 		if e, ok := c.keys[p.id]; ok && e.rev <= rev {
 			delete(c.keys, p.id)
@@ -147,7 +172,7 @@ func (c *cache) events(evs []*mvccpb.Event, rev int64) {
 func (c *cache) replace(kvs []*mvccpb.KeyValue, rev int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	oldWS, oldProj, oldKeys := c.workspaces, c.projects, c.keys
+	oldWS, oldProj, oldBudgets, oldKeys := c.workspaces, c.projects, c.budgets, c.keys
 	c.resetLocked()
 	for _, kv := range kvs {
 		c.putLocked(kv)
@@ -160,6 +185,11 @@ func (c *cache) replace(kvs []*mvccpb.KeyValue, rev int64) {
 	for r, e := range oldProj {
 		if e.rev > rev {
 			c.projects[r] = e
+		}
+	}
+	for b, e := range oldBudgets {
+		if e.rev > rev {
+			c.budgets[b] = e
 		}
 	}
 	for id, e := range oldKeys {
@@ -198,10 +228,34 @@ func (c *cache) key(id int64) (entry[keyRecord], bool) {
 	return e, ok
 }
 
-// project returns the cached project record of ref.
-func (c *cache) project(ref memory.ProjectRef) (entry[projRecord], bool) {
+// project returns the cached project of ref with its budgets.
+func (c *cache) project(ref memory.ProjectRef) (memory.ProjectInfo, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	return c.projectLocked(ref)
+}
+
+func (c *cache) projectLocked(ref memory.ProjectRef) (memory.ProjectInfo, bool) {
 	e, ok := c.projects[ref]
-	return e, ok
+	if !ok {
+		return memory.ProjectInfo{}, false
+	}
+	return memory.ProjectInfo{
+		Ref:              ref,
+		WriteBudget:      c.budgets[budgetKey{ref, budgetWrites}].rec,
+		WriteBudgetBytes: c.budgets[budgetKey{ref, budgetBytes}].rec,
+		CreatedAt:        fromNanos(e.rec.CreatedAt),
+	}, true
+}
+
+// allProjects returns every cached project with its budgets, unordered.
+func (c *cache) allProjects() []memory.ProjectInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]memory.ProjectInfo, 0, len(c.projects))
+	for ref := range c.projects {
+		p, _ := c.projectLocked(ref)
+		out = append(out, p)
+	}
+	return out
 }

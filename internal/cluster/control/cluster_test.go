@@ -2,11 +2,16 @@ package control
 
 import (
 	"context"
+	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"munin/internal/memory"
 )
@@ -234,5 +239,64 @@ func TestEtcdDown(t *testing.T) {
 	}
 	if p, _ := a.Project(ctx, alpha); p.WriteBudget != 0 {
 		t.Fatalf("the failed budget change changed the cache: %d", p.WriteBudget)
+	}
+}
+
+// A node cut off from etcd while the cluster goes on keeps answering from
+// its cache: a key revoked elsewhere meanwhile still works there (the
+// documented bound), and its writes answer unavailable. Once reconnected,
+// its watch resumes (reloading, as etcd compacted the revisions it missed):
+// the revocation and a key made meanwhile take effect.
+func TestCutOffNodeCatchesUp(t *testing.T) {
+	ctx := context.Background()
+	te := startEtcd(t)
+	u, err := url.Parse(te.endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newProxy(t, u.Host)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + px.addr}, DialTimeout: time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	a, err := Open(ctx, cli, Options{Timeout: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b := openControl(t, te, Options{})
+
+	mustEnsure(t, b, alpha)
+	tok, k := mustKey(t, b, alpha, "claude")
+	if _, err := a.KeyByToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	px.cut()
+	if err := b.RevokeKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	tok2, _ := mustKey(t, b, alpha, "later")
+	// Compacted meanwhile: the reconnected watch cannot resume, the node reloads.
+	now, err := b.cli.Get(ctx, "compact-probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.cli.Compact(ctx, now.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.KeyByToken(ctx, tok); err != nil {
+		t.Fatalf("cut-off node, cached key: %v; want it still served from the cache", err)
+	}
+	if _, _, err := a.CreateKey(ctx, alpha, "x", memory.RoleRead); memory.ErrorCode(err) != memory.CodeUnavailable {
+		t.Fatalf("cut-off node, CreateKey: %v, want unavailable", err)
+	}
+	px.restore(t)
+	eventually(t, "the reconnected node refuses the key revoked while it was cut off", func() bool {
+		_, err := a.KeyByToken(ctx, tok)
+		return memory.ErrorCode(err) == memory.CodeUnauthorized
+	})
+	if _, err := a.KeyByToken(ctx, tok2); err != nil {
+		t.Fatalf("key made while cut off, after reconnecting: %v", err)
 	}
 }

@@ -249,6 +249,16 @@ func etcdErr(ctx context.Context, what string, err error) error {
 
 // miss runs one cache-miss lookup in etcd, at most maxMisses at a time.
 func (c *Control) miss(ctx context.Context, key string) (*clientv3.GetResponse, error) {
+	resp, err := c.missTxn(ctx, clientv3.OpGet(key))
+	if err != nil {
+		return nil, err
+	}
+	return (*clientv3.GetResponse)(resp.Responses[0].GetResponseRange()), nil
+}
+
+// missTxn runs reads for a cache miss in one linearizable transaction (one
+// round trip), at most maxMisses at a time.
+func (c *Control) missTxn(ctx context.Context, gets ...clientv3.Op) (*clientv3.TxnResponse, error) {
 	select {
 	case c.misses <- struct{}{}:
 	case <-ctx.Done():
@@ -258,5 +268,5 @@ func (c *Control) miss(ctx context.Context, key string) (*clientv3.GetResponse, 
 	c.etcdGets.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	return c.cli.Get(ctx, key)
+	return c.cli.Txn(ctx).Then(gets...).Commit()
 }

@@ -119,7 +119,10 @@ func (c *Control) KeyByToken(ctx context.Context, token string) (memory.Key, err
 		return memory.Key{}, unauthorized
 	}
 	k := e.rec.key()
-	if now := time.Now().UTC(); c.keyUse.due(k.ID, now) && c.queueLastUsed(k.ID, now) {
+	// last_used_at is written at most once a minute per key: by this node
+	// (keyUse), and not at all while the record shows a recent use (by any node).
+	now := time.Now().UTC()
+	if now.UnixNano()-e.rec.LastUsedAt >= int64(lastUsedEvery) && c.keyUse.due(k.ID, now) && c.queueLastUsed(k.ID, now) {
 		t := fromNanos(now.UnixNano())
 		k.LastUsedAt = &t
 	}

@@ -118,3 +118,37 @@ func TestLastUsedIsThrottled(t *testing.T) {
 		t.Fatal("last_used_at not in the cache after the write")
 	}
 }
+
+// A use of a key written by one node stops the others from writing their
+// own within the minute: one last_used_at write per key and minute for the
+// whole cluster, not one per node.
+func TestLastUsedOncePerCluster(t *testing.T) {
+	ctx := context.Background()
+	te := startEtcd(t)
+	a, b := openControl(t, te, Options{}), openControl(t, te, Options{})
+	mustEnsure(t, a, alpha)
+	tok, k := mustKey(t, a, alpha, "claude")
+	if _, err := a.KeyByToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.flushLastUsed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "B sees A's last_used_at", func() bool {
+		got, err := b.KeyByID(ctx, k.ID)
+		return err == nil && got.LastUsedAt != nil
+	})
+	if got, err := b.KeyByToken(ctx, tok); err != nil || got.LastUsedAt == nil {
+		t.Fatalf("B.KeyByToken = %+v, %v", got, err)
+	}
+	if err := b.flushLastUsed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.cli.Get(ctx, a.paths.key(k.ID))
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatal(resp, err)
+	}
+	if v := resp.Kvs[0].Version; v != 2 {
+		t.Fatalf("key record written %d times by two nodes' first uses; want created + 1", v)
+	}
+}

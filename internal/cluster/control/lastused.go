@@ -45,7 +45,8 @@ func (c *Control) writeLastUsed(ctx context.Context) {
 		}
 		at := u.at.UnixNano()
 		_, err := update(ctx, c, c.paths.key(u.id), guess, func(r *keyRecord) (bool, error) {
-			if r == nil || r.LastUsedAt >= at {
+			// Another node may have written a use within the minute meanwhile.
+			if r == nil || at-r.LastUsedAt < int64(lastUsedEvery) {
 				return false, nil
 			}
 			r.LastUsedAt = at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,33 +55,33 @@ func (c *Control) Project(ctx context.Context, ref memory.ProjectRef) (memory.Pr
 	if err := ref.Validate(); err != nil {
 		return memory.ProjectInfo{}, err
 	}
-	if e, ok := c.cache.project(ref); ok {
-		return e.rec.info(ref), nil
+	if p, ok := c.cache.project(ref); ok {
+		return p, nil
 	}
-	resp, err := c.miss(ctx, c.paths.proj(ref))
+	// The project and its budgets, read together.
+	resp, err := c.missTxn(ctx, clientv3.OpGet(c.paths.proj(ref)), clientv3.OpGet(c.paths.budgets(ref), clientv3.WithPrefix()))
 	if err != nil {
 		return memory.ProjectInfo{}, etcdErr(ctx, fmt.Sprintf("project %s", ref), err)
 	}
-	r, _, err := firstKV[projRecord](resp.Kvs)
+	proj, budgets := resp.Responses[0].GetResponseRange().Kvs, resp.Responses[1].GetResponseRange().Kvs
+	r, _, err := firstKV[projRecord](proj)
 	if err != nil {
 		return memory.ProjectInfo{}, err
 	}
 	if r == nil {
 		return memory.ProjectInfo{}, memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
 	}
-	c.cache.put(resp.Kvs[0])
-	return r.info(ref), nil
+	for _, kv := range append(proj, budgets...) {
+		c.cache.put(kv)
+	}
+	p, _ := c.cache.project(ref)
+	return p, nil
 }
 
 // ListProjects returns every project of every workspace, ordered by
 // workspace, then project (from the cache).
 func (c *Control) ListProjects(ctx context.Context) ([]memory.ProjectInfo, error) {
-	c.cache.mu.RLock()
-	out := make([]memory.ProjectInfo, 0, len(c.cache.projects))
-	for ref, e := range c.cache.projects {
-		out = append(out, e.rec.info(ref))
-	}
-	c.cache.mu.RUnlock()
+	out := c.cache.allProjects()
 	slices.SortFunc(out, func(a, b memory.ProjectInfo) int {
 		if n := strings.Compare(a.Ref.Workspace, b.Ref.Workspace); n != 0 {
 			return n
@@ -111,7 +112,7 @@ func (c *Control) SetWriteBudget(ctx context.Context, ref memory.ProjectRef, per
 	if perHour < 0 {
 		return memory.Errorf(memory.CodeInvalid, "write budget %d must not be negative", perHour)
 	}
-	return c.setBudget(ctx, ref, "set write budget", func(r *projRecord) { r.WriteBudget = perHour })
+	return c.setBudget(ctx, ref, budgetWrites, perHour, "set write budget")
 }
 
 // SetWriteBudgetBytes sets a project's content bytes per hour (0: the server default).
@@ -122,24 +123,25 @@ func (c *Control) SetWriteBudgetBytes(ctx context.Context, ref memory.ProjectRef
 	if perHour < 0 {
 		return memory.Errorf(memory.CodeInvalid, "write budget of %d bytes must not be negative", perHour)
 	}
-	return c.setBudget(ctx, ref, "set write budget bytes", func(r *projRecord) { r.WriteBudgetBytes = perHour })
+	return c.setBudget(ctx, ref, budgetBytes, perHour, "set write budget bytes")
 }
 
-// setBudget changes one budget field of a project record in etcd.
-func (c *Control) setBudget(ctx context.Context, ref memory.ProjectRef, what string, set func(*projRecord)) error {
-	var guess *entry[projRecord]
-	if e, ok := c.cache.project(ref); ok {
-		guess = &e
-	}
-	_, err := update(ctx, c, c.paths.proj(ref), guess, func(r *projRecord) (bool, error) {
-		if r == nil {
-			return false, memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
-		}
-		set(r)
-		return true, nil
-	})
+// setBudget puts one budget of a project, if the project exists: a plain
+// put, so the last of concurrent changes wins, as with SQL's UPDATE.
+func (c *Control) setBudget(ctx context.Context, ref memory.ProjectRef, field string, perHour int, what string) error {
+	bk, bv := c.paths.budgets(ref)+field, strconv.Itoa(perHour)
+	tctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	resp, err := c.cli.Txn(tctx).
+		If(clientv3.Compare(clientv3.CreateRevision(c.paths.proj(ref)), ">", 0)).
+		Then(clientv3.OpPut(bk, bv)).
+		Commit()
 	if err != nil {
 		return etcdErr(ctx, fmt.Sprintf("%s of %s", what, ref), err)
 	}
+	if !resp.Succeeded {
+		return memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
+	}
+	c.applyPuts(resp.Header.Revision, bk, bv)
 	return nil
 }

@@ -12,19 +12,30 @@ import (
 
 // The layout under <prefix>/ctl/ (names are validated, so they contain no "/"):
 //
-//	ws/<workspace>              wsRecord: the workspace exists
-//	proj/<workspace>/<project>  projRecord: the project, its budgets
-//	key/<id>                    keyRecord: a key, by its decimal id
-//	keyhash/<hex sha256>        the decimal id of the key with that token hash
+//	ws/<workspace>                          wsRecord: the workspace exists
+//	proj/<workspace>/<project>              projRecord: the project exists
+//	budget/<workspace>/<project>/writes     decimal writes per hour (absent: 0, the server default)
+//	budget/<workspace>/<project>/bytes      decimal content bytes per hour (absent: 0)
+//	key/<id>                                keyRecord: a key, by its decimal id
+//	keyhash/<hex sha256>                    the decimal id of the key with that token hash
 //
-// keyhash makes a token's hash unique (a transaction creates it with the key
-// only if absent) and lets a node that has not yet seen a key find it with
-// one Get.
+// Each budget is a key of its own, so setting one is a plain put (guarded by
+// the project's existence), like SQL's UPDATE of one column: concurrent
+// changes of the two budgets never contend or lose each other. keyhash makes
+// a token's hash unique (a transaction creates it with the key only if
+// absent) and lets a node that has not yet seen a key find it with one Get.
 const (
 	dirWS      = "ws/"
 	dirProj    = "proj/"
+	dirBudget  = "budget/"
 	dirKey     = "key/"
 	dirKeyHash = "keyhash/"
+)
+
+// The budget fields: the last segment of a budget/ key.
+const (
+	budgetWrites = "writes"
+	budgetBytes  = "bytes"
 )
 
 // wsRecord is the value of ws/<workspace>.
@@ -34,9 +45,7 @@ type wsRecord struct {
 
 // projRecord is the value of proj/<workspace>/<project>.
 type projRecord struct {
-	CreatedAt        int64 `json:"created_at"` // unix nanoseconds
-	WriteBudget      int   `json:"write_budget"`
-	WriteBudgetBytes int   `json:"write_budget_bytes"`
+	CreatedAt int64 `json:"created_at"` // unix nanoseconds
 }
 
 // keyRecord is the value of key/<id>. Workspace and Project are empty for a
@@ -54,11 +63,6 @@ type keyRecord struct {
 }
 
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
-
-// info turns a project record into what the service sees.
-func (r projRecord) info(ref memory.ProjectRef) memory.ProjectInfo {
-	return memory.ProjectInfo{Ref: ref, WriteBudget: r.WriteBudget, WriteBudgetBytes: r.WriteBudgetBytes, CreatedAt: fromNanos(r.CreatedAt)}
-}
 
 // key turns a key record into what the service sees (never the hash).
 func (r keyRecord) key() memory.Key {
@@ -84,6 +88,9 @@ func (p paths) ws(name string) string { return p.ctl + dirWS + name }
 func (p paths) proj(ref memory.ProjectRef) string {
 	return p.ctl + dirProj + ref.Workspace + "/" + ref.Project
 }
+func (p paths) budgets(ref memory.ProjectRef) string {
+	return p.ctl + dirBudget + ref.Workspace + "/" + ref.Project + "/"
+}
 func (p paths) key(id int64) string        { return p.ctl + dirKey + strconv.FormatInt(id, 10) }
 func (p paths) keyHash(hash string) string { return p.ctl + dirKeyHash + hash }
 
@@ -107,10 +114,11 @@ func parseID(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 
 // parsed is one etcd key of the layout, taken apart.
 type parsed struct {
-	kind string // dirWS, dirProj, dirKey, dirKeyHash, or "" for anything else
-	ws   string
-	ref  memory.ProjectRef
-	id   int64
+	kind  string // dirWS, dirProj, dirBudget, dirKey, dirKeyHash, or "" for anything else
+	ws    string
+	ref   memory.ProjectRef
+	field string // budgetWrites or budgetBytes
+	id    int64
 }
 
 // parse takes an etcd key of the layout apart; unknown keys get kind "".
@@ -128,6 +136,12 @@ func (p paths) parse(etcdKey string) parsed {
 			return parsed{}
 		}
 		return parsed{kind: dirProj, ref: memory.ProjectRef{Workspace: ws, Project: proj}}
+	case strings.HasPrefix(rel, dirBudget):
+		parts := strings.Split(rel[len(dirBudget):], "/")
+		if len(parts) != 3 || (parts[2] != budgetWrites && parts[2] != budgetBytes) {
+			return parsed{}
+		}
+		return parsed{kind: dirBudget, ref: memory.ProjectRef{Workspace: parts[0], Project: parts[1]}, field: parts[2]}
 	case strings.HasPrefix(rel, dirKey):
 		id, err := parseID(rel[len(dirKey):])
 		if err != nil {

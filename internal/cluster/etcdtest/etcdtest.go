@@ -37,7 +37,8 @@ type Cluster struct {
 	tb      testing.TB
 	mu      sync.Mutex
 	cfgs    []*embed.Config
-	members []*embed.Etcd // nil while a member is stopped
+	members []*embed.Etcd  // nil while a member is stopped
+	closing sync.WaitGroup // background closes of stopped members
 }
 
 // Start starts an etcd cluster of the given number of members (1 for unit tests, 3 for cluster tests),
@@ -134,6 +135,7 @@ func (c *Cluster) closeAll() {
 		}
 	}
 	wg.Wait()
+	c.closing.Wait()
 }
 
 // hardClose stops a member without handing its leadership over first: a graceful Close of a leader
@@ -175,15 +177,28 @@ func (c *Cluster) Client(tb testing.TB) *clientv3.Client {
 	return cli
 }
 
-// Stop closes member i (as a crash would, minus the lost fsyncs); Restart brings it back.
+// Stop stops member i at once, as a crash would (minus the lost fsyncs): its raft node halts and every
+// request to it fails. Closing its connections and listeners finishes in the background, because a
+// graceful gRPC stop waits up to the request timeout (~6 s) for clients' watch and keepalive streams.
+// Restart brings it back.
 func (c *Cluster) Stop(i int) {
 	c.mu.Lock()
 	e := c.members[i]
 	c.members[i] = nil
-	c.mu.Unlock()
 	if e != nil {
-		hardClose(e)
+		c.closing.Add(1)
 	}
+	c.mu.Unlock()
+	if e == nil {
+		return
+	}
+	if e.Server != nil {
+		e.Server.HardStop()
+	}
+	go func() {
+		defer c.closing.Done()
+		e.Close()
+	}()
 }
 
 // Restart starts a stopped member i again on its old ports and data directory and waits until it is
@@ -196,6 +211,8 @@ func (c *Cluster) Restart(i int) {
 	if running {
 		c.tb.Fatalf("etcdtest: restart member %d: it is running", i)
 	}
+	// Its ports must be free again: wait for the background close of Stop.
+	c.closing.Wait()
 	// The data directory holds the membership now; the initial-cluster settings are ignored.
 	c.cfgs[i].ClusterState = embed.ClusterStateFlagExisting
 	if err := c.startMember(i); err != nil {
