@@ -42,6 +42,10 @@ type workspace struct {
 	sendMu sync.RWMutex
 	closed bool
 	done   chan struct{}
+	// acks carries committed batches to the acker goroutine when
+	// Options.AfterCommit is set (see acker.go); nil otherwise.
+	acks     chan ackBatch
+	ackerEnd chan struct{}
 
 	lastCleanup time.Time // writer goroutine only
 }
@@ -53,6 +57,11 @@ func newWorkspace(s *Store, name string, p *pool) *workspace {
 		pool:  p,
 		queue: make(chan *writeReq, s.opts.MaxBatch*4),
 		done:  make(chan struct{}),
+	}
+	if s.opts.AfterCommit != nil {
+		ws.acks = make(chan ackBatch, ackQueue)
+		ws.ackerEnd = make(chan struct{})
+		go ws.acker()
 	}
 	go ws.run()
 	return ws
@@ -90,6 +99,10 @@ func (ws *workspace) stop() {
 	}
 	ws.sendMu.Unlock()
 	<-ws.done
+	if ws.acks != nil {
+		close(ws.acks) // the writer has stopped: nothing more is sent
+		<-ws.ackerEnd
+	}
 }
 
 // close stops the writer and closes the connections; Options.BeforeClose
@@ -234,12 +247,9 @@ func (ws *workspace) commit(batch []*writeReq) {
 	if on := ws.s.opts.OnBatch; on != nil {
 		on(len(live), time.Since(began))
 	}
-	if after := ws.s.opts.AfterCommit; after != nil {
-		if err := after(ws.name); err != nil {
-			ws.s.log.Warn("batch not acknowledged", "workspace", ws.name, "writes", len(live), "err", err)
-			failAll(unacknowledged(err))
-			return
-		}
+	if ws.acks != nil {
+		ws.acks <- ackBatch{live: live, results: results}
+		return
 	}
 	for i, req := range live {
 		req.res <- results[i]

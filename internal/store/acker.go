@@ -1,0 +1,53 @@
+package store
+
+// ackQueue bounds the committed batches waiting for their acknowledgement;
+// past it the writer waits before its next commit.
+const ackQueue = 64
+
+// ackBatch is a committed batch whose callers wait for Options.AfterCommit.
+type ackBatch struct {
+	live    []*writeReq
+	results []writeResp
+}
+
+// acker acknowledges committed batches when Options.AfterCommit is set
+// (cluster mode: the replica must hold them first). It runs beside the
+// writer, so the next batch commits while the previous one replicates, and
+// one AfterCommit covers every batch committed before it started: it takes
+// all batches waiting, runs AfterCommit once, and answers them all — with
+// their results, or all with its error.
+func (ws *workspace) acker() {
+	defer close(ws.ackerEnd)
+	var pending []ackBatch
+	for b := range ws.acks {
+		pending = append(pending[:0], b)
+	drain:
+		for {
+			select {
+			case more, ok := <-ws.acks:
+				if !ok {
+					break drain
+				}
+				pending = append(pending, more)
+			default:
+				break drain
+			}
+		}
+		err := ws.s.opts.AfterCommit(ws.name)
+		writes := 0
+		for _, p := range pending {
+			writes += len(p.live)
+			for i, req := range p.live {
+				if err != nil {
+					req.res <- writeResp{err: unacknowledged(err)}
+				} else {
+					req.res <- p.results[i]
+				}
+			}
+		}
+		if err != nil {
+			ws.s.log.Warn("writes not acknowledged", "workspace", ws.name, "batches", len(pending), "writes", writes, "err", err)
+		}
+		clear(pending)
+	}
+}
