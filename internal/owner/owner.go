@@ -40,7 +40,8 @@ type Cluster interface {
 	Live() []string
 	// Owner tells who owns a workspace now and at which epoch.
 	Owner(ws string) (url string, epoch int64, ok bool)
-	// Campaign tries to become the workspace's owner until ctx ends.
+	// Campaign makes this node the workspace's owner if no node owns it
+	// (an error otherwise, or when ctx ends first).
 	Campaign(ctx context.Context, ws string) (Claim, error)
 	// PreviousEpoch is the epoch the last owner recorded (0: none ever).
 	PreviousEpoch(ctx context.Context, ws string) (int64, error)
@@ -287,7 +288,7 @@ func (m *Manager) campaign(ws string) {
 	}()
 	claim, err := m.c.Campaign(ctx, ws)
 	if err != nil {
-		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		if _, _, taken := m.c.Owner(ws); !taken && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			m.log.Warn("campaign", "workspace", ws, "err", err)
 		}
 		return
