@@ -185,6 +185,7 @@ func (m membership) Owner(ws string) (string, int64, bool) {
 func (m membership) PreviousEpoch(ctx context.Context, ws string) (int64, error) {
 	return m.n.PreviousEpoch(ctx, ws)
 }
+
 // Campaign takes the workspace only if it is free: a node queued behind
 // the owner would inherit it on the owner's death whatever the placement.
 func (m membership) Campaign(ctx context.Context, ws string) (owner.Claim, error) {

@@ -19,8 +19,8 @@ func TestKeyIDsAreNotASequence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.ID < 1 || k.ID > keyIDMax {
-			t.Fatalf("key id %d outside 1..%d", k.ID, keyIDMax)
+		if k.ID < 1 || k.ID > memory.KeyIDMax {
+			t.Fatalf("key id %d outside 1..%d", k.ID, memory.KeyIDMax)
 		}
 		ids = append(ids, k.ID)
 	}
@@ -69,8 +69,8 @@ func TestKeyIDCollisionDrawsAgain(t *testing.T) {
 	if _, _, err := s.CreateKey(ctx, ref, "third", memory.RoleRead); err == nil {
 		t.Fatal("created a key although every id drawn was taken")
 	}
-	if draws != keyIDTries {
-		t.Fatalf("draws = %d, want %d", draws, keyIDTries)
+	if draws != memory.KeyIDTries {
+		t.Fatalf("draws = %d, want %d", draws, memory.KeyIDTries)
 	}
 	keys, err := s.ListProjectKeys(ctx, ref)
 	if err != nil || len(keys) != 2 {

@@ -2,15 +2,9 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/base64"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -18,75 +12,10 @@ import (
 	"munin/internal/memory"
 )
 
-// Key ids are random in 1..keyIDMax, not a server-wide sequence: the id a
-// project admin's new key gets must say nothing of other projects' keys
-// (invariant 7). 31 bits stay short enough to type in `munin key revoke ID`
-// and exact as a JSON number in every client.
-const keyIDMax = 1<<31 - 1
-
-// keyIDTries bounds the draws after an id collision. Even with a million keys
-// all eight colliding has a chance of (1e6/2^31)^8, about 2e-27.
-const keyIDTries = 8
-
-// newKeyID draws a key id uniformly from 1..keyIDMax.
-func newKeyID() (int64, error) {
-	var b [8]byte
-	for {
-		if _, err := rand.Read(b[:]); err != nil {
-			return 0, fmt.Errorf("generate key id: %w", err)
-		}
-		// 31 random bits are uniform over 0..keyIDMax; only 0 is drawn again.
-		if id := int64(binary.BigEndian.Uint64(b[:]) & keyIDMax); id != 0 {
-			return id, nil
-		}
-	}
-}
-
 // idTaken reports whether err is the insert's clash with an existing id.
 func idTaken(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
-}
-
-// lastUsedEvery is how often last_used_at of one key is written at most:
-// often enough to tell live keys from dead ones, rare enough that
-// authentication does not turn every read request into a write.
-const lastUsedEvery = time.Minute
-
-// keyThrottle remembers when last_used_at of each key was last written.
-type keyThrottle struct {
-	mu   sync.Mutex
-	last map[int64]time.Time
-}
-
-// due reports whether key id's last_used_at should be written now, and if
-// so records it as written.
-func (t *keyThrottle) due(id int64, now time.Time) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.last == nil {
-		t.last = make(map[int64]time.Time)
-	}
-	if prev, ok := t.last[id]; ok && now.Sub(prev) < lastUsedEvery {
-		return false
-	}
-	t.last[id] = now
-	return true
-}
-
-// hashToken is what the keys table stores: hex SHA-256 of the whole token.
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-// newToken returns KeyPrefix + 43 characters: base64url of 32 random bytes.
-func newToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("generate key: %w", err)
-	}
-	return memory.KeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // CreateKey makes a new key for an agent in an existing project. It returns
@@ -119,7 +48,7 @@ func (s *Store) CreateServerAdminKey(ctx context.Context, agent string) (string,
 // insertKey stores k (its fields already checked) under a new token; a
 // zero project is stored as NULL.
 func (s *Store) insertKey(ctx context.Context, k memory.Key) (string, memory.Key, error) {
-	token, err := newToken()
+	token, err := memory.NewToken()
 	if err != nil {
 		return "", memory.Key{}, err
 	}
@@ -130,7 +59,7 @@ func (s *Store) insertKey(ctx context.Context, k memory.Key) (string, memory.Key
 	}
 	now := time.Now().UTC()
 	for try := 1; ; try++ {
-		id, err := newKeyID()
+		id, err := memory.NewKeyID()
 		if err != nil {
 			return "", memory.Key{}, err
 		}
@@ -139,12 +68,12 @@ func (s *Store) insertKey(ctx context.Context, k memory.Key) (string, memory.Key
 		}
 		// One statement per draw: a clash inserts nothing, and a new id is drawn.
 		_, err = s.control.writer.ExecContext(ctx, `INSERT INTO keys (id, workspace, project, agent, role, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, ws, proj, k.Agent, string(k.Role), hashToken(token), now.UnixNano())
+			id, ws, proj, k.Agent, string(k.Role), memory.HashToken(token), now.UnixNano())
 		if err == nil {
 			k.ID = id
 			break
 		}
-		if !idTaken(err) || try == keyIDTries {
+		if !idTaken(err) || try == memory.KeyIDTries {
 			return "", memory.Key{}, fmt.Errorf("create key for %s in %s: %w", k.Agent, k.ProjectLabel(), err)
 		}
 	}
@@ -183,7 +112,7 @@ func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error
 	if token == "" {
 		return memory.Key{}, unauthorized
 	}
-	hash := hashToken(token)
+	hash := memory.HashToken(token)
 	k, cached, gen, cacheErr := s.keyCache.get(ctx, hash)
 	if cacheErr != nil {
 		s.log.Warn("key cache unusable; reading the key from the database", "err", cacheErr)
@@ -205,7 +134,7 @@ func (s *Store) KeyByToken(ctx context.Context, token string) (memory.Key, error
 		}
 	}
 	now := time.Now().UTC()
-	if s.keyUse.due(k.ID, now) {
+	if s.keyUse.Due(k.ID, now) {
 		// A failure here must not fail the request: last_used_at is a hint.
 		if _, err := s.control.writer.ExecContext(ctx, `UPDATE keys SET last_used_at = ? WHERE id = ?`, now.UnixNano(), k.ID); err != nil {
 			s.log.Warn("update key last_used_at", "key_id", k.ID, "err", err)

@@ -47,7 +47,7 @@ func TestKeys(t *testing.T) {
 				t.Fatalf("token stored in the keys table: %v", cols)
 			}
 		}
-		if cols[5] != hashToken(token) || len(cols[5]) != 64 {
+		if cols[5] != memory.HashToken(token) || len(cols[5]) != 64 {
 			t.Fatalf("hash column = %q, want hex sha256 of the token", cols[5])
 		}
 	}

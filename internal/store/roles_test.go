@@ -89,7 +89,7 @@ func TestControlMigrationKeepsKeys(t *testing.T) {
 		"PRAGMA user_version = 1",
 		`INSERT INTO workspaces (name, created_at) VALUES ('acme', 1)`,
 		`INSERT INTO projects (workspace, name, created_at) VALUES ('acme', 'alpha', 1)`,
-		`INSERT INTO keys (workspace, project, agent, role, hash, created_at, revoked_at) VALUES ('acme', 'alpha', 'alice', 'admin', '` + hashToken(token) + `', 1, NULL)`,
+		`INSERT INTO keys (workspace, project, agent, role, hash, created_at, revoked_at) VALUES ('acme', 'alpha', 'alice', 'admin', '` + memory.HashToken(token) + `', 1, NULL)`,
 		`INSERT INTO keys (workspace, project, agent, role, hash, created_at, revoked_at) VALUES ('acme', 'alpha', 'gone', 'read', 'h', 1, 2)`,
 	} {
 		if _, err := db.Exec(stmt); err != nil {

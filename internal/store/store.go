@@ -108,7 +108,7 @@ type Store struct {
 	// a positive answer never goes stale and saves a control-DB read per call.
 	projects sync.Map // memory.ProjectRef -> struct{}
 
-	keyUse   keyThrottle
+	keyUse   memory.KeyThrottle
 	keyCache *keyCache
 
 	batches atomic.Int64

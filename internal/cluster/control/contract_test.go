@@ -111,7 +111,7 @@ func (st *state) created(name string) func(string, memory.Key, error) string {
 			return st.res(err)
 		}
 		st.tokens[name], st.ids[name] = tok, k.ID
-		if !tokenRe.MatchString(tok) || k.ID < 1 || k.ID > keyIDMax {
+		if !tokenRe.MatchString(tok) || k.ID < 1 || k.ID > memory.KeyIDMax {
 			return "bad token or id"
 		}
 		return st.key(k, nil)
@@ -232,7 +232,7 @@ var contract = []struct {
 	{"key by id", "#bob bob admin team/beta created=set used=none revoked=false | not_found: key 0 not found | not_found: key 2147483648 not found | not_found: key 5 not found",
 		func(ctx context.Context, b api, st *state) string {
 			return st.key(b.KeyByID(ctx, st.ids["bob"])) + " | " + st.key(b.KeyByID(ctx, 0)) + " | " +
-				st.key(b.KeyByID(ctx, keyIDMax+1)) + " | " + st.key(b.KeyByID(ctx, 5))
+				st.key(b.KeyByID(ctx, memory.KeyIDMax+1)) + " | " + st.key(b.KeyByID(ctx, 5))
 		}},
 	{"list keys", "[#claude claude write team/alpha created=set used=set revoked=false; #reader reader read team/alpha created=set used=none revoked=false; #bob bob admin team/beta created=set used=none revoked=false; #ops ops server-admin server created=set used=set revoked=false]",
 		func(ctx context.Context, b api, st *state) string {

@@ -83,7 +83,7 @@ type Control struct {
 	cache *cache
 	log   *slog.Logger
 
-	keyUse   keyThrottle
+	keyUse   memory.KeyThrottle
 	lastUsed chan lastUse
 	misses   chan struct{} // semaphore of cache-miss lookups
 	etcdGets atomic.Int64  // cache-miss lookups sent to etcd, for tests

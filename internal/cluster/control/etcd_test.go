@@ -2,69 +2,34 @@ package control
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"munin/internal/cluster/etcdtest"
 )
 
-// testEtcd is one embedded etcd member on 127.0.0.1 for a test. (Private
-// until internal/cluster/etcdtest lands; then this file goes.)
+// testEtcd is one embedded etcd member on 127.0.0.1 for a test.
 type testEtcd struct {
-	e        *embed.Etcd
+	c        *etcdtest.Cluster
 	endpoint string
 	stopOnce sync.Once
 }
 
-// freePort returns a port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startEtcd starts a one-member etcd in t.TempDir(), stopped in t.Cleanup.
+// startEtcd starts a one-member etcd, stopped in t.Cleanup.
 func startEtcd(t testing.TB) *testEtcd {
 	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Name = "test"
-	cfg.Dir = t.TempDir()
-	cfg.TickMs, cfg.ElectionMs = 50, 500
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	te := &testEtcd{e: e, endpoint: client.String()}
-	t.Cleanup(te.stop)
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		t.Fatalf("etcd: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd not ready after 30s")
-	}
-	return te
+	c := etcdtest.Start(t, 1)
+	return &testEtcd{c: c, endpoint: c.Endpoint(0)}
 }
 
 // stop stops the member (again: nothing).
-func (te *testEtcd) stop() { te.stopOnce.Do(te.e.Close) }
+func (te *testEtcd) stop() { te.stopOnce.Do(func() { te.c.Stop(0) }) }
 
 // cut stops the member in the background and returns once cli's reads
 // fail. (etcd's Close waits up to 6 s for open watch streams; they end when
@@ -105,4 +70,15 @@ func openControl(t testing.TB, te *testEtcd, opts Options) *Control {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// freePort returns a port that was free a moment ago (an etcd that is not there).
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -41,19 +41,19 @@ func (c *Control) CreateServerAdminKey(ctx context.Context, agent string) (strin
 // (for a project key) and that neither the id nor the token hash is taken;
 // a taken id is drawn again.
 func (c *Control) insertKey(ctx context.Context, r keyRecord) (string, memory.Key, error) {
-	token, err := newToken()
+	token, err := memory.NewToken()
 	if err != nil {
 		return "", memory.Key{}, err
 	}
 	ref := memory.ProjectRef{Workspace: r.Workspace, Project: r.Project}
 	what := fmt.Sprintf("create key for %s in %s", r.Agent, memory.Key{Project: ref}.ProjectLabel())
-	r.Hash = hashToken(token)
+	r.Hash = memory.HashToken(token)
 	r.CreatedAt = time.Now().UTC().UnixNano()
 	hk := c.paths.keyHash(r.Hash)
 	tctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	for try := 1; ; try++ {
-		if r.ID, err = newKeyID(); err != nil {
+		if r.ID, err = memory.NewKeyID(); err != nil {
 			return "", memory.Key{}, err
 		}
 		if c.opts.hookKeyID != nil {
@@ -88,8 +88,8 @@ func (c *Control) insertKey(ctx context.Context, r keyRecord) (string, memory.Ke
 			// Two equal 256-bit random tokens: the random source is broken.
 			return "", memory.Key{}, memory.Internal(fmt.Errorf("%s: the new token's hash exists", what))
 		}
-		if try == keyIDTries {
-			return "", memory.Key{}, memory.Internal(fmt.Errorf("%s: %d drawn key ids were all taken", what, keyIDTries))
+		if try == memory.KeyIDTries {
+			return "", memory.Key{}, memory.Internal(fmt.Errorf("%s: %d drawn key ids were all taken", what, memory.KeyIDTries))
 		}
 	}
 }
@@ -104,7 +104,7 @@ func (c *Control) KeyByToken(ctx context.Context, token string) (memory.Key, err
 	if token == "" {
 		return memory.Key{}, unauthorized
 	}
-	hash := hashToken(token)
+	hash := memory.HashToken(token)
 	e, ok := c.cache.keyByHash(hash)
 	if !ok {
 		var err error
@@ -122,7 +122,7 @@ func (c *Control) KeyByToken(ctx context.Context, token string) (memory.Key, err
 	// last_used_at is written at most once a minute per key: by this node
 	// (keyUse), and not at all while the record shows a recent use (by any node).
 	now := time.Now().UTC()
-	if now.UnixNano()-e.rec.LastUsedAt >= int64(lastUsedEvery) && c.keyUse.due(k.ID, now) && c.queueLastUsed(k.ID, now) {
+	if now.UnixNano()-e.rec.LastUsedAt >= int64(memory.LastUsedEvery) && c.keyUse.Due(k.ID, now) && c.queueLastUsed(k.ID, now) {
 		t := fromNanos(now.UnixNano())
 		k.LastUsedAt = &t
 	}
@@ -161,7 +161,7 @@ func (c *Control) missKey(ctx context.Context, id int64) (entry[keyRecord], bool
 // ends its sessions.
 func (c *Control) KeyByID(ctx context.Context, id int64) (memory.Key, error) {
 	notFound := memory.Errorf(memory.CodeNotFound, "key %d not found", id)
-	if id < 1 || id > keyIDMax {
+	if id < 1 || id > memory.KeyIDMax {
 		return memory.Key{}, notFound
 	}
 	e, ok := c.cache.key(id)
@@ -276,7 +276,7 @@ func inProject(r keyRecord, ref memory.ProjectRef) bool {
 // revoke sets revoked_at of key id if mine accepts its record.
 func (c *Control) revoke(ctx context.Context, id int64, mine func(keyRecord) bool) error {
 	notFound := memory.Errorf(memory.CodeNotFound, "key %d not found", id)
-	if id < 1 || id > keyIDMax {
+	if id < 1 || id > memory.KeyIDMax {
 		return notFound
 	}
 	var guess *entry[keyRecord]

@@ -44,8 +44,8 @@ func TestKeyIDCollisionDrawsAgain(t *testing.T) {
 	if _, _, err := c.CreateKey(ctx, alpha, "third", memory.RoleRead); memory.ErrorCode(err) != memory.CodeInternal {
 		t.Fatalf("create with every id taken: %v, want internal", err)
 	}
-	if draws != keyIDTries {
-		t.Fatalf("draws = %d, want %d", draws, keyIDTries)
+	if draws != memory.KeyIDTries {
+		t.Fatalf("draws = %d, want %d", draws, memory.KeyIDTries)
 	}
 	resp, err := c.cli.Get(ctx, c.paths.ctl+dirKeyHash, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil || resp.Count != 2 {

@@ -3,6 +3,8 @@ package control
 import (
 	"context"
 	"time"
+
+	"munin/internal/memory"
 )
 
 // lastUse asks the writer to record that key id was used at at; a lastUse
@@ -46,7 +48,7 @@ func (c *Control) writeLastUsed(ctx context.Context) {
 		at := u.at.UnixNano()
 		_, err := update(ctx, c, c.paths.key(u.id), guess, func(r *keyRecord) (bool, error) {
 			// Another node may have written a use within the minute meanwhile.
-			if r == nil || at-r.LastUsedAt < int64(lastUsedEvery) {
+			if r == nil || at-r.LastUsedAt < int64(memory.LastUsedEvery) {
 				return false, nil
 			}
 			r.LastUsedAt = at
