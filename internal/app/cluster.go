@@ -136,6 +136,7 @@ type localBackend struct {
 // returns the handler of the other nodes' calls to this one.
 func (cn *clusterNode) wire(st *store.Store, index service.Index) (service.Store, service.Index, http.Handler) {
 	cn.mgr.SetStore(st)
+	cn.mgr.Follow(cn.node.Changed, cn.control.Workspaces)
 	local := localBackend{st, index}
 	router := &remote.Router{Local: local, Route: cn.mgr.Route, Client: &remote.Client{Secret: cn.cfg.Secret}}
 	internal := remote.Handler(st, index, remote.ServerOptions{Secret: cn.cfg.Secret, Node: cn.node.Advertise(),

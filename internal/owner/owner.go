@@ -342,3 +342,35 @@ func (m *Manager) release(ws string, h *held) {
 		}
 	}
 }
+
+// followEvery is how often Follow looks for unowned workspaces besides
+// looking at every change of the cluster.
+const followEvery = time.Second
+
+// Follow campaigns, until Close, for every workspace nobody owns, at every
+// change of the cluster (a node left, an owner resigned) and every second:
+// the preferred live node takes it (the others after their pause by
+// rank), so a failover or a drain does not wait for the next request.
+// workspaces lists every workspace of the cluster (the control data).
+func (m *Manager) Follow(changed func() <-chan struct{}, workspaces func() []string) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		tick := time.NewTicker(followEvery)
+		defer tick.Stop()
+		for {
+			next := changed()
+			for _, ws := range workspaces() {
+				if _, _, ok := m.c.Owner(ws); !ok && m.c.Valid() {
+					m.maybeCampaign(ws)
+				}
+			}
+			select {
+			case <-next:
+			case <-tick.C:
+			case <-m.stop:
+				return
+			}
+		}
+	}()
+}

@@ -229,6 +229,25 @@ func TestAsyncRefusesPastTheLagBound(t *testing.T) {
 	}
 }
 
+// Follow takes a workspace nobody owns without waiting for a request, and
+// again after its owner let go.
+func TestFollowTakesUnownedWorkspaces(t *testing.T) {
+	c := newFakeCluster("http://a", "http://a")
+	n := newNode(t, c, Options{})
+	changed := make(chan struct{})
+	n.m.Follow(func() <-chan struct{} { return changed }, func() []string { return []string{"team", "other"} })
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if n.m.owned("team") != nil && n.m.owned("other") != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n.m.owned("team") == nil || n.m.owned("other") == nil {
+		t.Fatal("Follow did not take the unowned workspaces")
+	}
+}
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
