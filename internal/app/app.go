@@ -228,11 +228,14 @@ func Open(cfg Config) (*App, error) {
 	}
 	var svcStore service.Store = st
 	var internal http.Handler
+	var ready func(context.Context) error
 	if cn != nil {
 		svcStore, index, internal = cn.wire(st, index)
 		registerClusterMetrics(m, cn)
+		ready = cn.ready
 	}
 	svc := service.New(svcStore, index, service.Options{
+		Ready:              ready,
 		DefaultWriteBudget: cfg.WriteBudget,
 		BudgetOff:          cfg.BudgetOff,
 		MaxContent:         cfg.MaxContent,

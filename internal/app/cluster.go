@@ -144,6 +144,15 @@ func (cn *clusterNode) wire(st *store.Store, index service.Index) (service.Store
 	return service.Split{ControlStore: cn.control, DataStore: router}, router, internal
 }
 
+// ready is false once the node lost its lease: it then answers
+// unavailable to everything and must be restarted to rejoin.
+func (cn *clusterNode) ready(context.Context) error {
+	if !cn.node.Valid() {
+		return memory.Errorf(memory.CodeUnavailable, "this node lost its cluster lease (%v); restart it to rejoin", cn.node.Err())
+	}
+	return nil
+}
+
 // handOver closes every workspace this node owns (a last sync each) and
 // resigns, so that successors take over at once.
 func (cn *clusterNode) handOver() error {

@@ -235,4 +235,12 @@ func TestClusterFaults(t *testing.T) {
 	if !refused {
 		t.Fatal("the node kept acknowledging writes 6 s after etcd went away (lease TTL 2 s)")
 	}
+	resp, err := http.Get(n.url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz of a node without its lease: %d, want 503", resp.StatusCode)
+	}
 }

@@ -358,6 +358,11 @@ func (s *Service) Bootstrap(ctx context.Context) (string, error) {
 
 // Ready reports whether storage answers; the readiness probe calls it.
 func (s *Service) Ready(ctx context.Context) error {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(ctx); err != nil {
+			return err
+		}
+	}
 	_, err := s.store.ListProjects(ctx)
 	return err
 }

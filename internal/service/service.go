@@ -14,6 +14,9 @@ import (
 
 // Options configure a Service. The zero value is usable: defaults apply.
 type Options struct {
+	// Ready, when set, is asked by Ready besides the store (a cluster node
+	// is not ready once it lost its lease).
+	Ready func(ctx context.Context) error
 	// DefaultWriteBudget is the writes per project per hour when the project
 	// sets none (default 1000).
 	DefaultWriteBudget int
