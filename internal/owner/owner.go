@@ -303,7 +303,6 @@ func (m *Manager) adopt(ws string, claim Claim) {
 	m.held[ws] = h
 	m.wg.Add(1)
 	m.mu.Unlock()
-	m.log.Info("owner of workspace", "workspace", ws, "epoch", claim.Epoch())
 	go func() {
 		defer m.wg.Done()
 		stopping := false
