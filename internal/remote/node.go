@@ -59,11 +59,21 @@ func (n node) WrittenSince(ctx context.Context, ref memory.ProjectRef, since tim
 	return r.Writes, r.Bytes, err
 }
 
+// logChunk bounds the search-log rows of one call, so that a call stays
+// far below the request body cap (a row carries a query of up to 1 KB).
+const logChunk = 256
+
 // AppendSearchLog sends rows that all belong to workspaces of this owner
-// (the router groups them).
+// (the router groups them), in chunks.
 func (n node) AppendSearchLog(ctx context.Context, rows []memory.SearchLogRow) error {
-	_, err := invoke[logArgs, bool](ctx, n, "AppendSearchLog", logArgs{rows})
-	return err
+	for len(rows) > 0 {
+		part := rows[:min(len(rows), logChunk)]
+		rows = rows[len(part):]
+		if _, err := invoke[logArgs, bool](ctx, n, "AppendSearchLog", logArgs{part}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (n node) PruneSearchLog(ctx context.Context, ref memory.ProjectRef, before time.Time, keep int) (int, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"munin/internal/memory"
 	"munin/internal/remote"
@@ -147,5 +148,28 @@ func TestUnreachableOwner(t *testing.T) {
 	_, _, err := router(url, &routes).Get(context.Background(), memory.ProjectRef{Workspace: "team", Project: "p"}, "a", 0)
 	if memory.ErrorCode(err) != memory.CodeUnavailable {
 		t.Fatalf("Get from a stopped owner: %v, want unavailable", err)
+	}
+}
+
+// A large flush of the search log crosses the hop in chunks below the body
+// cap, and every row arrives.
+func TestSearchLogInChunks(t *testing.T) {
+	st, url := owner(t, func(context.Context, string, int64) error { return nil })
+	ref := memory.ProjectRef{Workspace: "team", Project: "p"}
+	if _, err := st.EnsureProject(context.Background(), ref); err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]memory.SearchLogRow, 2000)
+	for i := range rows {
+		rows[i] = memory.SearchLogRow{Project: ref, Agent: "a", Query: strings.Repeat("q", 1000)}
+	}
+	var routes atomic.Int64
+	if err := router(url, &routes).AppendSearchLog(context.Background(), rows); err != nil {
+		t.Fatalf("AppendSearchLog of 2,000 rows of 1 KB: %v", err)
+	}
+	// Keeping the newest row deletes all the others: 1,999 if all arrived.
+	deleted, err := st.PruneSearchLog(context.Background(), ref, time.Time{}, 1)
+	if err != nil || deleted != 1999 {
+		t.Fatalf("search log held %d rows besides the newest (%v), want 1999", deleted, err)
 	}
 }

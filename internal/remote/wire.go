@@ -36,9 +36,11 @@ const headerClaim = "Munin-Owner-Claim"
 
 const contentType = "application/x-gob"
 
-// maxCallBytes caps an internal call's body: the largest arguments are a
-// write (content up to the server's limit) or a batch of search-log rows.
-const maxCallBytes = 16 << 20
+// maxCallBytes caps an internal call's body at what the node's front door
+// lets through anyway (httpserver.DefaultMaxBodyBytes, 1 MiB): the largest
+// arguments are a write (content up to --max-content, which must fit that
+// cap) and a chunk of search-log rows (node.go).
+const maxCallBytes = 1 << 20
 
 // ErrMoved means the node called does not own the workspace at the epoch the
 // caller routed by: ownership moved (or is moving). Nothing was done.
