@@ -13,6 +13,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -73,6 +75,9 @@ func classify(err error) string {
 	}
 }
 
+// quiet is the agents' logger: mcp-go's complaints are not findings.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 // agent is one writer.
 type agent struct {
 	name    string
@@ -93,7 +98,8 @@ type agent struct {
 
 func newAgent(name string, node int, url, token, project string, slugs []string) *agent {
 	return &agent{name: name, node: node, url: url, token: token, project: project, slugs: slugs,
-		hc:       &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}},
+		hc: &http.Client{Timeout: callTimeout(),
+			Transport: &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}},
 		outcomes: map[string]int{}, timeout: callTimeout()}
 }
 
@@ -108,7 +114,8 @@ func (a *agent) connect(ctx context.Context) error {
 	if !mcp.IsModernProtocol(version) {
 		opts = append(opts, client.WithLegacyProtocolOnly())
 	}
-	tr, err := transport.NewStreamableHTTP(a.url, transport.WithHTTPBasicClient(a.hc),
+	// Quiet: closing a session on a node that is gone fails, as expected.
+	tr, err := transport.NewStreamableHTTP(a.url, transport.WithHTTPBasicClient(a.hc), transport.WithHTTPLogger(quiet),
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + a.token}))
 	if err != nil {
 		return err
