@@ -68,30 +68,58 @@ func (c *cluster) killRound(t *testing.T, round int) failover {
 	return f
 }
 
+// paused is what the SIGSTOP phase found.
+type paused struct {
+	failover
+	idx int       // the paused node's index
+	at  time.Time // the moment of SIGSTOP
+	// back is the time from SIGCONT until the node acknowledged a write
+	// again; ok is false if it did not within recoveryLimit (it may answer
+	// unavailable for good: the issue asks only that it acknowledges
+	// nothing it should not).
+	back time.Duration
+	ok   bool
+}
+
+// recoveryLimit bounds the wait for a paused node to acknowledge again.
+func recoveryLimit() time.Duration { return 2**clusterTTL + 5*time.Second }
+
 // stopPhase pauses the munin process of the busiest owner (not its
 // litestream) for 2 × TTL while the agents go on writing, continues it,
-// and lets the agents write for TTL + 1 s more so that its answers after
-// waking are seen. From the pause on, the ledger counts the outcomes of
-// the calls sent to it.
-func (c *cluster) stopPhase(t *testing.T) (failover, int, time.Time) {
+// and then lets the agents write at least TTL + 1 s more, so that its
+// answers after waking are seen, while a probe through it waits for its
+// first acknowledged write. From the pause on, the ledger counts the
+// outcomes of the calls sent to it.
+func (c *cluster) stopPhase(t *testing.T) paused {
 	node, owned := c.pickBusiest(t)
 	n := c.nodes[node]
-	start := time.Now()
-	c.l.watch(node, start)
+	p := paused{idx: node, at: time.Now()}
+	c.l.watch(node, p.at)
 	if err := n.p.pause(); err != nil {
 		t.Fatalf("SIGSTOP %s: %v", n.name, err)
 	}
-	var f failover
 	var wg sync.WaitGroup
-	wg.Go(func() { f = c.measure(node, owned, start, "angehalten") })
-	sleep(context.Background(), time.Until(start.Add(2**clusterTTL)))
+	wg.Go(func() { p.failover = c.measure(node, owned, p.at, "angehalten") })
+	sleep(context.Background(), time.Until(p.at.Add(2**clusterTTL)))
 	if err := n.p.resume(); err != nil {
 		t.Fatalf("SIGCONT %s: %v", n.name, err)
 	}
+	resumed := time.Now()
 	wg.Wait()
-	sleep(context.Background(), *clusterTTL+time.Second)
-	f.label, f.acks = "SIGSTOP 2×TTL", c.l.count()
-	return f, node, start
+	var ws string
+	for w := range owned {
+		ws = w
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), recoveryLimit())
+	defer cancel()
+	probe := newAgent("sonde-"+n.name, node, n.mcpURL(), c.probeKeys[ws+"/p"], ws+"/p", []string{"sonde/wieder-" + n.name})
+	probe.timeout = probeTimeout
+	if x, ok := probe.untilAck(ctx, c.l); ok {
+		p.back, p.ok = x.done.Sub(resumed), true
+	}
+	sleep(context.Background(), time.Until(resumed.Add(*clusterTTL+time.Second)))
+	p.label, p.acks = "SIGSTOP 2×TTL", c.l.count()
+	return p
 }
 
 // measure waits, from start on, until each workspace in owned has an owner

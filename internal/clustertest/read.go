@@ -26,8 +26,9 @@ import (
 
 // restReader reads over GET /api/v1/entries/{slug} and /api/v1/history/{slug}
 // with one key per project, spreading the entries over the nodes in bases
-// (any node answers any request). Unavailable answers and broken
-// connections are retried, at most retries times.
+// (any node answers any request). An unavailable answer or a broken
+// connection is retried on the next node, as a client of a cluster would,
+// at most retries times.
 type restReader struct {
 	bases   []string          // http://127.0.0.1:port
 	tokens  map[string]string // project → key
@@ -45,11 +46,12 @@ var errNotFound = errors.New("not_found")
 
 // do sends GET path?query to a node chosen by key and decodes a 200 into out.
 func (r *restReader) do(ctx context.Context, key, path string, q url.Values, out any) error {
-	base := r.bases[int(fnv(key))%len(r.bases)]
+	first := int(fnv(key) % uint32(len(r.bases)))
 	var last error
 	for try := 0; try <= r.retries; try++ {
-		if try > 0 {
-			sleep(ctx, 100*time.Millisecond)
+		base := r.bases[(first+try)%len(r.bases)]
+		if try >= len(r.bases) {
+			sleep(ctx, 100*time.Millisecond) // every node tried: give the cluster time
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path+"?"+q.Encode(), nil)
 		if err != nil {

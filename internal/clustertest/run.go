@@ -75,13 +75,11 @@ func Run(t *testing.T) {
 			r, f.node, len(f.workspaces), maxOf(f.newOwner, f.workspaces), maxOf(f.writesAgain, f.workspaces), sec(f.restart), f.acks)
 	}
 	sleep(ctx, *clusterDauer)
-	var paused *failover
-	var pausedNode int
-	var pausedAt time.Time
+	var stopped *paused
 	if *clusterAnhalten {
-		f, node, at := c.stopPhase(t)
-		paused, pausedNode, pausedAt = &f, node, at
-		t.Logf("SIGSTOP: %s für %s angehalten, neuer Eigentümer max %s", f.node, 2**clusterTTL, maxOf(f.newOwner, f.workspaces))
+		p := c.stopPhase(t)
+		stopped = &p
+		t.Logf("SIGSTOP: %s für %s angehalten, neuer Eigentümer max %s", p.node, 2**clusterTTL, maxOf(p.newOwner, p.workspaces))
 	}
 	stopAgents()
 	if !waitGroupBounded(&wg, callTimeout()+10*time.Second) {
@@ -105,8 +103,8 @@ func Run(t *testing.T) {
 	api := verifyAPI(context.Background(), reader, acks, 8)
 	files, restored := c.verifyReplicas(t, acks)
 	var stale *verdict
-	if paused != nil {
-		stale = verifyAPI(context.Background(), reader, ackedBy(acks, pausedNode, pausedAt), 4)
+	if stopped != nil {
+		stale = verifyAPI(context.Background(), reader, ackedBy(acks, stopped.idx, stopped.at), 4)
 	}
 	contra := contradictions(acks)
 	c.stopNodes(t)
@@ -129,8 +127,8 @@ func Run(t *testing.T) {
 		}
 	}
 	all := slices.Clone(rounds)
-	if paused != nil {
-		all = append(all, *paused)
+	if stopped != nil {
+		all = append(all, stopped.failover)
 	}
 	fmt.Println()
 	printRounds(os.Stdout, all)
@@ -138,9 +136,13 @@ func Run(t *testing.T) {
 	printFailoverSummary(os.Stdout, rounds, *clusterTTL)
 	fmt.Printf("Agenten während der Runden: %s; %.0f bestätigte remember/s über %s\n",
 		outcomeLine(outcomes), rate(acks, roundsBegin, roundsEnd), roundsEnd.Sub(roundsBegin).Round(time.Second))
-	if paused != nil {
-		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; davon bestätigt und geprüft: %d, verloren %d\n",
-			paused.node, outcomeLine(c.l.watchedOutcomes()), stale.acks, stale.lost)
+	if stopped != nil {
+		back := fmt.Sprintf("bestätigt wieder %s nach SIGCONT", sec(stopped.back))
+		if !stopped.ok {
+			back = fmt.Sprintf("bestätigt bis %s nach SIGCONT nichts mehr", sec(recoveryLimit()))
+		}
+		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; davon bestätigt und geprüft: %d, verloren %d; %s\n",
+			stopped.node, outcomeLine(c.l.watchedOutcomes()), stale.acks, stale.lost, back)
 	}
 	printVerdict(os.Stdout, "Nachlesen über die API", api)
 	printVerdict(os.Stdout, fmt.Sprintf("Replikate (%d Arbeitsbereiche wiederhergestellt, integrity_check full)", restored), files)
@@ -157,8 +159,8 @@ func Run(t *testing.T) {
 
 	// The verdict.
 	checkBounds(t, rounds, *clusterTTL, true)
-	if paused != nil {
-		checkBounds(t, []failover{*paused}, *clusterTTL, false)
+	if stopped != nil {
+		checkBounds(t, []failover{stopped.failover}, *clusterTTL, false)
 	}
 	syncMode := *clusterModus == "sync"
 	if api.gaps > 0 || files.gaps > 0 {
@@ -168,7 +170,7 @@ func Run(t *testing.T) {
 		t.Errorf("bestätigte Fassungen verloren: %d über die API, %d in den Replikaten, %d Widersprüche", api.lost, files.lost, len(contra))
 	}
 	if stale != nil && stale.lost > 0 {
-		t.Errorf("der angehaltene Knoten %s bestätigte nach SIGSTOP %d Fassungen, die es nicht gibt", paused.node, stale.lost)
+		t.Errorf("der angehaltene Knoten %s bestätigte nach SIGSTOP %d Fassungen, die es nicht gibt", stopped.node, stale.lost)
 	}
 	if outcomes[outOther] > 0 {
 		t.Errorf("%d unerwartete Fehler der Agenten, zuerst: %v", outcomes[outOther], bad)

@@ -6,9 +6,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -198,4 +203,74 @@ func TestRestoreLatestEpoch(t *testing.T) {
 	if _, err := latestEpoch(base, "nichts"); err == nil {
 		t.Fatal("latestEpoch of a workspace without replica: no error")
 	}
+}
+
+// The REST reader asks the next node when one answers unavailable or not
+// at all, keeps 404 not_found as an answer, and gives up after its retries.
+func TestRESTReaderFallsOver(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	count := func(name string) {
+		mu.Lock()
+		asked[name]++
+		mu.Unlock()
+	}
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		count("down")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"error":{"code":"unavailable","message":"this node lost its connection to the cluster"}}`))
+	}))
+	defer down.Close()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		count("up")
+		if r.Header.Get("Authorization") != "Bearer k" || r.URL.Query().Get("project") != "w/p" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/api/v1/entries/a/s0":
+			w.Write([]byte(`{"content":"drei","version":3,"latest_version":3}`))
+		case "/api/v1/history/a/s0":
+			w.Write([]byte(`{"versions":[{"version":3},{"version":2},{"version":1}]}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"error":{"code":"not_found","message":"no such entry"}}`))
+		}
+	}))
+	defer up.Close()
+	gone := "http://" + closedAddr(t)
+
+	r := newRESTReader([]string{down.URL, gone, up.URL}, map[string]string{"w/p": "k"})
+	ctx := context.Background()
+	for range 5 { // whichever node an entry starts at
+		c, v, latest, found, err := r.get(ctx, "w/p", "a/s0", 0)
+		if err != nil || !found || c != "drei" || v != 3 || latest != 3 {
+			t.Fatalf("get: %q v%d latest %d found %v: %v", c, v, latest, found, err)
+		}
+	}
+	if h, err := r.history(ctx, "w/p", "a/s0"); err != nil || !slices.Equal(h, []int{3, 2, 1}) {
+		t.Fatalf("history: %v %v", h, err)
+	}
+	if _, _, _, found, err := r.get(ctx, "w/p", "b/s0", 0); found || err != nil {
+		t.Fatalf("missing entry: found %v, %v", found, err)
+	}
+	if asked["down"] == 0 || asked["up"] == 0 {
+		t.Fatalf("asked %v: both nodes should have been asked", asked)
+	}
+	r = newRESTReader([]string{down.URL, gone}, map[string]string{"w/p": "k"})
+	r.retries = 3
+	if _, _, _, _, err := r.get(ctx, "w/p", "a/s0", 0); err == nil {
+		t.Fatal("no node answers: no error")
+	}
+}
+
+// closedAddr is a 127.0.0.1 address nobody listens on.
+func closedAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
