@@ -71,8 +71,9 @@ func (c *cluster) killRound(t *testing.T, round int) failover {
 // paused is what the SIGSTOP phase found.
 type paused struct {
 	failover
-	idx int       // the paused node's index
-	at  time.Time // the moment of SIGSTOP
+	idx  int       // the paused node's index
+	at   time.Time // the moment of SIGSTOP
+	cont time.Time // the moment of SIGCONT
 	// back is the time from SIGCONT until the node acknowledged a write
 	// again; ok is false if it did not within recoveryLimit (it may answer
 	// unavailable for good: the issue asks only that it acknowledges
@@ -105,6 +106,7 @@ func (c *cluster) stopPhase(t *testing.T) paused {
 		t.Fatalf("SIGCONT %s: %v", n.name, err)
 	}
 	resumed := time.Now()
+	p.cont = resumed
 	wg.Wait()
 	var ws string
 	for w := range owned {

@@ -87,8 +87,11 @@ func TestRateAndAckedBy(t *testing.T) {
 	if r := rate(acks, t0, t0.Add(2*time.Second)); r != 1 {
 		t.Fatalf("rate %v, want 1 (2 acks in 2 s)", r)
 	}
-	if got := ackedBy(acks, 1, t0.Add(2*time.Second)); len(got) != 1 || got[0].version != 3 {
-		t.Fatalf("ackedBy %v", got)
+	if got := ackedBy(acks, 1, t0.Add(2*time.Second), time.Time{}); len(got) != 1 || got[0].version != 3 {
+		t.Fatalf("ackedBy from 2 s: %v", got)
+	}
+	if got := ackedBy(acks, 1, t0, t0.Add(2*time.Second)); len(got) != 1 || got[0].version != 2 {
+		t.Fatalf("ackedBy in [0, 2 s): %v", got)
 	}
 }
 

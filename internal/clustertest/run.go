@@ -104,7 +104,7 @@ func Run(t *testing.T) {
 	files, restored := c.verifyReplicas(t, acks)
 	var stale *verdict
 	if stopped != nil {
-		stale = verifyAPI(context.Background(), reader, ackedBy(acks, stopped.idx, stopped.at), 4)
+		stale = verifyAPI(context.Background(), reader, ackedBy(acks, stopped.idx, stopped.at, time.Time{}), 4)
 	}
 	contra := contradictions(acks)
 	c.stopNodes(t)
@@ -141,8 +141,8 @@ func Run(t *testing.T) {
 		if !stopped.ok {
 			back = fmt.Sprintf("bestätigt bis %s nach SIGCONT nichts mehr", sec(recoveryLimit()))
 		}
-		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; davon bestätigt und geprüft: %d, verloren %d; %s\n",
-			stopped.node, outcomeLine(c.l.watchedOutcomes()), stale.acks, stale.lost, back)
+		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; während der Pause gesendet und bestätigt: %d; ab SIGSTOP bestätigt und geprüft: %d, verloren %d; %s\n",
+			stopped.node, outcomeLine(c.l.watchedOutcomes()), len(ackedBy(acks, stopped.idx, stopped.at, stopped.cont)), stale.acks, stale.lost, back)
 	}
 	printVerdict(os.Stdout, "Nachlesen über die API", api)
 	printVerdict(os.Stdout, fmt.Sprintf("Replikate (%d Arbeitsbereiche wiederhergestellt, integrity_check full)", restored), files)
@@ -169,6 +169,15 @@ func Run(t *testing.T) {
 	if syncMode && (api.lost > 0 || files.lost > 0 || len(contra) > 0) {
 		t.Errorf("bestätigte Fassungen verloren: %d über die API, %d in den Replikaten, %d Widersprüche", api.lost, files.lost, len(contra))
 	}
+	// What a paused node received while stopped it can only answer after
+	// waking, when its lease has run out: it must answer unavailable (issue
+	// 12, point 5), not acknowledge — not even what it might forward.
+	if stopped != nil {
+		if early := ackedBy(acks, stopped.idx, stopped.at, stopped.cont); len(early) > 0 {
+			t.Errorf("der angehaltene Knoten %s bestätigte %d Schreibvorgänge, die er während der Pause erhielt, zuerst %s %s v%d",
+				stopped.node, len(early), early[0].project, early[0].slug, early[0].version)
+		}
+	}
 	if stale != nil && stale.lost > 0 {
 		t.Errorf("der angehaltene Knoten %s bestätigte nach SIGSTOP %d Fassungen, die es nicht gibt", stopped.node, stale.lost)
 	}
@@ -180,11 +189,12 @@ func Run(t *testing.T) {
 	}
 }
 
-// ackedBy returns the acks of calls sent to node at or after since.
-func ackedBy(acks []ack, node int, since time.Time) []ack {
+// ackedBy returns the acks of calls sent to node in [from, to) (zero to:
+// no end).
+func ackedBy(acks []ack, node int, from, to time.Time) []ack {
 	var out []ack
 	for _, a := range acks {
-		if a.node == node && !a.sent.Before(since) {
+		if a.node == node && !a.sent.Before(from) && (to.IsZero() || a.sent.Before(to)) {
 			out = append(out, a)
 		}
 	}
