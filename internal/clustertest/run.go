@@ -60,6 +60,7 @@ func Run(t *testing.T) {
 
 	// The rounds: the agents write all along.
 	ctx, stopAgents := context.WithCancel(context.Background())
+	t.Cleanup(stopAgents) // also when the test ends early
 	agents := c.agents(t, *clusterAgenten, "agent")
 	var wg sync.WaitGroup
 	for _, a := range agents {
