@@ -54,6 +54,18 @@ func startCluster(t *testing.T, bin, litestream, logDir string, workspaces int) 
 	for i := range nodeCount {
 		c.nodes = append(c.nodes, clusterNode(t, i, bin, litestream, c.secret, c.etcd.Endpoints(), c.replicaDir, logDir))
 	}
+	// A failed run shows the end of each node's latest log (all of them
+	// stay with -cluster.protokolle).
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, n := range c.nodes {
+			if n.p != nil {
+				t.Logf("Protokoll %s (Start %d), Ende:\n%s", n.name, n.starts, n.p.logTail(1500))
+			}
+		}
+	})
 	// The first node creates the cluster's meta record; the others join it.
 	if _, err := c.nodes[0].start(t); err != nil {
 		t.Fatal(err)
