@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,34 @@ type cluster struct {
 	projects   []string          // bereich-N/p
 	probeKeys  map[string]string // project → a write key of the test's own (probes and reading back)
 	l          *ledger
+
+	mu     sync.Mutex
+	others []*agent // probes and the throughput phase's agents, for their unexpected errors
+}
+
+// keep remembers agents outside the rounds' own, so that their unexpected
+// errors count too.
+func (c *cluster) keep(as ...*agent) {
+	c.mu.Lock()
+	c.others = append(c.others, as...)
+	c.mu.Unlock()
+}
+
+// unexpected returns how many calls of all agents c kept, plus extra,
+// ended in an unexpected error, and the first such error of each agent.
+func (c *cluster) unexpected(extra []*agent) (int, []string) {
+	c.mu.Lock()
+	all := append(slices.Clone(c.others), extra...)
+	c.mu.Unlock()
+	n, first := 0, []string(nil)
+	for _, a := range all {
+		o, bad := a.snapshot()
+		n += o[outOther]
+		if bad != "" {
+			first = append(first, bad)
+		}
+	}
+	return n, first
 }
 
 // startCluster starts etcd and the nodes and makes a probe key per project.

@@ -116,6 +116,7 @@ func (c *cluster) stopPhase(t *testing.T) paused {
 	defer cancel()
 	probe := newAgent("sonde-"+n.name, node, n.mcpURL(), c.probeKeys[ws+"/p"], ws+"/p", []string{"sonde/wieder-" + n.name})
 	probe.timeout = probeTimeout
+	c.keep(probe)
 	if x, ok := probe.untilAck(ctx, c.l); ok {
 		p.back, p.ok = x.done.Sub(resumed), true
 	}
@@ -151,6 +152,7 @@ func (c *cluster) measure(gone int, owned map[string]int64, start time.Time, pro
 			name := "sonde-" + ws
 			p := newAgent(name, via, c.nodes[via].mcpURL(), c.probeKeys[project], project, []string{"sonde/" + probeSlug})
 			p.timeout = probeTimeout
+			c.keep(p)
 			if x, ok := p.untilAck(ctx, c.l); ok {
 				mu.Lock()
 				f.writesAgain[ws] = x.done.Sub(start)

@@ -117,16 +117,13 @@ func Run(t *testing.T) {
 
 	// The report.
 	outcomes := map[string]int{}
-	var bad []string
 	for _, a := range agents {
-		o, first := a.snapshot()
+		o, _ := a.snapshot()
 		for k, v := range o {
 			outcomes[k] += v
 		}
-		if first != "" {
-			bad = append(bad, first)
-		}
 	}
+	nBad, bad := c.unexpected(agents)
 	all := slices.Clone(rounds)
 	if stopped != nil {
 		all = append(all, stopped.failover)
@@ -182,8 +179,8 @@ func Run(t *testing.T) {
 	if stale != nil && stale.lost > 0 {
 		t.Errorf("der angehaltene Knoten %s bestätigte nach SIGSTOP %d Fassungen, die es nicht gibt", stopped.node, stale.lost)
 	}
-	if outcomes[outOther] > 0 {
-		t.Errorf("%d unerwartete Fehler der Agenten, zuerst: %v", outcomes[outOther], bad)
+	if nBad > 0 {
+		t.Errorf("%d unerwartete Fehler der Agenten und Sonden, zuerst: %v", nBad, bad)
 	}
 	if len(c.l.written()) < len(c.projects) {
 		t.Errorf("nur %d von %d Arbeitsbereichen bekamen bestätigte Schreibvorgänge: der Test bewies zu wenig", len(c.l.written()), len(c.projects))

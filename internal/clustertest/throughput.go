@@ -21,6 +21,7 @@ import (
 // going into the cluster's ledger (they are verified with the rest), and
 // returns the acknowledged remembers per second.
 func (c *cluster) throughput(t *testing.T, agents []*agent, d time.Duration) float64 {
+	c.keep(agents...)
 	return drive(t, agents, c.l, d)
 }
 
