@@ -161,7 +161,28 @@ func (c *cluster) measure(gone int, owned map[string]int64, start time.Time, pro
 		})
 	}
 	wg.Wait()
+	// Where the workspaces went: the placement should spread them.
+	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer rcancel()
+	if owners, err := readOwners(rctx, c.cli); err == nil {
+		f.spread = map[string]int{}
+		for _, ws := range f.workspaces {
+			if _, moved := f.newOwner[ws]; moved {
+				f.spread[c.nodeName(owners[ws].advertise)]++
+			}
+		}
+	}
 	return f
+}
+
+// nodeName is the name of the node with that advertise URL.
+func (c *cluster) nodeName(advertise string) string {
+	for _, n := range c.nodes {
+		if n.advertise() == advertise {
+			return n.name
+		}
+	}
+	return "?" + advertise
 }
 
 // checkBounds fails the test for every failover time over its bound and

@@ -132,10 +132,10 @@ func TestParseToken(t *testing.T) {
 // workspaces without a result.
 func TestReport(t *testing.T) {
 	fs := []failover{
-		{label: "Runde 1", node: "n0", workspaces: []string{"a", "b"}, acks: 10, restart: 1500 * time.Millisecond,
+		{label: "Runde 1", node: "n0", workspaces: []string{"a", "b"}, acks: 10, restart: 1500 * time.Millisecond, spread: map[string]int{"n2": 1, "n1": 1},
 			newOwner:    map[string]time.Duration{"a": 2100 * time.Millisecond, "b": 2300 * time.Millisecond},
 			writesAgain: map[string]time.Duration{"a": 2500 * time.Millisecond, "b": 2700 * time.Millisecond}},
-		{label: "Runde 2", node: "n2", workspaces: []string{"c"}, acks: 20,
+		{label: "Runde 2", node: "n2", workspaces: []string{"c"}, acks: 20, spread: map[string]int{"n0": 1},
 			newOwner: map[string]time.Duration{"c": 2200 * time.Millisecond}, writesAgain: map[string]time.Duration{}},
 	}
 	var b bytes.Buffer
@@ -144,7 +144,8 @@ func TestReport(t *testing.T) {
 	printThroughput(&b, 32, 10*time.Second, "sync", 900, 3000)
 	out := b.String()
 	for _, want := range []string{"Runde 1", "n0", "2,30 s", "2,70 s", "1,50 s", "Runde 2", "–",
-		"bis neuer Eigentümer in etcd", "3,00 s (TTL + 1 s)", "5,00 s (TTL + 3 s)", "2,20 s", "Verhältnis 0,30", "erreicht"} {
+		"bis neuer Eigentümer in etcd", "3,00 s (TTL + 1 s)", "5,00 s (TTL + 3 s)", "2,20 s", "Verhältnis 0,30", "erreicht",
+		"n1 1, n2 1", "in 0 von 1 Ausfällen"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -156,6 +157,10 @@ func TestReport(t *testing.T) {
 	}
 	if _, missing := samples(fs, writesAgainOf); missing != 1 {
 		t.Errorf("writes-again missing %d, want 1", missing)
+	}
+	fs[0].spread = map[string]int{"n1": 2}
+	if all, several := oneSurvivor(fs); all != 1 || several != 1 {
+		t.Errorf("oneSurvivor: %d of %d", all, several)
 	}
 	if line := outcomeLine(map[string]int{outOK: 5, outSession: 2}); line != "bestätigt 5, Sitzung verloren (404) 2" {
 		t.Errorf("outcomeLine: %q", line)

@@ -24,8 +24,9 @@ type failover struct {
 	workspaces  []string
 	newOwner    map[string]time.Duration // missing: none within the hard limit
 	writesAgain map[string]time.Duration
-	restart     time.Duration // until the restarted node's /healthz answered 200 (0: not restarted)
-	acks        int           // acknowledged versions so far
+	restart     time.Duration  // until the restarted node's /healthz answered 200 (0: not restarted)
+	acks        int            // acknowledged versions so far
+	spread      map[string]int // new owner (node name) → workspaces it took
 }
 
 // samples returns a metric's values over all failovers, sorted, and how
@@ -78,16 +79,47 @@ func maxOf(m map[string]time.Duration, wss []string) string {
 // printRounds writes the table of outages.
 func printRounds(w io.Writer, fs []failover) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "Ausfall\tKnoten\tArbeitsbereiche\tneuer Eigentümer (max)\tSchreiben wieder (max)\tNeustart bis healthz\tbestätigt bisher\t")
+	fmt.Fprintln(tw, "Ausfall\tKnoten\tArbeitsbereiche\tneuer Eigentümer (max)\tSchreiben wieder (max)\tübernommen von\tNeustart bis healthz\tbestätigt bisher\t")
 	for _, f := range fs {
 		restart := "–"
 		if f.restart > 0 {
 			restart = sec(f.restart)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t\n", f.label, f.node, len(f.workspaces),
-			maxOf(f.newOwner, f.workspaces), maxOf(f.writesAgain, f.workspaces), restart, f.acks)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t\n", f.label, f.node, len(f.workspaces),
+			maxOf(f.newOwner, f.workspaces), maxOf(f.writesAgain, f.workspaces), spreadOf(f.spread), restart, f.acks)
 	}
 	tw.Flush()
+}
+
+// spreadOf lists the new owners and how many workspaces each took.
+func spreadOf(m map[string]int) string {
+	if len(m) == 0 {
+		return "–"
+	}
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(names, ", ")
+}
+
+// oneSurvivor counts the outages of at least two workspaces and those among
+// them whose workspaces all went to one node.
+func oneSurvivor(fs []failover) (all, several int) {
+	for _, f := range fs {
+		if len(f.workspaces) < 2 {
+			continue
+		}
+		several++
+		if len(f.spread) == 1 {
+			all++
+		}
+	}
+	return all, several
 }
 
 // printFailoverSummary writes p50/max of both times against their bounds.
@@ -107,6 +139,8 @@ func printFailoverSummary(w io.Writer, fs []failover, ttl time.Duration) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s (%s)\t%d\t\n", m.name, len(v), sec(pct(v, 50)), sec(pct(v, 100)), sec(m.bound), m.label, missing)
 	}
 	tw.Flush()
+	all, several := oneSurvivor(fs)
+	fmt.Fprintf(w, "Verteilung: in %d von %d Ausfällen mit mehreren Arbeitsbereichen übernahm ein einziger Knoten alle\n", all, several)
 }
 
 // outcomeLine sums the agents' outcomes into one line.
