@@ -223,9 +223,8 @@ func (a *agent) run(ctx context.Context, l *ledger) {
 }
 
 // untilAck writes until the first acknowledged write or ctx's end and
-// returns that ack.
+// returns that ack. The session stays open.
 func (a *agent) untilAck(ctx context.Context, l *ledger) (ack, bool) {
-	defer a.close()
 	pause := reconnectMin
 	for ctx.Err() == nil {
 		if x, ok := a.step(ctx, l, &pause); ok {

@@ -117,6 +117,7 @@ func (c *cluster) stopPhase(t *testing.T) paused {
 	probe := newAgent("sonde-"+n.name, node, n.mcpURL(), c.probeKeys[ws+"/p"], ws+"/p", []string{"sonde/wieder-" + n.name})
 	probe.timeout = probeTimeout
 	c.keep(probe)
+	defer probe.close()
 	if x, ok := probe.untilAck(ctx, c.l); ok {
 		p.back, p.ok = x.done.Sub(resumed), true
 	}
@@ -153,6 +154,7 @@ func (c *cluster) measure(gone int, owned map[string]int64, start time.Time, pro
 			p := newAgent(name, via, c.nodes[via].mcpURL(), c.probeKeys[project], project, []string{"sonde/" + probeSlug})
 			p.timeout = probeTimeout
 			c.keep(p)
+			defer p.close()
 			if x, ok := p.untilAck(ctx, c.l); ok {
 				mu.Lock()
 				f.writesAgain[ws] = x.done.Sub(start)

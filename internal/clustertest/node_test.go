@@ -56,6 +56,7 @@ func TestSingleNodeWithKeys(t *testing.T) {
 		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		x, ok := a.untilAck(actx, l)
 		cancel()
+		a.close()
 		if !ok || x.version != start+1 {
 			o, _ := a.snapshot()
 			t.Fatalf("start %d: remember %+v, %v", start+1, x, o)

@@ -51,18 +51,27 @@ func (c *cluster) singleThroughput(t *testing.T, n int, d time.Duration) float64
 	return r
 }
 
-// drive connects every agent, then lets them write for d and returns the
-// acks per second that came in during d.
+// warmWait bounds each agent's first write, before the measurement.
+const warmWait = 30 * time.Second
+
+// drive lets every agent write once (a session, its workspace opened and
+// owned), then lets them write for d and returns the acks per second that
+// came in during d.
 func drive(t *testing.T, agents []*agent, l *ledger, d time.Duration) float64 {
 	var wg sync.WaitGroup
-	errs := make([]error, len(agents))
+	ok := make([]bool, len(agents))
 	for i, a := range agents {
-		wg.Go(func() { errs[i] = a.connect(context.Background()) })
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), warmWait)
+			defer cancel()
+			_, ok[i] = a.untilAck(ctx, l)
+		})
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("%s: verbinden: %v", agents[i].name, err)
+	for i := range agents {
+		if !ok[i] {
+			o, first := agents[i].snapshot()
+			t.Fatalf("%s: kein bestätigter Schreibvorgang in %s vor der Messung: %s %s", agents[i].name, warmWait, outcomeLine(o), first)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
