@@ -94,31 +94,30 @@ func verifyEntry(ctx context.Context, r entryReader, ref slugRef, acks []ack, v 
 		v.mu.Unlock()
 		return
 	}
-	want := map[int]string{}
-	for _, a := range acks {
-		want[a.version] = a.content
-	}
-	read := 0
+	got := map[int]string{}
 	for ver := 1; ver <= latest; ver++ {
-		content, got, _, found, err := r.get(ctx, ref.project, ref.slug, ver)
+		content, v2, _, found, err := r.get(ctx, ref.project, ref.slug, ver)
 		switch {
 		case err != nil:
 			v.problem(false, true, "%s %s v%d: %v", ref.project, ref.slug, ver, err)
-			continue
-		case !found || got != ver:
+		case !found || v2 != ver:
 			v.problem(false, true, "%s %s v%d fehlt (unter v%d): Lücke", ref.project, ref.slug, ver, latest)
-			continue
-		}
-		read++
-		if c, acked := want[ver]; acked && c != content {
-			v.problem(true, false, "%s %s v%d: gelesen %q, bestätigt war %q", ref.project, ref.slug, ver, content, c)
+		default:
+			got[ver] = content
 		}
 	}
+	// Each ack on its own: one version acknowledged twice with different
+	// content (two owners wrote it) is one loss, whichever content stayed.
 	for _, a := range acks {
-		if a.version > latest {
+		c, ok := got[a.version]
+		switch {
+		case a.version > latest:
 			v.problem(true, false, "%s %s v%d bestätigt (%s über n%d), neueste Fassung ist v%d", ref.project, ref.slug, a.version, a.agent, a.node, latest)
+		case ok && c != a.content:
+			v.problem(true, false, "%s %s v%d: gelesen %q, bestätigt war %q", ref.project, ref.slug, a.version, c, a.content)
 		}
 	}
+	read := len(got)
 	hist, err := r.history(ctx, ref.project, ref.slug)
 	if err != nil {
 		v.problem(false, true, "%s %s: history: %v", ref.project, ref.slug, err)

@@ -76,6 +76,8 @@ func TestVerifyAPI(t *testing.T) {
 		says      string
 	}{
 		{"other content", []ack{mkAck("w/p", "a/s0", 2, "anders", "a", 0, 0)}, nil, 1, 0, `gelesen "zwei"`},
+		{"acknowledged twice", []ack{mkAck("w/p", "a/s0", 2, "zwei", "a", 0, 0), mkAck("w/p", "a/s0", 2, "auch zwei", "a", 1, 1)}, nil, 1, 0, `bestätigt war "auch zwei"`},
+		{"acknowledged twice, the lost one first", []ack{mkAck("w/p", "a/s0", 2, "auch zwei", "a", 1, 0), mkAck("w/p", "a/s0", 2, "zwei", "a", 0, 1)}, nil, 1, 0, `bestätigt war "auch zwei"`},
 		{"beyond the latest", []ack{mkAck("w/p", "a/s0", 4, "vier", "a", 2, 0)}, nil, 1, 0, "neueste Fassung ist v3"},
 		{"entry missing", []ack{mkAck("w/p", "c/s0", 1, "x", "c", 0, 0), mkAck("w/p", "c/s0", 2, "y", "c", 0, 1)}, nil, 2, 0, "nicht lesbar"},
 		{"gap", []ack{mkAck("w/p", "b/s0", 1, "eins", "b", 0, 0)}, nil, 0, 1, "v2 fehlt"},
