@@ -25,7 +25,12 @@ const (
 	nodeCount   = 3
 	// keyWorkers bounds the `munin key create` processes run at once.
 	keyWorkers = 4
+	// projectName is the one project of each workspace.
+	projectName = "p"
 )
+
+// projectOf is the project of workspace ws.
+func projectOf(ws string) string { return ws + "/" + projectName }
 
 // cluster is everything the test started.
 type cluster struct {
@@ -111,7 +116,7 @@ func startCluster(t *testing.T, bin, litestream, logDir string, workspaces int) 
 		}
 	}
 	for i := range workspaces {
-		c.projects = append(c.projects, fmt.Sprintf("bereich-%d/p", i))
+		c.projects = append(c.projects, projectOf(fmt.Sprintf("bereich-%d", i)))
 	}
 	tokens := c.keys(t, len(c.projects), func(i int) (string, string) { return c.projects[i], fmt.Sprintf("pruefer-%d", i) })
 	for i, p := range c.projects {

@@ -114,7 +114,7 @@ func (c *cluster) stopPhase(t *testing.T) paused {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), recoveryLimit())
 	defer cancel()
-	probe := newAgent("sonde-"+n.name, node, n.mcpURL(), c.probeKeys[ws+"/p"], ws+"/p", []string{"sonde/wieder-" + n.name})
+	probe := newAgent("sonde-"+n.name, node, n.mcpURL(), c.probeKeys[projectOf(ws)], projectOf(ws), []string{"sonde/wieder-" + n.name})
 	probe.timeout = probeTimeout
 	c.keep(probe)
 	defer probe.close()
@@ -146,7 +146,7 @@ func (c *cluster) measure(gone int, owned map[string]int64, start time.Time, pro
 	})
 	k := 0
 	for _, ws := range f.workspaces {
-		project := ws + "/p"
+		project := projectOf(ws)
 		via := (gone + 1 + k%(len(c.nodes)-1)) % len(c.nodes)
 		k++
 		wg.Go(func() {
