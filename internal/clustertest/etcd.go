@@ -4,14 +4,14 @@
 // on 127.0.0.1. The test needs only endpoints and a client, so it talks to
 // them through Coordinator. embeddedEtcd is a minimal stand-in for
 // internal/cluster/etcdtest until that package is on this branch; then
-// startCoordinator becomes `return etcdtest.Start(tb, members)` and this
-// file's starter goes away (etcdtest.Cluster has the same two methods).
+// startCoordinator becomes `return etcdtest.Start(tb, members)` and
+// everything below it in this file goes away (etcdtest.Cluster has the
+// same two methods).
 
 package clustertest
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -126,15 +126,4 @@ func (e *embeddedEtcd) Client(tb testing.TB) *clientv3.Client {
 	}
 	tb.Cleanup(func() { cli.Close() })
 	return cli
-}
-
-// freePort returns a port on 127.0.0.1 that was free a moment ago.
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

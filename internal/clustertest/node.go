@@ -10,6 +10,7 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -171,4 +172,15 @@ func parseToken(out string) (string, error) {
 		return "", fmt.Errorf("no key in the output of key create: %q", out)
 	}
 	return last, nil
+}
+
+// freePort returns a port on 127.0.0.1 that was free a moment ago.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
