@@ -80,6 +80,9 @@ type paused struct {
 	// nothing it should not).
 	back time.Duration
 	ok   bool
+	// ready is the node's /readyz status at the end of the phase (0: no
+	// answer): a node that lost its lease may say so there.
+	ready int
 }
 
 // recoveryLimit bounds the wait for a paused node to acknowledge again.
@@ -122,6 +125,7 @@ func (c *cluster) stopPhase(t *testing.T) paused {
 		p.back, p.ok = x.done.Sub(resumed), true
 	}
 	sleep(context.Background(), time.Until(resumed.Add(*clusterTTL+time.Second)))
+	p.ready = readyz(n.advertise())
 	p.label, p.acks = "SIGSTOP 2×TTL", c.l.count()
 	return p
 }

@@ -147,6 +147,18 @@ func waitHealthy(base string, p *proc, deadline time.Time) error {
 	return fmt.Errorf("/healthz not 200 within %s", upWait)
 }
 
+// readyz returns the status of GET /readyz, 0 if there is no answer.
+func readyz(base string) int {
+	hc := &http.Client{Timeout: 5 * time.Second}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get(base + "/readyz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // createKey runs `munin key create` with where (--etcd … or --data …) and
 // returns the token, the last line of its output.
 func createKey(ctx context.Context, bin string, env, where []string, workspace, project, agent, role string) (string, error) {

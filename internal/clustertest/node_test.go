@@ -61,8 +61,14 @@ func TestSingleNodeWithKeys(t *testing.T) {
 			o, _ := a.snapshot()
 			t.Fatalf("start %d: remember %+v, %v", start+1, x, o)
 		}
+		if code := readyz(n.advertise()); code != 200 {
+			t.Fatalf("start %d: /readyz %d", start+1, code)
+		}
 		if err := n.p.stop(); err != nil {
 			t.Fatalf("stop %d: %v\n%s", start+1, err, n.p.logTail(1000))
+		}
+		if code := readyz(n.advertise()); code != 0 {
+			t.Fatalf("after stop %d: /readyz %d, want no answer", start+1, code)
 		}
 	}
 	if n.starts != 2 || n.dataDir != dir {

@@ -139,8 +139,8 @@ func Run(t *testing.T) {
 		if !stopped.ok {
 			back = fmt.Sprintf("bestätigt bis %s nach SIGCONT nichts mehr", sec(recoveryLimit()))
 		}
-		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; während der Pause gesendet und bestätigt: %d; ab SIGSTOP bestätigt und geprüft: %d, verloren %d; %s\n",
-			stopped.node, outcomeLine(c.l.watchedOutcomes()), len(ackedBy(acks, stopped.idx, stopped.at, stopped.cont)), stale.acks, stale.lost, back)
+		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; während der Pause gesendet und bestätigt: %d; ab SIGSTOP bestätigt und geprüft: %d, verloren %d; %s; /readyz danach %d\n",
+			stopped.node, outcomeLine(c.l.watchedOutcomes()), len(ackedBy(acks, stopped.idx, stopped.at, stopped.cont)), stale.acks, stale.lost, back, stopped.ready)
 	}
 	printVerdict(os.Stdout, "Nachlesen über die API", api)
 	printVerdict(os.Stdout, fmt.Sprintf("Replikate (%d Arbeitsbereiche wiederhergestellt, integrity_check full)", restored), files)
