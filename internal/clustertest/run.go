@@ -1,0 +1,253 @@
+//go:build cluster
+
+// Package clustertest is the machinery of the cluster test; the entry point
+// is TestCluster in the top-level cluster_test.go:
+//
+//	go test -tags cluster -run TestCluster -v . [-cluster.runden=20] [-cluster.ttl=2s] [-cluster.modus=sync]
+//
+// Three etcd members run embedded in the test process, three Munin nodes
+// (`munin serve --cluster`, built once) as processes, each in its own
+// process group with its litestream child, replicating to a directory. Agents
+// write over MCP through different nodes while, round after round, the
+// busiest owner's process group is killed with SIGKILL and restarted with
+// an empty data directory; then one owner is paused with SIGSTOP for
+// 2 × TTL. At the end every acknowledged version must be readable through
+// the API with exactly its content, every entry's versions 1..n without a
+// gap, and each workspace's replica, restored with litestream, intact and
+// (in sync mode) holding every acknowledged version. A throughput phase
+// compares the cluster with a single node under the same remember load.
+//
+// Every file carries the build tag cluster, so ordinary builds and go test
+// ./... leave the package out.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Run is the whole cluster test as the -cluster.* flags ask for it. It
+// prints its tables to stdout.
+func Run(t *testing.T) {
+	if *clusterRunden < 0 || *clusterAgenten < 1 || *clusterBereiche < 1 || *clusterSlugs < 1 || *clusterTTL <= 0 ||
+		(*clusterModus != "sync" && *clusterModus != "async") {
+		t.Fatal("cluster.runden ≥ 0, cluster.agenten, cluster.arbeitsbereiche, cluster.slugs ≥ 1, cluster.ttl > 0, cluster.modus sync oder async")
+	}
+	litestream := findLitestream(t)
+	bin := buildMunin(t)
+	logDir := *clusterProtokolle
+	if logDir == "" {
+		logDir = t.TempDir()
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	c := startCluster(t, bin, litestream, logDir, *clusterBereiche)
+	fmt.Printf("Clustertest %s: %d etcd-Mitglieder, %d Knoten, %d Arbeitsbereiche, %d Agenten, TTL %s, Replikation %s, %d Runden, Protokolle in %s\n",
+		begin.Format("2006-01-02 15:04"), etcdMembers, nodeCount, len(c.projects), *clusterAgenten, *clusterTTL, *clusterModus, *clusterRunden, logDir)
+
+	var clusterRate float64
+	if *clusterMessdauer > 0 {
+		clusterRate = c.throughput(t, c.agents(t, *clusterLastAgenten, "last"), *clusterMessdauer)
+	}
+
+	// The rounds: the agents write all along.
+	ctx, stopAgents := context.WithCancel(context.Background())
+	t.Cleanup(stopAgents) // also when the test ends early
+	agents := c.agents(t, *clusterAgenten, "agent")
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Go(func() { a.run(ctx, c.l) })
+	}
+	roundsBegin := time.Now()
+	var rounds []failover
+	for r := 1; r <= *clusterRunden; r++ {
+		sleep(ctx, time.Duration(float64(*clusterDauer)*(0.5+rand.Float64())))
+		f := c.killRound(t, r)
+		rounds = append(rounds, f)
+		t.Logf("Runde %2d: %s gekillt (%d Arbeitsbereiche), neuer Eigentümer max %s, Schreiben wieder max %s, Neustart %s, %d bestätigt",
+			r, f.node, len(f.workspaces), maxOf(f.newOwner, f.workspaces), maxOf(f.writesAgain, f.workspaces), sec(f.restart), f.acks)
+	}
+	sleep(ctx, *clusterDauer)
+	var stopped *paused
+	if *clusterAnhalten {
+		p := c.stopPhase(t)
+		stopped = &p
+		t.Logf("SIGSTOP: %s für %s angehalten, neuer Eigentümer max %s", p.node, 2**clusterTTL, maxOf(p.newOwner, p.workspaces))
+	}
+	stopAgents()
+	if !waitGroupBounded(&wg, callTimeout()+10*time.Second) {
+		t.Fatal("Agenten enden nicht nach dem Ende der Runden")
+	}
+	roundsEnd := time.Now()
+	acks := c.l.all()
+
+	// Reading back, through the nodes that run (the paused one may have
+	// ended itself) and from the replicas.
+	var bases []string
+	for _, n := range c.nodes {
+		if n.p != nil && !n.p.exited() {
+			bases = append(bases, n.advertise())
+		}
+	}
+	if len(bases) == 0 {
+		t.Fatal("kein Knoten läuft mehr zum Nachlesen")
+	}
+	reader := newRESTReader(bases, c.probeKeys)
+	api := verifyAPI(context.Background(), reader, acks, 8)
+	files, restored := c.verifyReplicas(t, acks)
+	var stale *verdict
+	if stopped != nil {
+		stale = verifyAPI(context.Background(), reader, ackedBy(acks, stopped.idx, stopped.at, time.Time{}), 4)
+	}
+	contra := contradictions(acks)
+	c.stopNodes(t)
+
+	var singleRate float64
+	if *clusterMessdauer > 0 {
+		singleRate = c.singleThroughput(t, *clusterLastAgenten, *clusterMessdauer)
+	}
+
+	// The report.
+	outcomes := map[string]int{}
+	for _, a := range agents {
+		o, _ := a.snapshot()
+		for k, v := range o {
+			outcomes[k] += v
+		}
+	}
+	nBad, bad := c.unexpected(agents)
+	all := slices.Clone(rounds)
+	if stopped != nil {
+		all = append(all, stopped.failover)
+	}
+	fmt.Println()
+	printRounds(os.Stdout, all)
+	fmt.Println()
+	printFailoverSummary(os.Stdout, rounds, *clusterTTL)
+	fmt.Printf("Agenten während der Runden: %s; %.0f bestätigte remember/s über %s\n",
+		outcomeLine(outcomes), rate(acks, roundsBegin, roundsEnd), roundsEnd.Sub(roundsBegin).Round(time.Second))
+	if stopped != nil {
+		back := fmt.Sprintf("bestätigt wieder %s nach SIGCONT", sec(stopped.back))
+		if !stopped.ok {
+			back = fmt.Sprintf("bestätigt bis %s nach SIGCONT nichts mehr", sec(recoveryLimit()))
+		}
+		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; während der Pause gesendet und bestätigt: %d; ab SIGSTOP bestätigt und geprüft: %d, verloren %d; %s; /readyz danach %d\n",
+			stopped.node, outcomeLine(c.l.watchedOutcomes()), len(ackedBy(acks, stopped.idx, stopped.at, stopped.cont)), stale.acks, stale.lost, back, stopped.ready)
+	}
+	printVerdict(os.Stdout, "Nachlesen über die API", api)
+	printVerdict(os.Stdout, fmt.Sprintf("Replikate (%d Arbeitsbereiche wiederhergestellt, integrity_check full)", restored), files)
+	if len(contra) > 0 {
+		fmt.Printf("Widersprüche in den Bestätigungen: %d\n", len(contra))
+		for _, s := range contra[:min(len(contra), maxProblems)] {
+			fmt.Printf("  %s\n", s)
+		}
+	}
+	if *clusterMessdauer > 0 {
+		printThroughput(os.Stdout, *clusterLastAgenten, *clusterMessdauer, *clusterModus, clusterRate, singleRate)
+	}
+	fmt.Printf("Dauer %s\n", time.Since(begin).Round(time.Second))
+
+	// The verdict.
+	checkBounds(t, rounds, *clusterTTL, true)
+	if stopped != nil {
+		checkBounds(t, []failover{stopped.failover}, *clusterTTL, false)
+	}
+	syncMode := *clusterModus == "sync"
+	if api.gaps > 0 || files.gaps > 0 {
+		t.Errorf("Lücken in den Fassungen: %d über die API, %d in den Replikaten", api.gaps, files.gaps)
+	}
+	if syncMode && (api.lost > 0 || files.lost > 0 || len(contra) > 0) {
+		t.Errorf("bestätigte Fassungen verloren: %d über die API, %d in den Replikaten, %d Widersprüche", api.lost, files.lost, len(contra))
+	}
+	// What a paused node received while stopped it can only answer after
+	// waking, when its lease has run out: it must answer unavailable (issue
+	// 12, point 5), not acknowledge — not even what it might forward.
+	if stopped != nil {
+		if early := ackedBy(acks, stopped.idx, stopped.at, stopped.cont); len(early) > 0 {
+			t.Errorf("der angehaltene Knoten %s bestätigte %d Schreibvorgänge, die er während der Pause erhielt, zuerst %s %s v%d",
+				stopped.node, len(early), early[0].project, early[0].slug, early[0].version)
+		}
+	}
+	if stale != nil && stale.lost > 0 {
+		t.Errorf("der angehaltene Knoten %s bestätigte nach SIGSTOP %d Fassungen, die es nicht gibt", stopped.node, stale.lost)
+	}
+	if nBad > 0 {
+		t.Errorf("%d unerwartete Fehler der Agenten und Sonden, zuerst: %v", nBad, bad)
+	}
+	if len(c.l.written()) < len(c.projects) {
+		t.Errorf("nur %d von %d Arbeitsbereichen bekamen bestätigte Schreibvorgänge: der Test bewies zu wenig", len(c.l.written()), len(c.projects))
+	}
+}
+
+// ackedBy returns the acks of calls sent to node in [from, to) (zero to:
+// no end).
+func ackedBy(acks []ack, node int, from, to time.Time) []ack {
+	var out []ack
+	for _, a := range acks {
+		if a.node == node && !a.sent.Before(from) && (to.IsZero() || a.sent.Before(to)) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// waitGroupBounded waits for wg at most d and reports whether it ended.
+func waitGroupBounded(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// verifyReplicas restores each written workspace's replica at its current
+// owner's epoch (the highest epoch directory if etcd shows no owner) and
+// compares it with the acks. In async mode a restore may lack the newest
+// acks; the caller decides what a loss means.
+func (c *cluster) verifyReplicas(t *testing.T, acks []ack) (*verdict, int) {
+	v := &verdict{}
+	ctx := context.Background()
+	owners, err := readOwners(ctx, c.cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string][]ack{}
+	for _, a := range acks {
+		per[workspaceOf(a.project)] = append(per[workspaceOf(a.project)], a)
+	}
+	restored := 0
+	for ws, wsAcks := range per {
+		epoch := owners[ws].epoch
+		if latest, err := latestEpoch(c.replicaDir, ws); err != nil {
+			v.problem(true, false, "%s: kein Replikat: %v", ws, err)
+			continue
+		} else if epoch == 0 || latest > epoch {
+			v.problem(false, latest > epoch && epoch != 0, "%s: Eigentümer-Epoche %d, höchste Replikat-Epoche %d", ws, epoch, latest)
+			epoch = latest
+		}
+		out := filepath.Join(t.TempDir(), ws+".db")
+		if err := restore(ctx, c.litestream, epochDir(c.replicaDir, ws, epoch), out); err != nil {
+			v.problem(true, false, "%s: %v", ws, err)
+			continue
+		}
+		s, integrity, err := readStored(out, ws)
+		if err != nil || integrity != "ok" {
+			v.problem(false, true, "%s Epoche %d: integrity_check %q, %v", ws, epoch, integrity, err)
+			continue
+		}
+		restored++
+		compareStored(s, wsAcks, v)
+	}
+	return v, restored
+}
