@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"munin/internal/memory"
@@ -125,11 +126,20 @@ type searchArgs struct {
 	Q    memory.SearchQuery
 }
 
-// dataMethods are the server sides of service.DataStore's methods.
-func dataMethods(d service.DataStore) map[string]handler {
+// dataMethods are the server sides of service.DataStore's methods. A
+// forwarded Append also queues its index refresh here, on the owner, before
+// it answers (read-your-writes); the caller's router then has nothing to
+// send for Queue, which saves the second hop of every write.
+func dataMethods(d service.DataStore, x service.Index, log *slog.Logger) map[string]handler {
 	m := map[string]handler{}
 	serve(m, "Append", func(ctx context.Context, a appendArgs) (memory.WriteResult, error) {
-		return d.Append(ctx, a.Ref, a.write())
+		res, err := d.Append(ctx, a.Ref, a.write())
+		if err == nil && !res.Replayed {
+			if qerr := x.Queue(a.Ref, a.W.Slug); qerr != nil {
+				log.Error("index refresh not queued", "project", a.Ref.String(), "slug", a.W.Slug, "err", qerr)
+			}
+		}
+		return res, err
 	})
 	serve(m, "Replay", func(ctx context.Context, a replayArgs) (replayReply, error) {
 		res, ok, err := d.Replay(ctx, a.Ref, a.Slug, a.Key)

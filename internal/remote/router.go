@@ -153,13 +153,18 @@ func (r *Router) MissedQueries(ctx context.Context, ref memory.ProjectRef, since
 	return on(ctx, r, ref.Workspace, func(b Backend) ([]memory.MissedQuery, error) { return b.MissedQueries(ctx, ref, since, limit) })
 }
 
-// Queue has no context in service.Index: the route lookup waits at most
-// queueRouteWait for an owner.
+// Queue queues the refresh on this node when it owns the workspace; a
+// write forwarded to another owner had its refresh queued there before it
+// was answered (methods.go), so there is nothing to send. Queue has no
+// context in service.Index: the route lookup waits at most queueRouteWait.
 func (r *Router) Queue(ref memory.ProjectRef, slug string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), queueRouteWait)
 	defer cancel()
-	_, err := on(ctx, r, ref.Workspace, func(b Backend) (bool, error) { return true, b.Queue(ref, slug) })
-	return err
+	t, err := r.Route(ctx, ref.Workspace)
+	if err != nil || !t.Self {
+		return err
+	}
+	return r.Local.Queue(ref, slug)
 }
 
 const queueRouteWait = 30 * time.Second

@@ -39,7 +39,7 @@ func Handler(data service.DataStore, index service.Index, opts ServerOptions) ht
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	methods := dataMethods(data)
+	methods := dataMethods(data, index, opts.Logger)
 	for name, h := range indexMethods(index) {
 		methods[name] = h
 	}
