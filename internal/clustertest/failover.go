@@ -72,8 +72,11 @@ func (c *cluster) killRound(t *testing.T, round int) failover {
 type paused struct {
 	failover
 	idx  int       // the paused node's index
-	at   time.Time // the moment of SIGSTOP
-	cont time.Time // the moment of SIGCONT
+	at   time.Time // the moment of SIGSTOP, taken just before sending it
+	// stopped is when the SIGSTOP had been sent: a request sent before may
+	// still have been served before the signal landed.
+	stopped time.Time
+	cont    time.Time // the moment of SIGCONT
 	// back is the time from SIGCONT until the node acknowledged a write
 	// again; ok is false if it did not within recoveryLimit (it may answer
 	// unavailable for good: the issue asks only that it acknowledges
@@ -102,6 +105,7 @@ func (c *cluster) stopPhase(t *testing.T) paused {
 	if err := n.p.pause(); err != nil {
 		t.Fatalf("SIGSTOP %s: %v", n.name, err)
 	}
+	p.stopped = time.Now()
 	var wg sync.WaitGroup
 	wg.Go(func() { p.failover = c.measure(node, owned, p.at, "angehalten") })
 	sleep(context.Background(), time.Until(p.at.Add(2**clusterTTL)))

@@ -95,6 +95,19 @@ func TestRateAndAckedBy(t *testing.T) {
 	}
 }
 
+// Only a write received while stopped and answered after SIGCONT counts
+// against the paused node; one answered before SIGCONT was served before
+// the signal landed.
+func TestAckedInPause(t *testing.T) {
+	served := mkAck("w/p", "s", 1, "", "a", 1, time.Second) // sent at 1 s, answered at once
+	woke := mkAck("w/p", "s", 2, "", "a", 1, 2*time.Second)
+	woke.done = t0.Add(5 * time.Second) // answered after SIGCONT at 4 s
+	p := paused{idx: 1, at: t0, stopped: t0.Add(500 * time.Millisecond), cont: t0.Add(4 * time.Second)}
+	if got := ackedInPause([]ack{served, woke}, p); len(got) != 1 || got[0].version != 2 {
+		t.Fatalf("ackedInPause = %v, want only the write answered after SIGCONT", got)
+	}
+}
+
 // classify sorts errors the way an agent answers them.
 func TestClassify(t *testing.T) {
 	_, dialErr := net.Dial("tcp", "127.0.0.1:1")

@@ -173,3 +173,26 @@ func TestSearchLogInChunks(t *testing.T) {
 		t.Fatalf("search log held %d rows besides the newest (%v), want 1999", deleted, err)
 	}
 }
+
+// A node that lost its lease while a forwarded call ran answers
+// unavailable, even though the owner carried the call out.
+func TestInvalidNodeRelaysNothing(t *testing.T) {
+	st, url := owner(t, func(context.Context, string, int64) error { return nil })
+	ref := memory.ProjectRef{Workspace: "team", Project: "p"}
+	if _, err := st.EnsureProject(context.Background(), ref); err != nil {
+		t.Fatal(err)
+	}
+	var routes atomic.Int64
+	var valid atomic.Bool
+	valid.Store(true)
+	r := router(url, &routes)
+	r.Valid = valid.Load
+	if _, err := r.Append(context.Background(), ref, memory.Write{Slug: "a", Title: "t", Content: "c", Agent: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	valid.Store(false)
+	_, err := r.Append(context.Background(), ref, memory.Write{Slug: "b", Title: "t", Content: "c", Agent: "x"})
+	if memory.ErrorCode(err) != memory.CodeUnavailable {
+		t.Fatalf("Append relayed by a node without its lease: %v, want unavailable", err)
+	}
+}

@@ -22,7 +22,15 @@ type Router struct {
 	Route func(ctx context.Context, workspace string) (Target, error)
 	// Client makes the calls to other nodes.
 	Client *Client
+	// Valid, when set, is asked after every call: once it is false (this
+	// node lost its lease, e.g. it was paused), the answer is unavailable
+	// even if the owner elsewhere carried the call out — a node that woke
+	// from a pause answers nothing but unavailable.
+	Valid func() bool
 }
+
+// errInvalid is the answer of a node that lost its lease meanwhile.
+var errInvalid = memory.Errorf(memory.CodeUnavailable, "this node lost its connection to the cluster; retry, or use another node")
 
 var _ Backend = (*Router)(nil)
 
@@ -51,6 +59,9 @@ func on[R any](ctx context.Context, r *Router, ws string, f func(b Backend) (R, 
 			return zero, err
 		}
 		v, err := f(r.backend(t, []claim{{ws, t.Epoch}}))
+		if r.Valid != nil && !r.Valid() {
+			return zero, errInvalid
+		}
 		if !errors.Is(err, ErrMoved) {
 			return v, err
 		}
