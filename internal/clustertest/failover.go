@@ -71,8 +71,8 @@ func (c *cluster) killRound(t *testing.T, round int) failover {
 // paused is what the SIGSTOP phase found.
 type paused struct {
 	failover
-	idx  int       // the paused node's index
-	at   time.Time // the moment of SIGSTOP, taken just before sending it
+	idx int       // the paused node's index
+	at  time.Time // the moment of SIGSTOP, taken just before sending it
 	// stopped is when the SIGSTOP had been sent: a request sent before may
 	// still have been served before the signal landed.
 	stopped time.Time
