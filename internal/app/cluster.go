@@ -113,6 +113,11 @@ func joinCluster(ctx context.Context, cfg Config) (*clusterNode, error) {
 	return cn, nil
 }
 
+// ackGather lets a replication cover the batches committed within 3 ms
+// (store.Options.AckGather): with 32 writers over 6 workspaces on one node
+// it raised remembers/s from ≈ 550 to ≈ 850 (AUSBAUSTUFEN.md, stage 8).
+const ackGather = 3 * time.Millisecond
+
 // storeOptions adds the ownership and replication hooks to the store.
 func (cn *clusterNode) storeOptions(o store.Options) store.Options {
 	o.Replicated = true
@@ -121,6 +126,7 @@ func (cn *clusterNode) storeOptions(o store.Options) store.Options {
 	// an fsync per commit buys nothing; what an acknowledgement promises is
 	// the replica's (sync mode), and WAL with NORMAL never corrupts a file.
 	o.Synchronous = "NORMAL"
+	o.AckGather = ackGather
 	o.BeforeOpen, o.AfterOpen = cn.mgr.BeforeOpen, cn.mgr.AfterOpen
 	o.BeforeCommit, o.AfterCommit, o.BeforeClose = cn.mgr.BeforeCommit, cn.mgr.AfterCommit, cn.mgr.BeforeClose
 	o.ProjectExists = func(ctx context.Context, ref memory.ProjectRef) error {

@@ -1,5 +1,7 @@
 package store
 
+import "time"
+
 // ackQueue bounds the committed batches waiting for their acknowledgement;
 // past it the writer waits before its next commit.
 const ackQueue = 64
@@ -14,13 +16,17 @@ type ackBatch struct {
 // (cluster mode: the replica must hold them first). It runs beside the
 // writer, so the next batch commits while the previous one replicates, and
 // one AfterCommit covers every batch committed before it started: it takes
-// all batches waiting, runs AfterCommit once, and answers them all — with
-// their results, or all with its error.
+// all batches waiting — and those arriving within Options.AckGather —,
+// runs AfterCommit once, and answers them all: with their results, or all
+// with its error.
 func (ws *workspace) acker() {
 	defer close(ws.ackerEnd)
 	var pending []ackBatch
+	gather := time.NewTimer(time.Hour)
+	gather.Stop()
 	for b := range ws.acks {
 		pending = append(pending[:0], b)
+		gather.Reset(ws.s.opts.AckGather) // Go 1.23+: a stopped timer delivers no stale tick
 	drain:
 		for {
 			select {
@@ -29,10 +35,11 @@ func (ws *workspace) acker() {
 					break drain
 				}
 				pending = append(pending, more)
-			default:
+			case <-gather.C:
 				break drain
 			}
 		}
+		gather.Stop()
 		err := ws.s.opts.AfterCommit(ws.name)
 		writes := 0
 		for _, p := range pending {

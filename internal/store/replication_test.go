@@ -358,3 +358,53 @@ func TestBeforeCommitRefusesTheBatch(t *testing.T) {
 	}
 	put(t, s, ref, "after", "x")
 }
+
+// With AckGather, one AfterCommit covers a batch committed within the
+// gather after the first: two writes, one call.
+func TestAckGatherCoversLaterBatches(t *testing.T) {
+	var calls atomic.Int64
+	s, err := Open(t.TempDir(), Options{AckGather: time.Minute, AfterCommit: func(string) error { calls.Add(1); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ref := ensure(t, s, "team", "alpha")
+	// The gather of a minute ends only when the writer stops; the first
+	// write is committed and waits for its acknowledgement meanwhile.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		put(t, s, ref, "first", "x")
+	}()
+	for range 1000 {
+		if _, _, err := s.Get(context.Background(), ref, "first", 0); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	second := make(chan struct{})
+	go func() {
+		defer close(second)
+		put(t, s, ref, "second", "x")
+	}()
+	for range 1000 {
+		if _, _, err := s.Get(context.Background(), ref, "second", 0); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := calls.Load(); got != 0 {
+		t.Fatalf("AfterCommit ran %d times within the gather", got)
+	}
+	// Closing the workspace ends the gather: one call covers both.
+	closed := make(chan error, 1)
+	go func() { closed <- s.CloseWorkspace("team") }()
+	<-second
+	if got := calls.Load(); got != 1 {
+		t.Errorf("AfterCommit ran %d times for two batches within one gather, want 1", got)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}
