@@ -110,7 +110,7 @@ func TestHostile(t *testing.T) {
 		case len(r.lat.d) == 0:
 			fail("Phase %s: kein recall des Opfers gelang", r.name)
 		case r.lat.pct(99) > limit:
-			fail("Phase %s: p99 des Opfers %s > %s (%.0f × max(ruhiges p99 %s, %s)); p50 %s", r.name, ms(r.lat.pct(99)), ms(limit), *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(r.lat.pct(50)))
+			fail("Phase %s: p99 des Opfers %s > %s (%.0f × max(ruhiges p99 %s, %s)); p50 %s; Lastmittel der Maschine max %.1f (ruhig %.1f)", r.name, ms(r.lat.pct(99)), ms(limit), *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(r.lat.pct(50)), r.loadMax, quiet.loadMax)
 		}
 		if n := len(r.lat.d) + r.lat.errs; n < *feindProben && !r.braked {
 			fail("Phase %s: nur %d recalls des Opfers in %s (feind.hoechstdauer); p99 braucht mindestens %d", r.name, n, *feindHoechstdauer, *feindProben)

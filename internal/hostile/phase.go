@@ -40,9 +40,10 @@ type phaseResult struct {
 	heapMax int64 // the live heap's maximum (the check)
 	inuse   int64 // heap in use, garbage included (shown)
 	rssMax  int64
-	heapErr string // the first failed /metrics read
-	heapOK  int64  // successful /metrics reads
-	braked  bool   // the RSS passed -feind.notbremse
+	loadMax float64 // the machine's highest one-minute load average (0: unknown)
+	heapErr string  // the first failed /metrics read
+	heapOK  int64   // successful /metrics reads
+	braked  bool    // the RSS passed -feind.notbremse
 	tallies []*tally
 	growth  int64         // growth of the attacker's workspace file (bytes)
 	sizeErr error         // the file's size could not be read
@@ -57,6 +58,7 @@ type phaseResult struct {
 // sampler reads the heap and the RSS every 250 ms until stop is closed.
 type sampler struct {
 	heapMax, inuse, rssMax, ok atomic.Int64
+	load100                    atomic.Int64 // the load average's maximum × 100
 	braked                     atomic.Bool
 	mu                         sync.Mutex
 	firstErr                   string
@@ -83,6 +85,7 @@ func startSampler(e *env, stop <-chan struct{}, brake context.CancelFunc) *sampl
 			}
 			r := e.srv.rss()
 			storeMax(&s.rssMax, r)
+			storeMax(&s.load100, int64(loadAverage()*100))
 			if r > *feindNotbremse {
 				s.braked.Store(true)
 				brake()
@@ -166,7 +169,20 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	<-smp.done
 	res.heapMax, res.inuse, res.rssMax = smp.heapMax.Load(), smp.inuse.Load(), smp.rssMax.Load()
 	res.braked, res.heapErr, res.heapOK = smp.braked.Load(), smp.firstErr, smp.ok.Load()
+	res.loadMax = float64(smp.load100.Load()) / 100
 	return res
+}
+
+// loadAverage is the machine's one-minute load average from /proc (0 where
+// there is none).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	fmt.Sscan(string(b), &l)
+	return l
 }
 
 // storeMax raises m to v (one goroutine writes it).
@@ -203,6 +219,11 @@ func printPhase(r phaseResult, limit time.Duration) {
 	fmt.Printf("\n    CPU: Server %.1f Kerne", r.srvCPU.Seconds()/r.srvWall.Seconds())
 	if r.atkDur > 0 {
 		fmt.Printf(", Angreiferprozess %.1f Kerne (%.1f s in %.1f s)", r.atkCPU.Seconds()/r.atkDur.Seconds(), r.atkCPU.Seconds(), r.atkDur.Seconds())
+	}
+	if r.loadMax > 0 {
+		// Other work on the machine shows in every phase's latency: the
+		// load tells a shared machine from a hurt the test is after.
+		fmt.Printf("; Lastmittel der Maschine max %.1f", r.loadMax)
 	}
 	fmt.Println()
 	if len(r.tallies) == 0 {
@@ -243,7 +264,7 @@ func printSummary(rs []phaseResult, quiet99, limit time.Duration) {
 	q50 := rs[0].lat.pct(50)
 	fmt.Printf("\nOpfer je Phase (ruhig: p50 %s, p99 %s; Grenze p99 %s)\n", ms(q50), ms(quiet99), ms(limit))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "Phase\trecalls\tp50\tp50/ruhig\tp99\tp99/ruhig\tp99/Grenze\t")
+	fmt.Fprintln(tw, "Phase\trecalls\tp50\tp50/ruhig\tp99\tp99/ruhig\tp99/Grenze\tLastmittel\t")
 	ratio := func(a, b time.Duration) string {
 		if b <= 0 {
 			return "-"
@@ -252,7 +273,7 @@ func printSummary(rs []phaseResult, quiet99, limit time.Duration) {
 	}
 	for _, r := range rs {
 		p50, p99 := r.lat.pct(50), r.lat.pct(99)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.name, len(r.lat.d), ms(p50), ratio(p50, q50), ms(p99), ratio(p99, quiet99), ratio(p99, limit))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f\t\n", r.name, len(r.lat.d), ms(p50), ratio(p50, q50), ms(p99), ratio(p99, quiet99), ratio(p99, limit), r.loadMax)
 	}
 	tw.Flush()
 }

@@ -50,6 +50,9 @@ func OneLine(s string) string {
 	}, s)
 }
 
+// BreaksLine tells whether r is one of what OneLine drops.
+func BreaksLine(r rune) bool { return breaksLine(r) }
+
 // breaksLine: control characters (C0, DEL, C1), line and paragraph
 // separators, and the bidi controls.
 func breaksLine(r rune) bool {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"strings"
-	"unicode/utf8"
 
 	"munin/internal/memory"
 )
@@ -168,25 +167,6 @@ func checkExpected(v *int) error {
 		return memory.Errorf(memory.CodeInvalid, "expected_version must be 0 or more, got %d", *v)
 	}
 	return nil
-}
-
-// titleFromContent takes the first non-empty line, without Markdown heading
-// marks, cut to 80 characters: an entry always has something to show in lists.
-func titleFromContent(content string) string {
-	for _, line := range strings.Split(content, "\n") {
-		// A derived title must pass ValidateTitle, or an export of the
-		// entry could not be imported.
-		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(memory.OneLine(line)), "#"))
-		if line == "" {
-			continue
-		}
-		if utf8.RuneCountInString(line) > 80 {
-			r := []rune(line)
-			line = string(r[:79]) + "…"
-		}
-		return line
-	}
-	return ""
 }
 
 func dedupe(tags []string) []string {
