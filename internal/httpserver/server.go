@@ -157,7 +157,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 		r.Handle("/metrics", requireKey(svc, requireServerAdmin(cfg.Metrics.Handler()))).Methods(http.MethodGet)
 	}
 	r.Handle("/mcp", cors(allowMethods(authed(refuseRPC, streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
-	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(refuseREST, apiHandler)))
+	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(refuseREST, holdHandlerRefusals(perKey.l, apiHandler))))
 	if cfg.Internal != nil {
 		r.PathPrefix(cfg.InternalPrefix).Handler(cfg.Internal)
 	}
