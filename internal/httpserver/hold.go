@@ -2,7 +2,6 @@ package httpserver
 
 import (
 	"net/http"
-	"time"
 
 	"munin/internal/service"
 )
@@ -44,16 +43,7 @@ func (h *holdingWriter) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 func (h *holdingWriter) WriteHeader(code int) {
 	if !h.seen && code == http.StatusTooManyRequests {
-		if hold := h.l.holdRefusal(h.id); hold > 0 {
-			freeSlot(h.r.Context())
-			t := time.NewTimer(hold)
-			select {
-			case <-t.C:
-			case <-h.r.Context().Done():
-				t.Stop()
-			}
-			h.l.unhold(h.id)
-		}
+		h.l.holdBack(h.r, h.id)
 	}
 	h.seen = true
 	h.ResponseWriter.WriteHeader(code)

@@ -148,6 +148,25 @@ func (l *keyLimits) holdRefusal(id int64) time.Duration {
 	return l.hold
 }
 
+// holdBack holds a refusal of key id back for the hold (DefaultRefusalHold)
+// after giving its admission slot back, unless too many are held already;
+// it reports whether it held. The request ending ends the hold early.
+func (l *keyLimits) holdBack(r *http.Request, id int64) bool {
+	hold := l.holdRefusal(id)
+	if hold <= 0 {
+		return false
+	}
+	freeSlot(r.Context())
+	t := time.NewTimer(hold)
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		t.Stop()
+	}
+	l.unhold(id)
+	return true
+}
+
 func (l *keyLimits) unhold(id int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -233,16 +252,7 @@ func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
 		}
 		retry := l.retryAfter(key.ID, v)
 		msg += fmt.Sprintf("; retry after %d s", retry)
-		if hold := l.holdRefusal(key.ID); hold > 0 {
-			freeSlot(r.Context())
-			t := time.NewTimer(hold)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-			}
-			l.unhold(key.ID)
-		} else {
+		if !l.holdBack(r, key.ID) {
 			w.Header().Set("Connection", "close")
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(retry))
