@@ -195,6 +195,14 @@ func TestClusterFaults(t *testing.T) {
 	if code, body := write(0); code != http.StatusOK && code != http.StatusCreated {
 		t.Fatalf("first write: %d %s", code, body)
 	}
+	admin, _, err := n.a.Svc.CreateServerAdminKey(context.Background(), "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := rest(t, http.MethodGet, n.url+"/metrics", admin, ""); code != http.StatusOK ||
+		!strings.Contains(body, "munin_replication_lag_seconds 0") || !strings.Contains(body, "munin_cluster_lease_valid 1") {
+		t.Fatalf("metrics of a cluster node: %d, want the replication lag (0) and a valid lease", code)
+	}
 
 	// The replica becomes unwritable: a file where its directory was.
 	moved := replicaDir + ".moved"
