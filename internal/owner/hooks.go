@@ -2,17 +2,14 @@ package owner
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the integrity check reads the restored file
-
 	"munin/internal/memory"
+	"munin/internal/replica"
+	"munin/internal/store"
 )
 
 // The store calls these around a workspace's life on this node
@@ -58,7 +55,7 @@ func (m *Manager) AfterOpen(ctx context.Context, ws string) error {
 		return notOwner(ws)
 	}
 	path := m.path(ws)
-	if err := integrityCheck(ctx, path); err != nil {
+	if err := store.CheckIntegrity(ctx, path); err != nil {
 		return unavailable(fmt.Sprintf("workspace %s failed its integrity check", ws), err)
 	}
 	if err := m.r.Register(ctx, path, m.r.EpochURL(ws, h.claim.Epoch())); err != nil {
@@ -239,30 +236,10 @@ func unavailable(msg string, err error) error {
 // removeLocal deletes a workspace's local file with its WAL, shared
 // memory and the replicator's state beside it.
 func removeLocal(path string) error {
-	dir, base := filepath.Split(path)
-	for _, p := range []string{path, path + "-wal", path + "-shm", filepath.Join(dir, "."+base+"-litestream")} {
+	for _, p := range []string{path, path + "-wal", path + "-shm", replica.MetaDir(path)} {
 		if err := os.RemoveAll(p); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// integrityCheck runs PRAGMA integrity_check on path over its own read-only
-// connection.
-func integrityCheck(ctx context.Context, path string) error {
-	uri := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	db, err := sql.Open("sqlite3", "file:"+uri+"?mode=ro&_busy_timeout=5000")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	var res string
-	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
-		return err
-	}
-	if res != "ok" {
-		return fmt.Errorf("integrity_check: %s", res)
 	}
 	return nil
 }

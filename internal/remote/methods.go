@@ -116,11 +116,6 @@ type filterArgs struct {
 	F   memory.LogFilter
 }
 
-type queueArgs struct {
-	Ref  memory.ProjectRef
-	Slug string
-}
-
 type searchArgs struct {
 	Refs []memory.ProjectRef
 	Q    memory.SearchQuery
@@ -187,7 +182,6 @@ func dataMethods(d service.DataStore, x service.Index, log *slog.Logger) map[str
 // indexMethods are the server sides of service.Index's methods.
 func indexMethods(x service.Index) map[string]handler {
 	m := map[string]handler{}
-	serve(m, "Queue", func(ctx context.Context, a queueArgs) (bool, error) { return true, x.Queue(a.Ref, a.Slug) })
 	serve(m, "SearchProjects", func(ctx context.Context, a searchArgs) ([]memory.Hit, error) {
 		return x.SearchProjects(ctx, a.Refs, a.Q)
 	})

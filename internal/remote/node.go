@@ -102,12 +102,9 @@ func (n node) MissedQueries(ctx context.Context, ref memory.ProjectRef, since ti
 	return invoke[sinceArgs, []memory.MissedQuery](ctx, n, "MissedQueries", sinceArgs{ref, since, limit})
 }
 
-// Queue has no context in service.Index; the hop is bounded by the
-// client's timeout.
-func (n node) Queue(ref memory.ProjectRef, slug string) error {
-	_, err := invoke[queueArgs, bool](context.Background(), n, "Queue", queueArgs{ref, slug})
-	return err
-}
+// Queue sends nothing: a write forwarded to this owner had its refresh
+// queued there before it was answered (methods.go).
+func (n node) Queue(memory.ProjectRef, string) error { return nil }
 
 // SearchProjects searches projects that all live in workspaces of this
 // owner (the router groups them).

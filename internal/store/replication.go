@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -51,4 +52,23 @@ func unacknowledged(err error) error {
 		Message: "the write was not acknowledged: its replication was not confirmed; retry",
 		Err:     fmt.Errorf("after commit: %w", err),
 	}
+}
+
+// CheckIntegrity runs PRAGMA integrity_check on the SQLite file at path over
+// a read-only connection of its own (cluster mode checks a restored
+// workspace file before it serves it).
+func CheckIntegrity(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite3", readerDSN(path))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var res string
+	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
+		return err
+	}
+	if res != "ok" {
+		return fmt.Errorf("integrity_check: %s", res)
+	}
+	return nil
 }
