@@ -215,7 +215,7 @@ func Open(cfg Config) (*App, error) {
 	cfg.OnVectorsStored = chainStored(cfg.OnVectorsStored, func(vs []memory.Vector) { reg.OnStored(vs) })
 	embedder, worker, err := openEmbedding(cfg, st)
 	if err != nil {
-		return nil, errors.Join(err, st.Close(), lock.Unlock())
+		return nil, errors.Join(err, st.Close(), cn.close(), lock.Unlock())
 	}
 	reg = search.NewRegistry(st, search.Options{Dir: search.IndexRoot(cfg.DataDir), IdleClose: cfg.IndexIdle,
 		Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait,
@@ -258,7 +258,7 @@ func Open(cfg Config) (*App, error) {
 		if worker != nil {
 			worker.Close()
 		}
-		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
+		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), cn.close(), lock.Unlock())
 	}
 	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m,
 		MaxSessions: cfg.MaxSessions, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxStreamsPerKey: cfg.MaxStreamsPerKey})
@@ -270,7 +270,7 @@ func Open(cfg Config) (*App, error) {
 		registerEmbedMetrics(m, worker)
 		if err := worker.Start(context.Background()); err != nil {
 			worker.Close()
-			return nil, errors.Join(err, mcp.Close(context.Background()), svc.Close(), reg.Close(), st.Close(), lock.Unlock())
+			return nil, errors.Join(err, mcp.Close(context.Background()), svc.Close(), reg.Close(), st.Close(), cn.close(), lock.Unlock())
 		}
 		cfg.Logger.Info("embeddings on", "endpoint", embedder.Endpoint(), "model", embedder.Model())
 	}
