@@ -38,7 +38,8 @@ func TestFirstStartPrintsBothKeys(t *testing.T) {
 	// take it); the server-admin key follows its own heading.
 	first := regexp.MustCompile(`(?m)^\s+(munin_[A-Za-z0-9_-]{43})\s*$`).FindStringSubmatch(text)
 	srv := regexp.MustCompile(`Server-admin key[^\n]*\n[^\n]*\n\s*\n\s+(munin_[A-Za-z0-9_-]{43})`).FindStringSubmatch(text)
-	conf := regexp.MustCompile(`claude mcp add .*Bearer (munin_[A-Za-z0-9_-]{43})`).FindStringSubmatch(text)
+	// The client configuration stays one key (issue 9): Bearer and the key, then the quote.
+	conf := regexp.MustCompile(`claude mcp add .*Bearer (munin_[A-Za-z0-9_-]{43})["']`).FindStringSubmatch(text)
 	if first == nil || srv == nil || conf == nil || conf[1] != first[1] || srv[1] == first[1] {
 		t.Fatalf("want the project key first and in the client configuration, and a separate server-admin key:\n%s", text)
 	}

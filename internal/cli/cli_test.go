@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"munin/internal/app"
 )
 
 // run runs a command line and returns its error and output.
@@ -232,5 +235,27 @@ func TestServerAdminKeyFromTheCommandLine(t *testing.T) {
 	}
 	if _, out := run(t, "key", "list", "--data", dir); strings.Count(out, "server-admin") != 1 {
 		t.Errorf("refused commands made server-admin keys:\n%s", out)
+	}
+}
+
+// TestSynchronousDefaultsToFull: a server started without --synchronous
+// fsyncs every commit (FULL), so an acknowledged write survives a power cut;
+// NORMAL is the operator's explicit choice (flag or MUNIN_SYNCHRONOUS).
+func TestSynchronousDefaultsToFull(t *testing.T) {
+	t.Setenv("MUNIN_SYNCHRONOUS", "")
+	os.Unsetenv("MUNIN_SYNCHRONOUS")
+	for _, cmd := range []string{"serve", "stdio", "import", "reindex"} {
+		var cfg app.Config
+		if err := parseNoArgs(newFlags(cmd, &cfg, io.Discard), nil); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Synchronous != "FULL" {
+			t.Errorf("%s: synchronous %q by default, want FULL", cmd, cfg.Synchronous)
+		}
+	}
+	t.Setenv("MUNIN_SYNCHRONOUS", "NORMAL")
+	var cfg app.Config
+	if err := parseNoArgs(newFlags("serve", &cfg, io.Discard), nil); err != nil || cfg.Synchronous != "NORMAL" {
+		t.Fatalf("MUNIN_SYNCHRONOUS=NORMAL: %q, %v", cfg.Synchronous, err)
 	}
 }

@@ -46,7 +46,7 @@ func toolDefs() []mcp.Tool {
 		),
 		mcp.NewTool("history",
 			append([]mcp.ToolOption{
-				mcp.WithDescription("List an entry's versions, newest first, forgotten ones included."),
+				mcp.WithDescription("An entry's versions, newest first, forgotten ones included."),
 				mcp.WithInputSchema[service.HistoryRequest](),
 				mcp.WithOutputSchema[service.HistoryResult](),
 			}, readOnly()...)...,

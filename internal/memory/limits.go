@@ -1,7 +1,10 @@
 package memory
 
 // The limits of Munin, in one table. The service checks them; transports,
-// the store and the index take them from here and restate none.
+// the store and the index take them from here and restate none. Only the
+// caps on a transport's own state stay with it, beside the code that
+// evicts: MCP sessions and streams (mcpserver, their numbers are flags) and
+// web sign-in sessions (web/session.go).
 const (
 	// DefaultMaxContent is the default limit of an entry's content in bytes
 	// (the server's --max-content flag changes it).
@@ -47,14 +50,17 @@ const (
 	// MaxCallerKeys is the most keys one request may carry (Authorization:
 	// Bearer munin_a,munin_b,…): one agent, up to this many projects.
 	MaxCallerKeys = 16
+	// MaxKeyToken is the longest key the server reads (a key is 49 bytes;
+	// anything longer is refused unread).
+	MaxKeyToken = 256
 
 	// DefaultWriteBudget is the writes per project per hour.
 	DefaultWriteBudget = 1000
 	// DefaultWriteBudgetBytes is the content bytes per project per hour. It
-	// bounds what one project can add to the in-memory search index in an
-	// hour: the index costs about 1.1 bytes of live heap per byte of prose
-	// and about 8 per byte of random words (search's memory benchmark), so
-	// 16 MiB/h add at most about 130 MiB/h, ~3 % of a 4 GB server.
+	// bounds what one project can add to the workspace file and the search
+	// index in an hour: 16 MiB/h of text become at most about 12 MiB/h of
+	// index on disk (0.7 bytes per byte) and 40-80 bytes of heap per byte
+	// only while a refresh batch is analysed.
 	DefaultWriteBudgetBytes = 16 << 20
 
 	// KeyCreationsPerHour is the keys one project may create in any hour,

@@ -8,11 +8,8 @@ import (
 )
 
 // maxKeysHeader bounds the key list read at all: MaxCallerKeys tokens of at
-// most maxToken bytes with their commas and some spaces.
-const (
-	maxToken      = 256
-	maxKeysHeader = memory.MaxCallerKeys * (maxToken + 8)
-)
+// most MaxKeyToken bytes with their commas and some spaces.
+const maxKeysHeader = memory.MaxCallerKeys * (memory.MaxKeyToken + 8)
 
 var errMissingKey = memory.Errorf(memory.CodeUnauthorized, "missing key: send Authorization: Bearer munin_…")
 
@@ -23,7 +20,7 @@ var errMissingKey = memory.Errorf(memory.CodeUnauthorized, "missing key: send Au
 // key is used alone.
 func (s *Service) Authenticate(ctx context.Context, tokens string) (memory.Caller, error) {
 	if len(tokens) > maxKeysHeader {
-		return memory.Caller{}, memory.Errorf(memory.CodeUnauthorized, "the key list is %d bytes; at most %d keys of at most %d bytes each fit", len(tokens), memory.MaxCallerKeys, maxToken)
+		return memory.Caller{}, memory.Errorf(memory.CodeUnauthorized, "the key list is %d bytes; at most %d keys of at most %d bytes each fit", len(tokens), memory.MaxCallerKeys, memory.MaxKeyToken)
 	}
 	list := strings.Split(tokens, ",")
 	if strings.TrimSpace(tokens) == "" {
@@ -63,7 +60,7 @@ func (s *Service) keyByToken(ctx context.Context, token string) (memory.Key, err
 	if token == "" {
 		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "empty key")
 	}
-	if !strings.HasPrefix(token, memory.KeyPrefix) || len(token) > maxToken {
+	if !strings.HasPrefix(token, memory.KeyPrefix) || len(token) > memory.MaxKeyToken {
 		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "unknown or revoked key")
 	}
 	return s.store.KeyByToken(ctx, token)

@@ -10,22 +10,22 @@ import (
 // arguments and results, whose JSON schemas clients see in tools/list) and
 // REST (bodies and answers): one set of names for both. Descriptions are
 // short on purpose: the whole tools/list answer lands in every agent's
-// context window (budget: < 6 KB).
+// context window (budget: under 6,000 bytes).
 
 // RememberRequest stores the next version of a slug.
 type RememberRequest struct {
-	Project         string   `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
-	Slug            string   `json:"slug" jsonschema:"entry id: lowercase path like decisions/db-choice"`
+	Project         string   `json:"project,omitempty" jsonschema:"workspace/project; default: first key's"`
+	Slug            string   `json:"slug" jsonschema:"lowercase path, e.g. decisions/db-choice"`
 	Content         string   `json:"content" jsonschema:"the text (markdown), at most 64 KiB"`
 	Title           string   `json:"title,omitempty" jsonschema:"default: first line of content"`
 	Tags            []string `json:"tags,omitempty"`
 	ExpectedVersion *int     `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this; 0: slug must be new"`
-	IdempotencyKey  string   `json:"idempotency_key,omitempty" jsonschema:"a retry with the same key returns the first result"`
+	IdempotencyKey  string   `json:"idempotency_key,omitempty" jsonschema:"retries with it return the first result"`
 }
 
 // ForgetRequest writes a tombstone version of a slug.
 type ForgetRequest struct {
-	Project         string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
+	Project         string `json:"project,omitempty" jsonschema:"workspace/project; default: first key's"`
 	Slug            string `json:"slug"`
 	ExpectedVersion *int   `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this"`
 }
@@ -42,7 +42,7 @@ type WriteResult struct {
 // project the caller holds a key for.
 type RecallRequest struct {
 	Project string   `json:"project,omitempty" jsonschema:"workspace/project; default: all of yours"`
-	Query   string   `json:"query" jsonschema:"words to search for: at most 1 KB and 32 distinct words, function words not counted"`
+	Query   string   `json:"query" jsonschema:"at most 1 KB, 32 distinct words (function words not counted)"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"1-50, default 10"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"only entries with all these tags"`
 }
@@ -67,7 +67,7 @@ type RecallResult struct {
 
 // GetRequest reads a version of a slug (0: the latest).
 type GetRequest struct {
-	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: first key's"`
 	Slug    string `json:"slug"`
 	Version int    `json:"version,omitempty" jsonschema:"default: latest"`
 }
@@ -87,7 +87,7 @@ type Entry struct {
 
 // ListRequest pages through live entries by slug.
 type ListRequest struct {
-	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: first key's"`
 	Prefix  string `json:"prefix,omitempty" jsonschema:"only slugs starting with this"`
 	Tag     string `json:"tag,omitempty"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
@@ -112,7 +112,7 @@ type ListResult struct {
 
 // HistoryRequest lists a slug's versions, newest first.
 type HistoryRequest struct {
-	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: your first key's"`
+	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: first key's"`
 	Slug    string `json:"slug"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // pageSize is the number of entries on one page of a project, and the most
-// search hits shown.
-const pageSize = 50
+// search hits shown: the most one recall returns.
+const pageSize = memory.MaxRecallLimit
 
 // scoped returns the session's key acting in the project named by the URL
 // (service.Scope decides: the session's key for that project, a project it
