@@ -25,8 +25,8 @@ func TestHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *feindDauer <= 0 || *feindEintraege < 1 || *feindAbfragen < 1 || *feindProben < 1 || *feindParallel < 1 || *feindFaktor <= 0 {
-		t.Fatal("feind.dauer, feind.eintraege, feind.abfragen, feind.proben, feind.parallel und feind.faktor müssen positiv sein")
+	if *feindDauer <= 0 || *feindEintraege < 1 || *feindAbfragen < 1 || *feindProben < 1 || *feindParallel < 1 || *feindFaktor <= 0 || *feindWiederholungen < 0 {
+		t.Fatal("feind.dauer, feind.eintraege, feind.abfragen, feind.proben, feind.parallel und feind.faktor müssen positiv sein, feind.wiederholungen nicht negativ")
 	}
 	if *feindHoechstdauer < *feindDauer {
 		t.Fatal("feind.hoechstdauer muss mindestens feind.dauer sein")
@@ -82,7 +82,7 @@ func TestHostile(t *testing.T) {
 	limit := time.Duration(*feindFaktor * float64(base))
 	printPhase(quiet, 0)
 	checkSampled(quiet, func(format string, args ...any) { t.Fatalf(format, args...) })
-	fmt.Printf("Grenze unter Angriff: %.0f × max(ruhiges p99 %s, Boden %s) = %s\n", *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(limit))
+	fmt.Printf("Grenze unter Angriff: %g × max(ruhiges p99 %s, Boden %s) = %s\n", *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(limit))
 
 	heapMax := quiet.heapMax
 	results := []phaseResult{quiet}
@@ -93,10 +93,7 @@ func TestHostile(t *testing.T) {
 		t.Error(msg)
 	}
 	for i, nrs := range phases {
-		r := runPhase(e, names[i], nrs, 0)
-		printPhase(r, limit)
-		results = append(results, r)
-		heapMax = max(heapMax, r.heapMax)
+		r, phaseLimit := attackPhase(e, names[i], nrs, quiet, limit, &results, &heapMax)
 		if r.atkErr != nil {
 			fail("Phase %s: %v", r.name, r.atkErr)
 		}
@@ -109,8 +106,8 @@ func TestHostile(t *testing.T) {
 		switch {
 		case len(r.lat.d) == 0:
 			fail("Phase %s: kein recall des Opfers gelang", r.name)
-		case r.lat.pct(99) > limit:
-			fail("Phase %s: p99 des Opfers %s > %s (%.0f × max(ruhiges p99 %s, %s)); p50 %s; Lastmittel der Maschine max %.1f (ruhig %.1f)", r.name, ms(r.lat.pct(99)), ms(limit), *feindFaktor, ms(quiet.lat.pct(99)), ms(*feindBoden), ms(r.lat.pct(50)), r.loadMax, quiet.loadMax)
+		case r.lat.pct(99) > phaseLimit:
+			fail("Phase %s: p99 des Opfers %s > %s in jedem von %d Versuchen (%g × max(ruhiges p99, %s)); p50 %s; Lastmittel der Maschine max %.1f (ruhig %.1f)", r.name, ms(r.lat.pct(99)), ms(phaseLimit), 1+*feindWiederholungen, *feindFaktor, ms(*feindBoden), ms(r.lat.pct(50)), r.loadMax, quiet.loadMax)
 		}
 		if n := len(r.lat.d) + r.lat.errs; n < *feindProben && !r.braked {
 			fail("Phase %s: nur %d recalls des Opfers in %s (feind.hoechstdauer); p99 braucht mindestens %d", r.name, n, *feindHoechstdauer, *feindProben)
@@ -171,6 +168,34 @@ func TestHostile(t *testing.T) {
 	}
 	if len(failures) > 0 || t.Failed() {
 		fmt.Printf("\nVerletzt:\n  %s\nServerlog (ohne Anfragezeilen, Ende):\n%s\n", strings.Join(failures, "\n  "), srv.logTail(15))
+	}
+}
+
+// attackPhase runs one attack phase and returns it with the p99 limit it is
+// held to. A phase whose victim p99 is over the limit runs again, up to
+// -feind.wiederholungen times, each time after a fresh quiet measurement
+// that may raise the limit (never lower it): other work on a shared machine
+// slows the victim with or without an attack, and a limit from one quiet
+// phase minutes earlier cannot tell the two apart. An attack that really
+// hurts the victim fails every attempt. Every run counts towards results and
+// the heap maximum.
+func attackPhase(e *env, name string, nrs []int, quiet phaseResult, limit time.Duration, results *[]phaseResult, heapMax *int64) (phaseResult, time.Duration) {
+	for attempt := 0; ; attempt++ {
+		r := runPhase(e, name, nrs, 0)
+		printPhase(r, limit)
+		*results = append(*results, r)
+		*heapMax = max(*heapMax, r.heapMax)
+		over := len(r.lat.d) > 0 && r.lat.pct(99) > limit
+		if !over || attempt == *feindWiederholungen || r.braked || r.atkErr != nil || e.srv.gone() {
+			return r, limit
+		}
+		fmt.Printf("Phase %s: p99 %s > Grenze %s bei Lastmittel %.1f; neue Ruhemessung und Versuch %d von %d\n",
+			name, ms(r.lat.pct(99)), ms(limit), r.loadMax, attempt+2, 1+*feindWiederholungen)
+		time.Sleep(500 * time.Millisecond)
+		q := runPhase(e, "ruhig (erneut)", nil, *feindAbfragen)
+		printPhase(q, 0)
+		*heapMax = max(*heapMax, q.heapMax)
+		limit = max(limit, time.Duration(*feindFaktor*float64(max(q.lat.pct(99), *feindBoden))))
 	}
 }
 
