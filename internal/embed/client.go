@@ -182,13 +182,13 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("embed: read answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode, Body: snippet(raw)}
+		return nil, &StatusError{Code: resp.StatusCode, Body: c.answerText(raw)}
 	}
 	if len(raw) > maxAnswer {
 		return nil, fmt.Errorf("embed: answer larger than %d bytes", maxAnswer)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return nil, fmt.Errorf("embed: answer is %q, not application/json: %s", resp.Header.Get("Content-Type"), snippet(raw))
+		return nil, fmt.Errorf("embed: answer is %q, not application/json: %s", resp.Header.Get("Content-Type"), c.answerText(raw))
 	}
 	var a answer
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -238,9 +238,23 @@ func (c *Client) vectors(a answer, n int) ([][]float32, error) {
 	return out, nil
 }
 
+// answerText is snippet with the key cut out: an endpoint (or a proxy in
+// front of it) may quote the request's Authorization header in its error,
+// which would carry the key into the log.
+func (c *Client) answerText(raw []byte) string {
+	if c.key != "" {
+		// Only the start is shown: look as far as a key starting in it reaches.
+		raw = bytes.ReplaceAll(raw[:min(len(raw), snippetMost+len(c.key))], []byte(c.key), []byte("[key]"))
+	}
+	return snippet(raw)
+}
+
+// snippetMost is how many bytes of an answer an error message shows.
+const snippetMost = 200
+
 // snippet is the start of an answer, printable, for an error message.
 func snippet(b []byte) string {
-	const most = 200
+	const most = snippetMost
 	s := strings.ToValidUTF8(string(b[:min(len(b), most)]), "?")
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {

@@ -26,14 +26,15 @@ type floor struct{ hit1, hit5, mrr float64 }
 // floors per kind for recall by words alone (meaning off), set just below
 // what recall measured on 2026-12-01 with compounds and typos (forms
 // 0.82/1.00/0.90, compound-split 0.95/0.95/0.95, compound-join
-// 0.33/0.93/0.53, typo 1/1/1, acronym 1/1/1; keyword recall before them:
+// 0.50/0.95/0.66 with one query per linking element, typo 1/1/1, acronym
+// 1/1/1; keyword recall before them:
 // AUSBAUSTUFEN.md, Stufe 6). Raise them when recall gets better; never
 // lower one to let a change pass. Paraphrases have no floor here: words
 // alone are not meant to find them.
 var floors = map[string]floor{
 	kindForms:   {hit1: 0.80, hit5: 0.95, mrr: 0.88},
 	kindSplit:   {hit1: 0.90, hit5: 0.90, mrr: 0.90},
-	kindJoin:    {hit1: 0.30, hit5: 0.90, mrr: 0.50},
+	kindJoin:    {hit1: 0.45, hit5: 0.90, mrr: 0.62},
 	kindTypo:    {hit1: 0.95, hit5: 0.95, mrr: 0.95},
 	kindAcronym: {hit1: 0.93, hit5: 0.93, mrr: 0.93},
 }
