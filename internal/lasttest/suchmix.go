@@ -52,11 +52,21 @@ func seedContent(i int) (content, tag string) {
 	return content, a
 }
 
-// suchanfrage is one query of the mix: its kind, its text and the words
-// (lower case) an entry it finds holds.
+// suchanfrage is one query of the mix: its kind, its text, the words (lower
+// case) an entry it finds holds, and the query that finds such entries by
+// their words as written (-last.suchmixrichtig).
 type suchanfrage struct {
 	art, text string
 	woerter   []string
+	richtig   string
+}
+
+// query is the text an agent sends: as in the mix, or as written right.
+func (q suchanfrage) query() string {
+	if *lastSuchmixRichtig {
+		return q.richtig
+	}
+	return q.text
 }
 
 // mix is the search mix of this run (mixQueries of -last.eintraege), set by
@@ -74,16 +84,16 @@ func mixQueries(n int) []suchanfrage {
 		{"migraton", "migration"}, {"zugrif", "zugriff"}, {"leistnug", "leistung"},
 		{"portokoll", "protokoll"}, {"speichre", "speicher"},
 	} {
-		all = append(all, suchanfrage{"Tippfehler", q[0], []string{q[1]}})
+		all = append(all, suchanfrage{"Tippfehler", q[0], []string{q[1]}, q[1]})
 	}
 	for _, q := range [][3]string{
 		{"Datenbankschnittstelle", "datenbank", "schnittstelle"}, {"Leistungsprotokoll", "leistung", "protokoll"},
 		{"Protokollspeicher", "protokoll", "speicher"}, {"Datenbankspeicher", "datenbank", "speicher"},
 	} {
-		all = append(all, suchanfrage{"Kompositum", q[0], []string{q[1], q[2]}})
+		all = append(all, suchanfrage{"Kompositum", q[0], []string{q[1], q[2]}, q[1] + " " + q[2]})
 	}
 	for _, k := range komposita {
-		all = append(all, suchanfrage{"Teile", k.teile, []string{strings.ToLower(k.wort)}})
+		all = append(all, suchanfrage{"Teile", k.teile, []string{strings.ToLower(k.wort)}, k.wort})
 	}
 	var out []suchanfrage
 	for _, q := range all {
@@ -113,7 +123,7 @@ func (q suchanfrage) expected(n int) []string {
 // Without a mix it draws exactly as before the mix existed.
 func recallQuery(rng *rand.Rand) (query string, mixed bool) {
 	if *lastSuchmix > 0 && len(mix) > 0 && rng.IntN(100) < *lastSuchmix {
-		return mix[rng.IntN(len(mix))].text, true
+		return mix[rng.IntN(len(mix))].query(), true
 	}
 	return terms[rng.IntN(len(terms))], false
 }
@@ -122,7 +132,9 @@ func recallQuery(rng *rand.Rand) (query string, mixed bool) {
 // with the first project's read key, before the load. With compounds and
 // typos on, each must find entries, and only entries holding its words;
 // with -last.genau, none may find anything: so the hits come from the
-// compound and typo tiers, and the mix measures them. quiet: no line.
+// compound and typo tiers, and the mix measures them. With
+// -last.suchmixrichtig each finds an entry holding its words first, either
+// way. quiet: no line.
 func checkMix(t testing.TB, srv *server, quiet bool) {
 	if *lastSuchmix == 0 {
 		return
@@ -142,9 +154,10 @@ func checkMix(t testing.TB, srv *server, quiet bool) {
 	}
 	for _, q := range mix {
 		kinds[q.art]++
-		sc, err := reader.call(ctx, "recall", map[string]any{"query": q.text})
+		text := q.query()
+		sc, err := reader.call(ctx, "recall", map[string]any{"query": text})
 		if err != nil {
-			t.Fatalf("Suchmix recall %q: %v", q.text, err)
+			t.Fatalf("Suchmix recall %q: %v", text, err)
 		}
 		var found struct {
 			Hits []hit `json:"hits"`
@@ -152,6 +165,9 @@ func checkMix(t testing.TB, srv *server, quiet bool) {
 		decode(t, sc, &found)
 		want := q.expected(*lastEintraege)
 		switch {
+		case *lastSuchmixRichtig && (len(found.Hits) == 0 || !slices.Contains(want, found.Hits[0].Slug)):
+			fail("Suchmix richtig geschrieben %q findet zuerst keinen der %d Einträge mit %v (Treffer %v)", text, len(want), q.woerter, found.Hits)
+		case *lastSuchmixRichtig:
 		case *lastGenau && len(found.Hits) > 0:
 			fail("Suchmix %s %q findet mit -last.genau %v: die Anfrage braucht die Stufen nicht und misst sie nicht", q.art, q.text, found.Hits)
 		case !*lastGenau && len(found.Hits) == 0:
@@ -168,7 +184,10 @@ func checkMix(t testing.TB, srv *server, quiet bool) {
 		return
 	}
 	what := "jede findet Einträge, nur solche mit ihren Wörtern"
-	if *lastGenau {
+	switch {
+	case *lastSuchmixRichtig:
+		what = "richtig geschrieben findet jede zuerst einen Eintrag mit ihren Wörtern"
+	case *lastGenau:
 		what = "mit -last.genau findet keine etwas"
 	}
 	fmt.Printf("Suchmix: %d %% der recalls aus %d Anfragen (%d Tippfehler, %d Komposita, %d getrennte Teile eines Kompositums); vor der Last geprüft: %s\n",
