@@ -33,9 +33,10 @@ var komposita = []struct{ wort, teile string }{
 	{"Releaseplan", "Plan für das Release"},
 }
 
-// seedCompound is the compound seeded entry i holds, or "".
+// seedCompound is the compound seeded entry i holds, or "". Without a mix
+// the seed is the one from before the mix.
 func seedCompound(i int) string {
-	if i%4 != 0 {
+	if i%4 != 0 || *lastSuchmix == 0 {
 		return ""
 	}
 	return komposita[(i/4)%len(komposita)].wort
@@ -63,7 +64,7 @@ type suchanfrage struct {
 
 // query is the text an agent sends: as in the mix, or as written right.
 func (q suchanfrage) query() string {
-	if *lastSuchmixRichtig {
+	if *lastMixRichtig {
 		return q.richtig
 	}
 	return q.text
@@ -175,9 +176,9 @@ func checkMix(t testing.TB, srv *server, quiet bool) {
 		}
 		want := q.expected(*lastEintraege)
 		switch {
-		case *lastSuchmixRichtig && (len(found) == 0 || !slices.Contains(want, found[0])):
+		case *lastMixRichtig && (len(found) == 0 || !slices.Contains(want, found[0])):
 			fail("Suchmix richtig geschrieben %q findet zuerst keinen der %d Einträge mit %v (Treffer %v)", text, len(want), q.woerter, found)
-		case *lastSuchmixRichtig:
+		case *lastMixRichtig:
 		case *lastGenau && len(found) > 0:
 			fail("Suchmix %s %q findet mit -last.genau %v: die Anfrage braucht die Stufen nicht und misst sie nicht", q.art, q.text, found)
 		case !*lastGenau && len(found) == 0:
@@ -195,7 +196,7 @@ func checkMix(t testing.TB, srv *server, quiet bool) {
 	}
 	what := "jede findet Einträge, nur solche mit ihren Wörtern"
 	switch {
-	case *lastSuchmixRichtig:
+	case *lastMixRichtig:
 		what = "richtig geschrieben findet jede zuerst einen Eintrag mit ihren Wörtern"
 	case *lastGenau:
 		what = "mit -last.genau findet keine etwas"
