@@ -216,7 +216,11 @@ func (a *agent) work(deadline time.Time) map[string]int {
 			}
 		case (r-3**lastSchreibanteil)%3 < 2:
 			// Never with a project: in setup 4 this searches every project.
-			a.call(ctx, "recall", map[string]any{"query": terms[rng.IntN(len(terms))]})
+			q, mixed := recallQuery(rng)
+			a.call(ctx, "recall", map[string]any{"query": q})
+			if l := a.lat["recall"]; mixed {
+				a.lat[recallMix] = append(a.lat[recallMix], l[len(l)-1])
+			}
 		default:
 			a.call(ctx, "get", with(map[string]any{"slug": seededSlug(rng.IntN(*lastEintraege))}))
 		}

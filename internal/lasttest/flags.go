@@ -26,6 +26,8 @@ var (
 	lastProtokoll     = flag.String("last.protokoll", "", "MCP-Version der Agenten: leer = 2025-11-25 (mit Sitzungen), 2026-07-28 = ohne Sitzungen")
 	lastZulassung     = flag.Int("last.zulassung", -1, "Zulassungsgrenze des Servers (--max-inflight): -1 aus, 0 Serverstandard, N Anfragen gleichzeitig")
 	lastGenau         = flag.Bool("last.genau", false, "recall nur nach den Wörtern wie geschrieben: ohne Komposita und Tippfehler (Server --recall-exact)")
+	lastSuchmix       = flag.Int("last.suchmix", 30, "Anteil der recalls in Prozent, die mit Tippfehler, Kompositum oder getrennt geschriebenen Teilen eines Kompositums suchen (0: nur die acht Fachwörter wie vor dem 2026-12-01)")
+	lastMixRichtig    = flag.Bool("last.suchmixrichtig", false, "Suchmix richtig geschrieben: jede Anfrage so, wie sie dieselben Einträge ohne die Stufen findet (Vergleichsbasis: was die Stufen allein kosten)")
 	lastKaltstart     = flag.Int("last.kaltstart", 0, "nur die Kaltstart-Messung mit so vielen Einträgen in einem Projekt (munin als eigener Prozess: import, reindex, erstes recall, RSS, p50/p99, Nachholen von 1000 Änderungen); 0: aus")
 	lastMunin         = flag.String("last.munin", "", "Kaltstart mit diesem fertigen munin statt eines frisch gebauten (etwa dem Stand vor einer Änderung, für vorher/nachher in einem Lauf)")
 	lastEinbettung    = flag.Duration("last.einbettung", 0, "Einbettungen an: startet einen Test-Endpunkt, der nach dieser Zeit antwortet (0: aus)")

@@ -75,9 +75,10 @@ func Run(t *testing.T) {
 		return
 	}
 	if *lastAgenten < 1 || *lastProjekte < 1 || *lastSlugs < 1 || *lastEintraege < 1 ||
-		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 {
-		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil 0..100")
+		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 || *lastSuchmix < 0 || *lastSuchmix > 100 {
+		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil und last.suchmix 0..100")
 	}
+	mix = mixQueries(*lastEintraege)
 	wanted := strings.Split(*lastAufbauten, ",")
 	if slices.Contains(wanted, "4") && *lastProjekte > memory.MaxCallerKeys {
 		t.Fatalf("last.projekte %d: in Aufbau 4 hält ein Agent einen Schlüssel je Projekt, höchstens %d in einem MCP-Block", *lastProjekte, memory.MaxCallerKeys)
@@ -166,6 +167,7 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	for _, ag := range agents {
 		ag.assign(a)
 	}
+	checkMix(t, srv, l.quiet)
 
 	if l.profile {
 		f, err := os.Create(*lastProfil)

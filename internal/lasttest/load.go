@@ -51,6 +51,7 @@ func drive(agents []*agent, d time.Duration) result {
 		for _, tool := range tools[1:] {
 			a.lat[tool] = a.lat[tool][:0]
 		}
+		a.lat[recallMix] = a.lat[recallMix][:0]
 		clear(a.err)
 	}
 	var mu sync.Mutex

@@ -44,7 +44,12 @@ func median(v []float64) float64 {
 func printTable(r result) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Werkzeug\tAufrufe\tje s\tp50\tp95\tp99\tmax\tFehler\t")
-	for _, tool := range tools {
+	rows := tools
+	if len(r.lat[recallMix]) > 0 {
+		// Below recall: the part of its calls with a query of the mix.
+		rows = []string{tools[0], tools[1], recallMix, tools[2], tools[3]}
+	}
+	for _, tool := range rows {
 		l := slices.Clone(r.lat[tool])
 		slices.Sort(l)
 		d := r.dur

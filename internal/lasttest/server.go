@@ -118,12 +118,8 @@ func (s *server) seed(projects []memory.ProjectRef, agents int, multi bool) []st
 		go func() {
 			defer wg.Done()
 			for i := range *lastEintraege {
-				a, b := terms[i%len(terms)], terms[(i/len(terms)+i+1)%len(terms)]
-				in := service.RememberRequest{
-					Slug:    seededSlug(i),
-					Content: fmt.Sprintf("Notiz %d zu %s und %s\n\nWas das Team über %s beschlossen hat und warum; offen bleibt die Frage nach %s.", i, a, b, a, b),
-					Tags:    []string{a},
-				}
+				content, tag := seedContent(i)
+				in := service.RememberRequest{Slug: seededSlug(i), Content: content, Tags: []string{tag}}
 				if _, err := s.app.Svc.Remember(ctx, key, in); err != nil {
 					errs <- err
 					return

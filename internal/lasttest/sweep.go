@@ -37,6 +37,7 @@ func sweep(t *testing.T) {
 	for _, ag := range agents {
 		ag.assign(a)
 	}
+	checkMix(t, srv, true)
 	defer func() {
 		for _, ag := range agents {
 			ag.c.Close()
