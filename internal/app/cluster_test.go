@@ -145,9 +145,22 @@ func TestClusterTwoNodes(t *testing.T) {
 	if !ok || newOwner != staying.url || newEpoch <= epoch {
 		t.Fatalf("owner after handover: %s at %d (ok %v); want %s after epoch %d", newOwner, newEpoch, ok, staying.url, epoch)
 	}
+	// The new owner's search index comes from the restored file: a word
+	// written before the hand-over is found, and so is the word of a write
+	// after it.
+	if code, body := rest(t, http.MethodGet, staying.url+"/api/v1/recall?q=zebra3", token, ""); code != http.StatusOK || !strings.Contains(body, "notes/s3") {
+		t.Fatalf("recall of a word written before the hand-over through %s: %d %s", staying.url, code, body)
+	}
 	code, body := rest(t, http.MethodPost, staying.url+"/api/v1/entries", token, `{"slug":"notes/s0","title":"t","content":"second version"}`)
 	if code != http.StatusOK && code != http.StatusCreated || !strings.Contains(body, `"version":2`) {
 		t.Fatalf("write after takeover: %d %s", code, body)
+	}
+	code, body = rest(t, http.MethodPost, staying.url+"/api/v1/entries", token, `{"slug":"notes/after","title":"t","content":"written after the hand-over quokka"}`)
+	if code != http.StatusOK && code != http.StatusCreated {
+		t.Fatalf("write of a new entry after takeover: %d %s", code, body)
+	}
+	if code, body := rest(t, http.MethodGet, staying.url+"/api/v1/recall?q=quokka", token, ""); code != http.StatusOK || !strings.Contains(body, "notes/after") {
+		t.Fatalf("recall of a word written after the hand-over through %s: %d %s", staying.url, code, body)
 	}
 }
 
