@@ -152,7 +152,7 @@ func (a *agent) connect(ctx context.Context) error {
 // close ends the session, if any.
 func (a *agent) close() {
 	a.mu.Lock()
-	a.session, a.awaiting404 = "", false // a new session was never on a killed node
+	a.session = ""
 	a.mu.Unlock()
 	if a.c != nil {
 		a.c.Close()
@@ -255,9 +255,12 @@ func (a *agent) count(out string, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.outcomes[out]++
-	if out == outSession && a.awaiting404 {
-		a.awaiting404 = false
-		a.lostSeen++
+	if out == outSession { // the session is gone: a kill from now on does not end it
+		a.session = ""
+		if a.awaiting404 {
+			a.awaiting404 = false
+			a.lostSeen++
+		}
 	}
 	if out == outOther && a.firstBad == "" {
 		a.firstBad = fmt.Sprintf("%s über n%d: %v", a.name, a.node, err)
