@@ -264,4 +264,9 @@ func TestClusterFaults(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz of a node without its lease: %d, want 503", resp.StatusCode)
 	}
+	// Nor does it serve reads of the file it holds: it cannot know whether
+	// it still owns the workspace (README, "What a failure costs").
+	if code, body := rest(t, http.MethodGet, n.url+"/api/v1/entries/f/s0", token, ""); code != http.StatusServiceUnavailable || !strings.Contains(body, `"unavailable"`) {
+		t.Fatalf("read with etcd gone: %d %s, want 503 unavailable", code, body)
+	}
 }
