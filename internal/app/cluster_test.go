@@ -42,12 +42,18 @@ type clusterApp struct {
 
 func startNode(t *testing.T, etcd []string, replicaDir, litestream string) *clusterApp {
 	t.Helper()
+	return startNodeAt(t, t.TempDir(), etcd, replicaDir, litestream)
+}
+
+// startNodeAt starts a node on dataDir (a node coming back with its disk).
+func startNodeAt(t *testing.T, dataDir string, etcd []string, replicaDir, litestream string) *clusterApp {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	cfg := Config{DataDir: t.TempDir(), Addr: ln.Addr().String(), Exclusive: true,
+	cfg := Config{DataDir: dataDir, Addr: ln.Addr().String(), Exclusive: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Cluster: ClusterConfig{Enabled: true, Etcd: etcd, Advertise: url, Replica: "file://" + replicaDir,
 			LeaseTTL: 2 * time.Second, Litestream: litestream, Secret: testSecret}}
