@@ -42,12 +42,18 @@ type clusterApp struct {
 
 func startNode(t *testing.T, etcd []string, replicaDir, litestream string) *clusterApp {
 	t.Helper()
+	return startNodeAt(t, t.TempDir(), etcd, replicaDir, litestream)
+}
+
+// startNodeAt starts a node on dataDir (a node coming back with its disk).
+func startNodeAt(t *testing.T, dataDir string, etcd []string, replicaDir, litestream string) *clusterApp {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	cfg := Config{DataDir: t.TempDir(), Addr: ln.Addr().String(), Exclusive: true,
+	cfg := Config{DataDir: dataDir, Addr: ln.Addr().String(), Exclusive: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Cluster: ClusterConfig{Enabled: true, Etcd: etcd, Advertise: url, Replica: "file://" + replicaDir,
 			LeaseTTL: 2 * time.Second, Litestream: litestream, Secret: testSecret}}
@@ -145,9 +151,22 @@ func TestClusterTwoNodes(t *testing.T) {
 	if !ok || newOwner != staying.url || newEpoch <= epoch {
 		t.Fatalf("owner after handover: %s at %d (ok %v); want %s after epoch %d", newOwner, newEpoch, ok, staying.url, epoch)
 	}
+	// The new owner's search index comes from the restored file: a word
+	// written before the hand-over is found, and so is the word of a write
+	// after it.
+	if code, body := rest(t, http.MethodGet, staying.url+"/api/v1/recall?q=zebra3", token, ""); code != http.StatusOK || !strings.Contains(body, "notes/s3") {
+		t.Fatalf("recall of a word written before the hand-over through %s: %d %s", staying.url, code, body)
+	}
 	code, body := rest(t, http.MethodPost, staying.url+"/api/v1/entries", token, `{"slug":"notes/s0","title":"t","content":"second version"}`)
 	if code != http.StatusOK && code != http.StatusCreated || !strings.Contains(body, `"version":2`) {
 		t.Fatalf("write after takeover: %d %s", code, body)
+	}
+	code, body = rest(t, http.MethodPost, staying.url+"/api/v1/entries", token, `{"slug":"notes/after","title":"t","content":"written after the hand-over quokka"}`)
+	if code != http.StatusOK && code != http.StatusCreated {
+		t.Fatalf("write of a new entry after takeover: %d %s", code, body)
+	}
+	if code, body := rest(t, http.MethodGet, staying.url+"/api/v1/recall?q=quokka", token, ""); code != http.StatusOK || !strings.Contains(body, "notes/after") {
+		t.Fatalf("recall of a word written after the hand-over through %s: %d %s", staying.url, code, body)
 	}
 }
 
@@ -250,5 +269,10 @@ func TestClusterFaults(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz of a node without its lease: %d, want 503", resp.StatusCode)
+	}
+	// Nor does it serve reads of the file it holds: it cannot know whether
+	// it still owns the workspace (README, "What a failure costs").
+	if code, body := rest(t, http.MethodGet, n.url+"/api/v1/entries/f/s0", token, ""); code != http.StatusServiceUnavailable || !strings.Contains(body, `"unavailable"`) {
+		t.Fatalf("read with etcd gone: %d %s, want 503 unavailable", code, body)
 	}
 }

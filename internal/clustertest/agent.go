@@ -3,9 +3,10 @@
 // The agents: MCP clients over Streamable HTTP, each bound to one node and
 // one project, remembering into slugs only it writes. They behave as a real
 // client does across a failover: an `unavailable` answer is retried after a
-// short pause, a lost session (404) or a broken connection is answered by a
-// new session on the same node. Every acknowledged version goes into the
-// ledger.
+// short pause; a broken connection is retried, after a growing pause, with
+// the same session, so that a node that came back without it answers 404;
+// a lost session (404) is answered by a new session on the same node.
+// Every acknowledged version goes into the ledger.
 
 package clustertest
 
@@ -94,6 +95,12 @@ type agent struct {
 	mu       sync.Mutex
 	outcomes map[string]int
 	firstBad string // the first outOther error, for the report
+	// session is the id of the open session ("" without one, and with the
+	// sessionless protocol); awaiting404 is set when the session's node was
+	// killed, until the agent's next 404 (sessions.go).
+	session     string
+	awaiting404 bool
+	lostSeen    int // 404s that ended an awaited session
 }
 
 func newAgent(name string, node int, url, token, project string, slugs []string) *agent {
@@ -134,11 +141,19 @@ func (a *agent) connect(ctx context.Context) error {
 		return err
 	}
 	a.c = c
+	a.mu.Lock()
+	if !mcp.IsModernProtocol(version) {
+		a.session = c.GetSessionId()
+	}
+	a.mu.Unlock()
 	return nil
 }
 
 // close ends the session, if any.
 func (a *agent) close() {
+	a.mu.Lock()
+	a.session = ""
+	a.mu.Unlock()
 	if a.c != nil {
 		a.c.Close()
 		a.c = nil
@@ -205,8 +220,10 @@ func (a *agent) step(ctx context.Context, l *ledger, pause *time.Duration) (ack,
 		return x, true
 	case outUnavailable, outOther:
 		sleep(ctx, unavailablePause)
-	default: // a new session on the next step
+	case outSession: // the node is there but forgot the session: a new one at once
 		a.close()
+		*pause = reconnectMin
+	default: // no answer: the same session again, after a growing pause
 		sleep(ctx, *pause)
 		*pause = min(2**pause, reconnectMax)
 	}
@@ -238,6 +255,13 @@ func (a *agent) count(out string, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.outcomes[out]++
+	if out == outSession { // the session is gone: a kill from now on does not end it
+		a.session = ""
+		if a.awaiting404 {
+			a.awaiting404 = false
+			a.lostSeen++
+		}
+	}
 	if out == outOther && a.firstBad == "" {
 		a.firstBad = fmt.Sprintf("%s über n%d: %v", a.name, a.node, err)
 	}

@@ -47,8 +47,9 @@ type cluster struct {
 	probeKeys  map[string]string // project → a write key of the test's own (probes and reading back)
 	l          *ledger
 
-	mu     sync.Mutex
-	others []*agent // probes and the throughput phase's agents, for their unexpected errors
+	mu      sync.Mutex
+	others  []*agent // probes and the throughput phase's agents, for their unexpected errors
+	writers []*agent // the rounds' agents, whose sessions a kill ends (sessions.go)
 }
 
 // keep remembers agents outside the rounds' own, so that their unexpected

@@ -47,12 +47,14 @@ func (c *cluster) pickBusiest(t *testing.T) (int, map[string]int64) {
 func (c *cluster) killRound(t *testing.T, round int) failover {
 	node, owned := c.pickBusiest(t)
 	n := c.nodes[node]
+	sessions := c.expectLostSessions(node)
 	start := time.Now()
 	if err := n.p.kill(); err != nil {
 		t.Fatalf("Runde %d: kill -9 von %s: %v", round, n.name, err)
 	}
 	f := c.measure(node, owned, start, fmt.Sprintf("runde-%02d", round))
 	f.label = fmt.Sprintf("Runde %d", round)
+	f.sessions = sessions
 	// Its registration goes with its lease; until then a node at the same
 	// URL is refused at join.
 	ctx := context.Background()

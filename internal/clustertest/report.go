@@ -26,6 +26,7 @@ type failover struct {
 	writesAgain map[string]time.Duration
 	restart     time.Duration  // until the restarted node's /healthz answered 200 (0: not restarted)
 	acks        int            // acknowledged versions so far
+	sessions    int            // agents that held a session on the killed node
 	spread      map[string]int // new owner (node name) → workspaces it took
 }
 

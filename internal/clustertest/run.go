@@ -62,6 +62,9 @@ func Run(t *testing.T) {
 	ctx, stopAgents := context.WithCancel(context.Background())
 	t.Cleanup(stopAgents) // also when the test ends early
 	agents := c.agents(t, *clusterAgenten, "agent")
+	c.mu.Lock()
+	c.writers = agents
+	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, a := range agents {
 		wg.Go(func() { a.run(ctx, c.l) })
@@ -82,6 +85,11 @@ func Run(t *testing.T) {
 		stopped = &p
 		t.Logf("SIGSTOP: %s für %s angehalten, neuer Eigentümer max %s", p.node, 2**clusterTTL, maxOf(p.newOwner, p.workspaces))
 	}
+	// Every session a kill ended must come back as a 404 (sessions.go)
+	// before the agents stop.
+	lctx, lcancel := context.WithTimeout(context.Background(), hardLimit())
+	lost404, waiting := awaitLostSessions(lctx, agents)
+	lcancel()
 	stopAgents()
 	if !waitGroupBounded(&wg, callTimeout()+10*time.Second) {
 		t.Fatal("Agenten enden nicht nach dem Ende der Runden")
@@ -134,6 +142,11 @@ func Run(t *testing.T) {
 	printFailoverSummary(os.Stdout, rounds, *clusterTTL)
 	fmt.Printf("Agenten während der Runden: %s; %.0f bestätigte remember/s über %s\n",
 		outcomeLine(outcomes), rate(acks, roundsBegin, roundsEnd), roundsEnd.Sub(roundsBegin).Round(time.Second))
+	killed := 0
+	for _, f := range rounds {
+		killed += f.sessions
+	}
+	fmt.Printf("Sitzungen auf gekillten Knoten: %d, danach mit 404 beantwortet: %d, ohne 404: %d\n", killed, lost404, len(waiting))
 	if stopped != nil {
 		back := fmt.Sprintf("bestätigt wieder %s nach SIGCONT", sec(stopped.back))
 		if !stopped.ok {
@@ -178,6 +191,11 @@ func Run(t *testing.T) {
 	}
 	if stale != nil && stale.lost > 0 {
 		t.Errorf("der angehaltene Knoten %s bestätigte nach SIGSTOP %d Fassungen, die es nicht gibt", stopped.node, stale.lost)
+	}
+	// A session a kill ended must be answered by 404 when its agent comes
+	// back to the restarted node (issue 12, point 3).
+	if len(waiting) > 0 {
+		t.Errorf("%d Agenten hielten eine Sitzung auf einem gekillten Knoten und bekamen danach kein 404: %v", len(waiting), waiting)
 	}
 	if nBad > 0 {
 		t.Errorf("%d unerwartete Fehler der Agenten und Sonden, zuerst: %v", nBad, bad)

@@ -122,7 +122,10 @@ type fakeReplicator struct {
 	registered map[string]string // path -> replica URL
 	syncs      atomic.Int64
 	failSync   atomic.Bool
-	restored   []string
+	// during, when set, runs inside every Sync, as if while it waits for
+	// the replica.
+	during   atomic.Pointer[func()]
+	restored []string
 }
 
 func (r *fakeReplicator) EpochURL(ws string, epoch int64) string {
@@ -145,6 +148,9 @@ func (r *fakeReplicator) Resume(ctx context.Context, path, url string) error {
 
 func (r *fakeReplicator) Sync(ctx context.Context, path string) error {
 	r.syncs.Add(1)
+	if f := r.during.Load(); f != nil {
+		(*f)()
+	}
 	if r.failSync.Load() {
 		return errors.New("replica unreachable")
 	}
