@@ -37,21 +37,7 @@ func holdingEndpoint(t *testing.T, ep *embedtest.Server, hold string) (url strin
 			http.Error(w, "held", http.StatusServiceUnavailable)
 			return
 		}
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, ep.URL+r.URL.Path, bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		req.Header = r.Header.Clone()
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer res.Body.Close()
-		w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
-		w.WriteHeader(res.StatusCode)
-		_, _ = io.Copy(w, res.Body)
+		relay(w, r, ep.URL, body)
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) }) // runs first: frees held handlers so Close returns
@@ -100,4 +86,25 @@ func TestMeaningReadYourWritesBeforeVector(t *testing.T) {
 	if s := a.Embed.Stats(); s.Embedded != 1 {
 		t.Fatalf("worker stats %+v: zoo/new's vector stored meanwhile", s)
 	}
+}
+
+// relay passes a request whose body was already read on to the embedding
+// endpoint at base, and its answer back: the proxies of these tests see
+// every call and change only the ones they are about.
+func relay(w http.ResponseWriter, r *http.Request, base string, body []byte) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.Path, bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	req.Header = r.Header.Clone()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
+	w.WriteHeader(res.StatusCode)
+	_, _ = io.Copy(w, res.Body)
 }

@@ -254,15 +254,14 @@ const snippetMost = 200
 
 // snippet is the start of an answer, printable, for an error message.
 func snippet(b []byte) string {
-	const most = snippetMost
-	s := strings.ToValidUTF8(string(b[:min(len(b), most)]), "?")
+	s := strings.ToValidUTF8(string(b[:min(len(b), snippetMost)]), "?")
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
 	}, s)
-	if len(b) > most {
+	if len(b) > snippetMost {
 		s += "…"
 	}
 	return s

@@ -137,19 +137,7 @@ func TestRouteAndCampaignByRank(t *testing.T) {
 // database fails the open with unavailable.
 func TestTakeoverRestoresTheRecordedEpoch(t *testing.T) {
 	// A previous owner wrote two entries; its file is the replica of epoch 3.
-	c := newFakeCluster("http://a", "http://a")
-	prev := newNode(t, c, Options{})
-	routeSelf(t, prev)
-	for _, s := range []string{"one", "two"} {
-		if err := write(prev, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := prev.st.CloseWorkspace("team"); err != nil {
-		t.Fatal(err)
-	}
-	replica := prev.r.EpochURL("team", 3)
-	copyFile(t, filepath.Join(prev.m.opts.DataDir, "team.db"), filepath.Join(replica, "db"))
+	prev, replica := previousOwner(t, "one", "two")
 
 	// The new owner: epoch 3 recorded; a stale local file is in its way.
 	c2 := newFakeCluster("http://b", "http://b")
@@ -246,6 +234,24 @@ func TestFollowTakesUnownedWorkspaces(t *testing.T) {
 	if n.m.owned("team") == nil || n.m.owned("other") == nil {
 		t.Fatal("Follow did not take the unowned workspaces")
 	}
+}
+
+// previousOwner is a node that owned workspace team and wrote slugs, then
+// closed it; its file is the replica of epoch 3 (returned).
+func previousOwner(t *testing.T, slugs ...string) (*node, string) {
+	prev := newNode(t, newFakeCluster("http://a", "http://a"), Options{})
+	routeSelf(t, prev)
+	for _, s := range slugs {
+		if err := write(prev, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := prev.st.CloseWorkspace("team"); err != nil {
+		t.Fatal(err)
+	}
+	replica := prev.r.EpochURL("team", 3)
+	copyFile(t, filepath.Join(prev.m.opts.DataDir, "team.db"), filepath.Join(replica, "db"))
+	return prev, replica
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -28,15 +28,7 @@ func TestSearchProjectsWaitsForQueuedRefreshInEveryProject(t *testing.T) {
 	both := []memory.ProjectRef{projA, projB}
 	searchAll(t, r, both, memory.SearchQuery{Text: "applesauce"}) // builds both
 
-	started, release := blockLatest(src, "beta")
-	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(unblock)
-	src.put(projB, "beta", "Beta", "bananabread")
-	if err := r.Queue(projB, "beta"); err != nil {
-		t.Fatal(err)
-	}
-	<-started // B's batch is reading beta and held there
+	unblock := holdBetaRewrite(t, r, src) // B's batch is reading beta and held there
 
 	type result struct {
 		hits []memory.Hit
@@ -72,15 +64,7 @@ func TestSearchProjectsGivesUpOnQueuedRefresh(t *testing.T) {
 	waitBuilt(t, r, projA)
 	waitBuilt(t, r, projB)
 
-	started, release := blockLatest(src, "beta")
-	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(unblock)
-	src.put(projB, "beta", "Beta", "bananabread")
-	if err := r.Queue(projB, "beta"); err != nil {
-		t.Fatal(err)
-	}
-	<-started
+	unblock := holdBetaRewrite(t, r, src)
 	hits, err := r.SearchProjects(testCtx(t), both, memory.SearchQuery{Text: "bananabread applesauce"})
 	if err == nil {
 		t.Fatalf("search while B's queued write is held answered %v; want unavailable", describe(hits))
@@ -276,4 +260,20 @@ func TestSearchProjectsSlowBuildHoldsNoOtherIndex(t *testing.T) {
 	if res.err != nil || len(res.hits) != 1 || res.hits[0].Project != projB {
 		t.Fatalf("recall after B's build: %v, %v; want beta of %s (A's alpha no longer says applesauce)", describe(res.hits), res.err, projB)
 	}
+}
+
+// holdBetaRewrite writes beta of projB again ("bananabread") and queues its
+// refresh, whose batch is then held while it reads beta; the returned
+// unblock lets it go on (the test's cleanup does too).
+func holdBetaRewrite(t *testing.T, r *Registry, src *fakeSource) (unblock func()) {
+	started, release := blockLatest(src, "beta")
+	var once sync.Once
+	unblock = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	src.put(projB, "beta", "Beta", "bananabread")
+	if err := r.Queue(projB, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	return unblock
 }
