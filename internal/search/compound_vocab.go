@@ -2,10 +2,15 @@ package search
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/blevesearch/vellum/levenshtein"
 )
 
 // The vocabulary compounds are split against and typos corrected to is the
@@ -26,16 +31,27 @@ const maxVocabLookups = 1024
 // vocab answers whether a term is in the dictionary of any searched index.
 // It opens one reader per index on its first lookup (a recall whose words
 // need none opens none) and is closed after the recall.
+//
+// It reads the term dictionaries of the index snapshot's segments directly.
+// bleve's own FieldDictContains and FieldDictFuzzy start a goroutine per
+// segment and field on every call, and the fuzzy one builds the edit
+// automaton once per field: together most of a typo lookup's cost and 5 % of
+// a recall's at 10,000 entries. A segment's dictionary is its term list
+// (kept in memory by the segment once loaded) and holds the terms of its
+// deleted documents until a merge, as bleve's merged views do.
 type vocab struct {
 	ctx     context.Context
 	idxs    []bleve.Index
 	opened  bool
 	err     error // opening failed: every term is unknown
 	readers []index.IndexReader
-	dicts   []index.FieldDictContains
+	dicts   [][]fieldDict // per reader: one per vocab field
 	known   map[string]bool
 	lookups int
 }
+
+// fieldDict is one field's dictionary in every segment of a snapshot.
+type fieldDict []segment.TermDictionary
 
 func newVocab(ctx context.Context, idxs []bleve.Index) *vocab {
 	return &vocab{ctx: ctx, idxs: idxs, known: map[string]bool{}}
@@ -60,19 +76,25 @@ func (v *vocab) open() bool {
 			break
 		}
 		v.readers = append(v.readers, rd)
-		c, isC := rd.(index.IndexReaderContains)
-		if _, isF := rd.(index.IndexReaderFuzzy); !isC || !isF {
+		snap, ok := rd.(*scorch.IndexSnapshot)
+		if !ok {
 			v.close()
 			return false
 		}
+		var fds []fieldDict
 		for _, f := range vocabFields {
-			d, err := c.FieldDictContains(f)
-			if err != nil {
-				v.err = err
-				break
+			var fd fieldDict
+			for _, seg := range snap.Segments() {
+				d, err := seg.Segment().Dictionary(f)
+				if err != nil {
+					v.err = err
+					break
+				}
+				fd = append(fd, d)
 			}
-			v.dicts = append(v.dicts, d)
+			fds = append(fds, fd)
 		}
+		v.dicts = append(v.dicts, fds)
 	}
 	if v.err != nil {
 		v.close()
@@ -98,15 +120,23 @@ func (v *vocab) hasTerm(term string) bool {
 		return false
 	}
 	v.lookups++
-	found := false
-	for _, d := range v.dicts {
-		if ok, err := d.Contains([]byte(term)); err == nil && ok {
-			found = true
-			break
-		}
-	}
+	found := v.contains([]byte(term))
 	v.known[term] = found
 	return found
+}
+
+// contains looks term up in every segment of every field and index.
+func (v *vocab) contains(term []byte) bool {
+	for _, fds := range v.dicts {
+		for _, fd := range fds {
+			for _, d := range fd {
+				if ok, err := d.Contains(term); err == nil && ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // hasWord tells whether a lower-case word is known: one of its stems is.
@@ -156,28 +186,46 @@ func (v *vocab) df(term string) uint64 {
 	return n
 }
 
+// editsOfOne builds the automata of the terms within one edit, transposition
+// included, as bleve's fuzzy dictionaries do. Building the builder takes
+// milliseconds, so it is made once, on the first typo lookup.
+var editsOfOne = sync.OnceValues(func() (*levenshtein.LevenshteinAutomatonBuilder, error) {
+	return levenshtein.NewLevenshteinAutomatonBuilder(1, true)
+})
+
 // fuzzy calls fn with the terms of the title and content dictionaries within
-// one edit (Levenshtein) of term, in every index, at most limit per index
-// and field.
+// one edit (Levenshtein) of term, in every index: per index and field the
+// first limit of them in term order, each once.
 func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
 	if !v.open() {
 		return
 	}
-	for _, rd := range v.readers {
-		fr := rd.(index.IndexReaderFuzzy)
-		for _, f := range vocabFields {
-			fd, err := fr.FieldDictFuzzy(f, term, 1, "")
-			if err != nil {
-				continue
-			}
-			for range limit {
-				e, err := fd.Next()
-				if err != nil || e == nil {
-					break
+	lb, err := editsOfOne()
+	if err != nil {
+		return
+	}
+	dfa, err := lb.BuildDfa(term, 1)
+	if err != nil {
+		return
+	}
+	for _, fds := range v.dicts {
+		for _, fd := range fds {
+			var terms []string
+			for _, d := range fd {
+				it := d.AutomatonIterator(dfa, nil, nil)
+				for range limit {
+					e, err := it.Next()
+					if err != nil || e == nil {
+						break
+					}
+					terms = append(terms, e.Term)
 				}
-				fn(e.Term)
 			}
-			_ = fd.Close()
+			slices.Sort(terms)
+			terms = slices.Compact(terms)
+			for _, t := range terms[:min(len(terms), limit)] {
+				fn(t)
+			}
 		}
 	}
 }

@@ -1,0 +1,126 @@
+package search
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// TestVocabMatchesBleveDictionaries: the vocabulary reads the segments'
+// dictionaries itself (compound_vocab.go); what it answers must be what
+// bleve's merged dictionaries answer, over several segments and with
+// deleted documents: the same known terms, and per field the same first
+// terms within one edit.
+func TestVocabMatchesBleveDictionaries(t *testing.T) {
+	m, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No segment is small enough for the merger to merge, and each batch
+	// is written before the next (the persister merges the ones it has not
+	// written), so each batch stays a segment of its own.
+	idx, err := bleve.NewUsing(filepath.Join(t.TempDir(), "idx"), m, scorch.Name, scorch.Name, map[string]any{
+		"scorchMergePlanOptions": map[string]any{"MaxSegmentSize": 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idx.Close() })
+	rng := rand.New(rand.NewPCG(7, 8))
+	stems := []string{"daten", "datum", "bank", "banken", "schlüssel", "schlüsel", "replica", "replicat",
+		"latenz", "latent", "kunde", "kunden", "wunsch", "wünsche", "deploy", "deplo", "runner", "runne"}
+	words := func(n int) string {
+		out := ""
+		for range n {
+			out += fmt.Sprintf("%s%d ", stems[rng.IntN(len(stems))], rng.IntN(40))
+		}
+		return out
+	}
+	// Four batches: four segments; then deletions, whose terms stay in the
+	// segments.
+	for b := range 4 {
+		batch := idx.NewBatch()
+		for i := range 50 {
+			doc := map[string]any{"title": words(3), "content": words(20)}
+			if err := batch.Index(fmt.Sprintf("e-%d-%d", b, i), doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Batch(batch); err != nil {
+			t.Fatal(err)
+		}
+		waitPersisted(idx)
+	}
+	for i := range 30 {
+		if err := idx.Delete(fmt.Sprintf("e-1-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if n := len(rd.(*scorch.IndexSnapshot).Segments()); n < 2 {
+		t.Fatalf("%d segments: the test needs several", n)
+	}
+	v := newVocab(testCtx(t), []bleve.Index{idx})
+	defer v.close()
+	var probes []string
+	for _, s := range stems {
+		for n := range 45 {
+			probes = append(probes, fmt.Sprintf("%s%d", s, n))
+		}
+	}
+	for _, term := range probes {
+		want := false
+		for _, f := range vocabFields {
+			d, err := rd.(index.IndexReaderContains).FieldDictContains(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok, err := d.Contains([]byte(term))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = want || ok
+		}
+		if got := v.hasTerm(term); got != want {
+			t.Errorf("hasTerm(%q) = %v, bleve says %v", term, got, want)
+		}
+	}
+	for _, term := range []string{"daten7", "bank12", "schlüssel3", "kunden30", "wunsch1", "runner9", "xyz"} {
+		for _, limit := range []int{1, 3, maxTypoScan} {
+			var want []string
+			for _, f := range vocabFields {
+				fd, err := rd.(index.IndexReaderFuzzy).FieldDictFuzzy(f, term, 1, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range limit {
+					e, err := fd.Next()
+					if err != nil || e == nil {
+						break
+					}
+					want = append(want, e.Term)
+				}
+				_ = fd.Close()
+			}
+			var got []string
+			v.fuzzy(term, limit, func(s string) { got = append(got, s) })
+			if !slices.Equal(got, want) {
+				t.Errorf("fuzzy(%q, %d) = %q, bleve says %q", term, limit, got, want)
+			}
+		}
+	}
+}
