@@ -251,14 +251,45 @@ var asciiSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\v': 
 // piece through needlessly but never misses a word.
 func pieceMayMatch(piece string, prefixes *prefixSet) bool {
 	inRun := false
-	for i, c := range piece {
+	for i := 0; i < len(piece); {
+		// Most content is ASCII: a word starting with an ASCII byte can
+		// only stem to a query term when that byte, lower-cased, begins
+		// one (normalization changes only non-ASCII letters and drops an
+		// e after a, o or u, never a first letter).
+		if c := piece[i]; c < utf8.RuneSelf {
+			run := asciiWord[c]
+			if !(inRun && run) && prefixes.first[asciiLower(c)] && mayMatchString(piece[i:], prefixes) {
+				return true
+			}
+			inRun = run
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(piece[i:])
 		run := isLatinWordRune(c)
 		if !(inRun && run) && mayMatchString(piece[i:], prefixes) {
 			return true
 		}
 		inRun = run
+		i += size
 	}
 	return false
+}
+
+// asciiWord marks the ASCII bytes isLatinWordRune accepts.
+var asciiWord = func() (w [utf8.RuneSelf]bool) {
+	for c := range w {
+		w[c] = isLatinWordRune(rune(c))
+	}
+	return w
+}()
+
+// asciiLower lower-cases an ASCII letter and leaves other bytes alone.
+func asciiLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // isLatinWordRune tells whether c is a letter or digit below U+0250 (Latin
