@@ -72,8 +72,16 @@ type topkAcc struct {
 	nFields int32
 }
 
-// accPool keeps the per-entry sums between recalls (24 bytes an entry).
-var accPool = sync.Pool{New: func() any { return new([]topkAcc) }}
+// topkScratch is exactTopK's memory, kept between recalls in topkPool:
+// the per-entry sums (24 bytes an entry, indexed by doc number) and the
+// lists of entries with a score.
+type topkScratch struct {
+	acc     []topkAcc
+	touched []uint32 // entries with a score, in order of first match
+	inField []uint32 // entries the current field matched
+}
+
+var topkPool = sync.Pool{New: func() any { return new(topkScratch) }}
 
 // topkHit is a scored entry by internal doc number.
 type topkHit struct {
@@ -165,16 +173,15 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 
 	// Term at a time, fields and terms in bleve's order: each entry's sums
 	// take their addends in the order bleve's disjunctions do.
-	accp := accPool.Get().(*[]topkAcc)
-	if uint64(len(*accp)) < maxDoc {
-		*accp = make([]topkAcc, maxDoc)
+	if maxDoc > math.MaxUint32 {
+		return nil, false
 	}
-	acc := *accp
-	var (
-		touched []uint64 // entries with a score, in order of first match
-		inField []uint64 // entries the current field matched
-		tfd     index.TermFieldDoc
-	)
+	sc := topkPool.Get().(*topkScratch)
+	if uint64(len(sc.acc)) < maxDoc {
+		sc.acc = make([]topkAcc, maxDoc)
+	}
+	acc, touched, inField := sc.acc, sc.touched[:0], sc.inField[:0]
+	var tfd index.TermFieldDoc
 	for _, f := range order {
 		if len(f.terms) == 0 {
 			continue
@@ -196,7 +203,7 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 				}
 				a := &acc[n]
 				if a.nTerms == 0 {
-					inField = append(inField, n)
+					inField = append(inField, uint32(n))
 				}
 				a.field += math.Sqrt(float64(d.Freq)) * d.Norm * t.idf * queryWeight
 				a.nTerms++
@@ -219,7 +226,7 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 	// The best limit in a heap whose root is the worst of them.
 	best := make([]topkHit, 0, min(limit, len(touched)))
 	for _, n := range touched {
-		h := topkHit{doc: n, score: acc[n].total * (float64(acc[n].nFields) / float64(len(fields)))}
+		h := topkHit{doc: uint64(n), score: acc[n].total * (float64(acc[n].nFields) / float64(len(fields)))}
 		if len(best) < limit {
 			best = append(best, h)
 			heapUp(best, len(best)-1)
@@ -229,7 +236,9 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 		}
 		acc[n] = topkAcc{}
 	}
-	accPool.Put(accp) // clean again: every entry with a score was touched
+	// Clean again: every entry with a score was touched.
+	sc.touched, sc.inField = touched, inField
+	topkPool.Put(sc)
 	slices.SortFunc(best, func(a, b topkHit) int {
 		if a.before(b) {
 			return -1
