@@ -157,6 +157,30 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 			f.count += n
 		}
 	}
+	best, ok := topkScore(ctx, fields, maxDoc, limit)
+	if !ok {
+		return nil, false
+	}
+	dms = make(search.DocumentMatchCollection, 0, len(best))
+	for _, h := range best {
+		iid := index.NewIndexInternalID(nil, h.doc)
+		id, err := rd.ExternalID(iid)
+		if err != nil {
+			return nil, false
+		}
+		dms = append(dms, &search.DocumentMatch{ID: id, IndexInternalID: iid, Score: h.score})
+	}
+	return dms, true
+}
+
+// topkScore reads the fields' postings and returns the best limit entries,
+// best first. It reads term at a time, fields and terms in the order
+// bleve's disjunctions sum them, so each entry's sums take their addends in
+// bleve's order.
+func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit int) ([]topkHit, bool) {
+	if maxDoc > math.MaxUint32 {
+		return nil, false
+	}
 	order := slices.Clone(fields)
 	sort.Sort(byCount[*topkField]{order, func(f *topkField) uint64 { return f.count }})
 	weights := 0.0
@@ -171,11 +195,6 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 	}
 	queryNorm := 1.0 / math.Sqrt(weights)
 
-	// Term at a time, fields and terms in bleve's order: each entry's sums
-	// take their addends in the order bleve's disjunctions do.
-	if maxDoc > math.MaxUint32 {
-		return nil, false
-	}
 	sc := topkPool.Get().(*topkScratch)
 	if uint64(len(sc.acc)) < maxDoc {
 		sc.acc = make([]topkAcc, maxDoc)
@@ -245,16 +264,7 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 		}
 		return 1
 	})
-	dms = make(search.DocumentMatchCollection, 0, len(best))
-	for _, h := range best {
-		iid := index.NewIndexInternalID(nil, h.doc)
-		id, err := rd.ExternalID(iid)
-		if err != nil {
-			return nil, false
-		}
-		dms = append(dms, &search.DocumentMatch{ID: id, IndexInternalID: iid, Score: h.score})
-	}
-	return dms, true
+	return best, true
 }
 
 // heapUp and heapDown keep h a heap with the worst hit at its root.
