@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"munin/internal/memory"
@@ -210,9 +211,16 @@ func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, id
 			err   error
 		)
 		if len(idxs) == 1 {
-			dms, err := runSearch(ctx, idxs[0], refs[0], p.query(rc.tags, nil), rc.limit)
-			if err != nil {
-				return nil, err
+			// The common case, tier 0 without corrections or tags, is
+			// scored without bleve's searcher tree (topk.go).
+			dms, ok := search.DocumentMatchCollection(nil), false
+			if tier == 0 && len(exp.typos) == 0 && len(rc.tags) == 0 {
+				dms, ok = exactTopK(ctx, idxs[0], rc.terms, rc.limit)
+			}
+			if !ok {
+				if dms, err = runSearch(ctx, idxs[0], refs[0], p.query(rc.tags, nil), rc.limit); err != nil {
+					return nil, err
+				}
 			}
 			for _, dm := range dms {
 				found = append(found, match{ref: refs[0], dm: dm})

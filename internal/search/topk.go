@@ -1,0 +1,297 @@
+package search
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// Tier 0 of a recall without corrections or tags over one project is
+// exactQuery: a disjunction over the weighted fields of disjunctions of term
+// queries. bleve scores it through its generic searcher tree, a
+// DocumentMatch per term and per field for every matching entry merged
+// twice (about 430 ns per entry, and common words match a fifth of a
+// project). exactTopK computes the same scores in one pass over the terms'
+// postings and keeps only the best limit.
+//
+// Equivalence with bleve v2.6.3 (TestExactTopKMatchesBleve compares them):
+//   - a term scores tf·norm·idf · boost·idf·queryNorm with tf = √freq and
+//     idf = 1 + ln(docs/(docFreq+1)) (scorer.TermQueryScorer, tf-idf);
+//   - queryNorm = 1/√Σ(boost·idf)² over every term of the query (the root
+//     searcher's norm, which it sets on every leaf);
+//   - a disjunction scores the sum of its matching children times
+//     matched/children; a field without terms is a MatchNone child that
+//     counts among the children. Children are summed in the order bleve's
+//     searcher sorts them (sort.Sort by Count), so even the rounding agrees;
+//   - the collector orders by score, ties by internal doc number.
+//
+// Whatever this does not cover (BM25, synonyms, nested documents, another
+// index type, a field with more terms than searcher.DisjunctionHeapTakeover,
+// whose heap searcher sums in another order, or any error) makes it decline,
+// and the caller searches with bleve.
+
+// topkTerm is one term query: its postings and its scorer's numbers.
+type topkTerm struct {
+	tfr   index.TermFieldReader
+	count uint64 // docFreq, the searcher's Count
+	boost float64
+	idf   float64
+}
+
+// topkField is one field's disjunction; no terms is a MatchNone child.
+type topkField struct {
+	terms []*topkTerm
+	count uint64 // the disjunction searcher's Count: its terms' sum
+}
+
+// byCount orders like searcher.OrderedSearcherList: same Less, same
+// sort.Sort, hence the same permutation.
+type byCount[T any] struct {
+	s     []T
+	count func(T) uint64
+}
+
+func (b byCount[T]) Len() int           { return len(b.s) }
+func (b byCount[T]) Less(i, j int) bool { return b.count(b.s[i]) < b.count(b.s[j]) }
+func (b byCount[T]) Swap(i, j int)      { b.s[i], b.s[j] = b.s[j], b.s[i] }
+
+// topkAcc is an entry's running score.
+type topkAcc struct {
+	field   float64 // sum of the current field's term scores
+	total   float64 // sum of the finished fields' scores
+	nTerms  int32
+	nFields int32
+}
+
+// topkScratch is exactTopK's memory, kept between recalls in topkPool:
+// the per-entry sums (24 bytes an entry, indexed by doc number) and the
+// lists of entries with a score.
+type topkScratch struct {
+	acc     []topkAcc
+	touched []uint32 // entries with a score, in order of first match
+	inField []uint32 // entries the current field matched
+}
+
+var topkPool = sync.Pool{New: func() any { return new(topkScratch) }}
+
+// topkHit is a scored entry by internal doc number.
+type topkHit struct {
+	doc   uint64
+	score float64
+}
+
+// before is the collector's order: score descending, then doc number.
+func (a topkHit) before(b topkHit) bool {
+	return a.score > b.score || (a.score == b.score && a.doc < b.doc)
+}
+
+// exactTopK returns the best limit matches of buildQuery(terms, nil, nil)
+// in idx as bleve's search would, scores included; ok is false when it
+// cannot promise that and the caller must ask bleve.
+func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int) (dms search.DocumentMatchCollection, ok bool) {
+	if limit <= 0 || ctx.Err() != nil {
+		return nil, false
+	}
+	switch m := idx.Mapping().(type) {
+	case *mapping.IndexMappingImpl:
+		if m.ScoringModel == index.BM25Scoring || m.SynonymCount() > 0 || m.CountNested() > 0 {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, false
+	}
+	rd, err := adv.Reader()
+	if err != nil {
+		return nil, false
+	}
+	defer rd.Close()
+	snap, isScorch := rd.(*scorch.IndexSnapshot)
+	if !isScorch {
+		return nil, false // doc numbers below are scorch's
+	}
+	var maxDoc uint64 // scorch numbers a snapshot's entries, deleted ones too
+	for _, ss := range snap.Segments() {
+		maxDoc += ss.Segment().Count()
+	}
+	docs, err := rd.DocCount()
+	if err != nil {
+		return nil, false
+	}
+
+	fields := make([]*topkField, 0, len(fieldBoosts))
+	defer func() {
+		for _, f := range fields {
+			for _, t := range f.terms {
+				_ = t.tfr.Close()
+			}
+		}
+	}()
+	for _, fb := range fieldBoosts {
+		f := &topkField{}
+		fields = append(fields, f)
+		words := terms.byAnalyzer[fb.analyzer]
+		if len(words) > searcher.DisjunctionHeapTakeover {
+			return nil, false
+		}
+		for _, w := range words {
+			tfr, err := rd.TermFieldReader(ctx, []byte(w), fb.field, true, true, false)
+			if err != nil {
+				return nil, false
+			}
+			n := tfr.Count()
+			f.terms = append(f.terms, &topkTerm{tfr: tfr, count: n, boost: fb.boost,
+				idf: 1.0 + math.Log(float64(docs)/float64(n+1.0))})
+			f.count += n
+		}
+	}
+	best, ok := topkScore(ctx, fields, maxDoc, limit)
+	if !ok {
+		return nil, false
+	}
+	dms = make(search.DocumentMatchCollection, 0, len(best))
+	for _, h := range best {
+		iid := index.NewIndexInternalID(nil, h.doc)
+		id, err := rd.ExternalID(iid)
+		if err != nil {
+			return nil, false
+		}
+		dms = append(dms, &search.DocumentMatch{ID: id, IndexInternalID: iid, Score: h.score})
+	}
+	return dms, true
+}
+
+// topkScore reads the fields' postings and returns the best limit entries,
+// best first. It reads term at a time, fields and terms in the order
+// bleve's disjunctions sum them, so each entry's sums take their addends in
+// bleve's order.
+func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit int) ([]topkHit, bool) {
+	if maxDoc > math.MaxUint32 {
+		return nil, false
+	}
+	order := slices.Clone(fields)
+	sort.Sort(byCount[*topkField]{order, func(f *topkField) uint64 { return f.count }})
+	weights := 0.0
+	for _, f := range order {
+		sort.Sort(byCount[*topkTerm]{f.terms, func(t *topkTerm) uint64 { return t.count }})
+		w := 0.0
+		for _, t := range f.terms {
+			bi := t.boost * t.idf
+			w += bi * bi
+		}
+		weights += w
+	}
+	queryNorm := 1.0 / math.Sqrt(weights)
+
+	sc := topkPool.Get().(*topkScratch)
+	if uint64(len(sc.acc)) < maxDoc {
+		sc.acc = make([]topkAcc, maxDoc)
+	}
+	acc, touched, inField := sc.acc, sc.touched[:0], sc.inField[:0]
+	var tfd index.TermFieldDoc
+	for _, f := range order {
+		if len(f.terms) == 0 {
+			continue
+		}
+		inField = inField[:0]
+		for _, t := range f.terms {
+			queryWeight := t.boost * t.idf * queryNorm
+			for {
+				d, err := t.tfr.Next(&tfd)
+				if err != nil {
+					return nil, false
+				}
+				if d == nil {
+					break
+				}
+				n := d.ID.Value()
+				if n >= maxDoc {
+					return nil, false
+				}
+				a := &acc[n]
+				if a.nTerms == 0 {
+					inField = append(inField, uint32(n))
+				}
+				a.field += math.Sqrt(float64(d.Freq)) * d.Norm * t.idf * queryWeight
+				a.nTerms++
+			}
+		}
+		for _, n := range inField {
+			a := &acc[n]
+			if a.nFields == 0 {
+				touched = append(touched, n)
+			}
+			a.total += a.field * (float64(a.nTerms) / float64(len(f.terms)))
+			a.nFields++
+			a.field, a.nTerms = 0, 0
+		}
+		if ctx.Err() != nil {
+			return nil, false
+		}
+	}
+
+	// The best limit in a heap whose root is the worst of them.
+	best := make([]topkHit, 0, min(limit, len(touched)))
+	for _, n := range touched {
+		h := topkHit{doc: uint64(n), score: acc[n].total * (float64(acc[n].nFields) / float64(len(fields)))}
+		if len(best) < limit {
+			best = append(best, h)
+			heapUp(best, len(best)-1)
+		} else if h.before(best[0]) {
+			best[0] = h
+			heapDown(best, 0)
+		}
+		acc[n] = topkAcc{}
+	}
+	// Clean again: every entry with a score was touched.
+	sc.touched, sc.inField = touched, inField
+	topkPool.Put(sc)
+	slices.SortFunc(best, func(a, b topkHit) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	return best, true
+}
+
+// heapUp and heapDown keep h a heap with the worst hit at its root.
+func heapUp(h []topkHit, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[p].before(h[i]) {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func heapDown(h []topkHit, i int) {
+	for {
+		w, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[w].before(h[l]) {
+			w = l
+		}
+		if r < len(h) && h[w].before(h[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[w], h[i] = h[i], h[w]
+		i = w
+	}
+}

@@ -1,0 +1,121 @@
+package search
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/search/searcher"
+)
+
+// topkWords are the test corpora's words, English and German, with forms
+// that share stems ("deploy", "deployments") and stop words.
+var topkWords = strings.Fields(`cache invalidation latency replication backup restore
+	deploy deployments deployed rollout agent runner runners migrated migration schema
+	timestamp format segment segments compacting certificate
+	Datenbank Entscheidung Sicherung Wiederherstellung Konfiguration Zertifikat erneuert
+	Wunsch Kunden Speicher Leistung Fehler Fehlers Protokoll Abfrage Abfragen
+	the a of und der die das with ohne`)
+
+// TestExactTopKMatchesBleve compares exactTopK with bleve's search of the
+// same query (buildQuery without tags) over random corpora: sizes from one
+// entry to 3,000, small vocabularies (many equal scores, so the tie-break
+// counts) and large ones, entries replaced and forgotten after the index was
+// built (deleted documents, several segments). Hits, order and scores must
+// agree for limits 1, 10 and 50.
+func TestExactTopKMatchesBleve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var compared, declined int
+	for ci, size := range []int{1, 2, 9, 60, 400, 3000} {
+		vocab := topkWords[:4+rng.IntN(len(topkWords)-4)]
+		pick := func(lo, hi int) string {
+			out := make([]string, lo+rng.IntN(hi-lo+1))
+			for i := range out {
+				out[i] = vocab[rng.IntN(len(vocab))]
+			}
+			return strings.Join(out, " ")
+		}
+		entry := func(i int) (slug, title, content string, tags []string) {
+			slug = fmt.Sprintf("e%d-%d", ci, i)
+			if rng.IntN(3) == 0 {
+				slug = strings.ToLower(vocab[rng.IntN(len(vocab))]) + "-" + slug
+			}
+			for range rng.IntN(3) {
+				tags = append(tags, strings.ToLower(vocab[rng.IntN(len(vocab))]))
+			}
+			return slug, pick(0, 4), pick(1, 3+rng.IntN(40)), tags
+		}
+		src := newFakeSource()
+		var slugList []string
+		for i := range size {
+			slug, title, content, tags := entry(i)
+			src.put(projA, slug, title, content, tags...)
+			slugList = append(slugList, slug)
+		}
+		r := newTestRegistry(t, src, Options{})
+		find(t, r, projA, vocab[0]) // builds the index
+		// Replace and forget some entries, one refresh each: every refresh
+		// is a segment of its own, and the old versions are deletions.
+		for range min(size, 12) {
+			slug := slugList[rng.IntN(len(slugList))]
+			if rng.IntN(3) == 0 {
+				src.forget(projA, slug)
+			} else {
+				_, title, content, tags := entry(0)
+				src.put(projA, slug, title, content, tags...)
+			}
+			refresh(t, r, projA, slug)
+		}
+		ctx := testCtx(t)
+		p, err := r.project(projA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx, release, err := p.ready(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(release) // before the registry closes, which waits for it
+		for range 60 {
+			text := pick(1, 6)
+			if rng.IntN(8) == 0 {
+				text += " nowhereword"
+			}
+			terms := r.analyzeQuery(text)
+			if len(leavesOf(terms)) == 0 {
+				continue
+			}
+			for _, limit := range []int{1, 10, 50} {
+				want, err := runSearch(ctx, idx, projA, buildQuery(terms, nil, nil), limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok := exactTopK(ctx, idx, terms, limit)
+				if !ok {
+					if len(terms.byAnalyzer[analyzerEN]) <= searcher.DisjunctionHeapTakeover {
+						t.Fatalf("corpus %d, %q: exactTopK declined a query it covers", ci, text)
+					}
+					declined++
+					continue
+				}
+				compared++
+				if len(got) != len(want) {
+					t.Fatalf("corpus %d (%d entries), %q, limit %d: %d hits, bleve %d", ci, size, text, limit, len(got), len(want))
+				}
+				for i := range want {
+					g, w := got[i], want[i]
+					if g.ID != w.ID || math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) {
+						t.Fatalf("corpus %d (%d entries), %q, limit %d, hit %d: %s %.17g, bleve %s %.17g",
+							ci, size, text, limit, i, g.ID, g.Score, w.ID, w.Score)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d compared, %d declined", compared, declined)
+	if compared < 500 || declined == 0 {
+		t.Fatalf("%d comparisons, %d declined: the corpora do not test what they should", compared, declined)
+	}
+}
