@@ -172,11 +172,7 @@ func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, ver
 		return memory.Version{}, 0, err
 	}
 	var latest int
-	row := ws.pool.reader.QueryRowContext(ctx, `SELECT `+versionCols+`, e.latest_version
-		FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug
-		WHERE e.project = ? AND e.slug = ? AND v.version = (CASE WHEN ? = 0 THEN e.latest_version ELSE ? END)`,
-		ref.Project, slug, version, version)
-	v, err := scanVersion(row, &latest)
+	v, err := scanVersion(ws.pool.reader.QueryRowContext(ctx, getSQL, ref.Project, slug, version), &latest)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.Version{}, 0, s.notFound(ctx, ws, ref, slug, version)
 	}
@@ -185,6 +181,13 @@ func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, ver
 	}
 	return v, latest, nil
 }
+
+// getSQL selects version ?3 (0: the latest) of slug ?2 of project ?1 and
+// the slug's latest version number: one entries lookup, one versions
+// lookup. +?: see stmtCacheSize.
+const getSQL = `SELECT ` + versionCols + `, e.latest_version
+	FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug
+	WHERE e.project = +?1 AND e.slug = +?2 AND v.version = (CASE WHEN +?3 = 0 THEN e.latest_version ELSE +?3 END)`
 
 // notFound builds the not_found error of Get: either the slug or only the
 // asked version is missing.
@@ -294,9 +297,10 @@ func (s *Store) History(ctx context.Context, ref memory.ProjectRef, slug string,
 	if err != nil {
 		return nil, err
 	}
-	// length() of a BLOB counts bytes, which is what Size (len(content)) means.
+	// length() of a BLOB counts bytes, which is what Size (len(content))
+	// means. +?: see stmtCacheSize.
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT version, title, agent, created_at, deleted, length(CAST(content AS BLOB))
-		FROM versions WHERE project = ? AND slug = ? ORDER BY version DESC LIMIT ?`, ref.Project, slug, limit)
+		FROM versions WHERE project = +? AND slug = +? ORDER BY version DESC LIMIT +?`, ref.Project, slug, limit)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", slug, err)
 	}
@@ -343,9 +347,10 @@ func (s *Store) WrittenSince(ctx context.Context, ref memory.ProjectRef, since t
 	if err != nil {
 		return 0, 0, err
 	}
+	// +?: see stmtCacheSize.
 	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(octet_length(v.content)), 0)
 		FROM audit_log a JOIN versions v ON v.project = a.project AND v.slug = a.slug AND v.version = a.version
-		WHERE a.project = ? AND a.at >= ? AND a.action <> 'import'`,
+		WHERE a.project = +? AND a.at >= +? AND a.action <> 'import'`,
 		ref.Project, since.UnixNano()).Scan(&writes, &bytes); err != nil {
 		return 0, 0, fmt.Errorf("count writes of %s: %w", ref, err)
 	}
