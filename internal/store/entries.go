@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -363,34 +362,6 @@ func clampLimit(limit, def, max int) int {
 		return def
 	}
 	return min(limit, max)
-}
-
-// encodeTags stores tags as a JSON array; nil becomes [] so that readers
-// always get a non-nil slice.
-func encodeTags(tags []string) (string, error) {
-	if tags == nil {
-		tags = []string{}
-	}
-	b, err := json.Marshal(tags)
-	if err != nil {
-		return "", fmt.Errorf("encode tags: %w", err)
-	}
-	return string(b), nil
-}
-
-// decodeTags is the inverse of encodeTags and never returns nil.
-func decodeTags(s string) ([]string, error) {
-	tags := []string{}
-	if s == "" {
-		return tags, nil
-	}
-	if err := json.Unmarshal([]byte(s), &tags); err != nil {
-		return nil, fmt.Errorf("decode tags: %w", err)
-	}
-	if tags == nil {
-		tags = []string{}
-	}
-	return tags, nil
 }
 
 // fromNanos turns a stored unix-nanosecond time back into a UTC time.
