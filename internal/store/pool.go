@@ -25,10 +25,10 @@ const busyTimeoutMS = 5000
 // at the value of "LIMIT ?" and "OFFSET ?", and, in a join or a statement
 // with ORDER BY, at the value of every "column = ?" that an index it
 // considers does not use. The store's statements therefore either leave
-// the planner nothing to look at (one table, no ORDER BY: latestManySQL's
-// subquery) or write their values behind a unary plus, "+?": the planner
-// does not look through it, and it changes neither the value nor the plan
-// (an index is used for "column = +?" as for "column = ?").
+// the planner nothing to look at (one table, no ORDER BY) or write their
+// values behind a unary plus, "+?": the planner does not look through it,
+// and it changes neither the value nor the plan (an index is used for
+// "column = +?" as for "column = ?").
 // TestStatementsArePreparedOnce runs every statement again with other
 // values and fails if SQLite compiles one again.
 const stmtCacheSize = 64
