@@ -2,6 +2,7 @@ package memory
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -10,10 +11,14 @@ import (
 // FuzzValidateSlug: whatever ValidateSlug accepts is a safe relative path
 // inside any directory — no traversal, no absolute path, only the allowed bytes.
 func FuzzValidateSlug(f *testing.F) {
-	for _, s := range []string{"decisions/db-choice", "a/../b", "..", "a//b", "/etc/passwd", "a\x00b", "A", "ä/ö", strings.Repeat("a/", 70)} {
+	for _, s := range []string{"decisions/db-choice", "a/../b", "..", "a//b", "/etc/passwd", "a\x00b", "A", "ä/ö", strings.Repeat("a/", 70),
+		"a.", "a/.", "0/-", "a\n", "a/b/", strings.Repeat("z", 128), strings.Repeat("z", 129), "_a", ".a", "a_b.c-d/e"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, slug string) {
+		if got, want := ValidateSlug(slug) == nil, slugRe.MatchString(slug) && !hasBadSegment(slug); got != want {
+			t.Fatalf("ValidateSlug(%q) accepts: %v, the pattern: %v", slug, got, want)
+		}
 		if ValidateSlug(slug) != nil {
 			return
 		}
@@ -37,13 +42,33 @@ func FuzzValidateSlug(f *testing.F) {
 	})
 }
 
+// The patterns ValidateSlug and ValidateName check without a regexp.
+var (
+	slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]{0,127}$`)
+	nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+)
+
+// hasBadSegment reports an empty, "." or ".." segment of slug.
+func hasBadSegment(slug string) bool {
+	for _, seg := range strings.Split(slug, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
 // FuzzValidateName: an accepted workspace name always yields a file directly
 // inside the data directory that cannot be the control database.
 func FuzzValidateName(f *testing.F) {
-	for _, s := range []string{"default", "_control", "../x", "a.b", "", "-a", strings.Repeat("z", 64), "a\nb"} {
+	for _, s := range []string{"default", "_control", "../x", "a.b", "", "-a", strings.Repeat("z", 64), "a\nb",
+		strings.Repeat("z", 63), "a-", "0-9", "A", "a_b", "ä"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
+		if got, want := ValidateName("workspace", name) == nil, nameRe.MatchString(name); got != want {
+			t.Fatalf("ValidateName(%q) accepts: %v, the pattern: %v", name, got, want)
+		}
 		if ValidateName("workspace", name) != nil {
 			return
 		}

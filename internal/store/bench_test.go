@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"munin/internal/memory"
 )
@@ -126,6 +128,96 @@ func BenchmarkLatestMany(b *testing.B) {
 	for range b.N {
 		if vs, err := s.LatestMany(ctx, ref, slugs); err != nil || len(vs) != len(slugs) {
 			b.Fatalf("LatestMany: %d versions, %v", len(vs), err)
+		}
+	}
+}
+
+// benchEntries is the size of the workspace the read benchmarks use: the
+// size the recall goal is measured at.
+const benchEntries = 10_000
+
+// fillBench opens a store with one project of benchEntries entries of
+// about 60 words and two tags each, imported in batches (fast: one
+// transaction per 1,000 versions), and returns it with the entries' slugs.
+func fillBench(b *testing.B) (*Store, memory.ProjectRef, []string) {
+	b.Helper()
+	s := openTest(b)
+	ref := ensure(b, s, "bench", "p")
+	words := strings.Fields(benchContent + " database decision latency replication backup restore cluster deploy")
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(k int) string {
+		out := make([]string, k)
+		for i := range out {
+			out[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(out, " ")
+	}
+	tags := []string{"db", "infra", "adr", "ops", "team:core", "bug", "idee", "api"}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	slugs := make([]string, benchEntries)
+	var batch []memory.Version
+	for i := range slugs {
+		slugs[i] = fmt.Sprintf("notes/entry-%05d", i)
+		batch = append(batch, memory.Version{Slug: slugs[i], Version: 1, Title: pick(4), Content: pick(60),
+			Tags: []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]}, Agent: "bench", CreatedAt: at})
+		if len(batch) == 1000 || i == len(slugs)-1 {
+			if _, err := s.ImportVersions(context.Background(), ref, batch, memory.DefaultMaxContent); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	return s, ref, slugs
+}
+
+// BenchmarkGet reads the latest version of a random entry of a
+// 10,000-entry workspace, as every get call does.
+func BenchmarkGet(b *testing.B) {
+	s, ref, slugs := fillBench(b)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := s.Get(ctx, ref, slugs[rng.IntN(len(slugs))], 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLatestManyRandom rereads 10 random entries of a 10,000-entry
+// workspace, as a recall reads its hits.
+func BenchmarkLatestManyRandom(b *testing.B) {
+	s, ref, slugs := fillBench(b)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	pick := make([]string, 10)
+	b.ResetTimer()
+	for range b.N {
+		for i := range pick {
+			pick[i] = slugs[rng.IntN(len(slugs))]
+		}
+		if _, err := s.LatestMany(ctx, ref, pick); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChanges is the index refresh's read after a write: the changes
+// of a 10,000-entry workspace since the mark before its last write (one
+// entry).
+func BenchmarkChanges(b *testing.B) {
+	s, ref, slugs := fillBench(b)
+	ctx := context.Background()
+	mark, err := s.ScanLatestSeq(ctx, ref, func(memory.Version) error { return nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	put(b, s, ref, slugs[len(slugs)/2], benchContent, "db")
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		if _, err := s.Changes(ctx, ref, mark, func(memory.Version) error { n++; return nil }); err != nil || n != 1 {
+			b.Fatalf("Changes: %d versions, %v", n, err)
 		}
 	}
 }

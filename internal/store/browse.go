@@ -55,10 +55,11 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, ord
 	if err != nil {
 		return nil, 0, err
 	}
-	where := `project = ? AND deleted = 0`
+	// +?: see stmtCacheSize.
+	where := `project = +? AND deleted = 0`
 	args := []any{ref.Project}
 	if tag != "" {
-		where += ` AND EXISTS (SELECT 1 FROM json_each(entries.tags) WHERE json_each.value = ?)`
+		where += ` AND EXISTS (SELECT 1 FROM json_each(entries.tags) WHERE json_each.value = +?)`
 		args = append(args, tag)
 	}
 	var total int
@@ -66,7 +67,7 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, ord
 		return nil, 0, fmt.Errorf("count entries of %s: %w", ref, err)
 	}
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT slug, title, latest_version, tags, updated_at FROM entries
-		WHERE `+where+` ORDER BY `+orderBy+` LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+		WHERE `+where+` ORDER BY `+orderBy+` LIMIT +? OFFSET +?`, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list entries of %s: %w", ref, err)
 	}
@@ -91,34 +92,35 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, ord
 	return out, total, nil
 }
 
-// logWhere builds the WHERE clause (without "WHERE") for a log table.
+// logWhere builds the WHERE clause (without "WHERE") for a log table. +?:
+// see stmtCacheSize.
 func logWhere(f memory.LogFilter, project string, withSlug bool) (string, []any) {
 	var sb strings.Builder
-	sb.WriteString("project = ?")
+	sb.WriteString("project = +?")
 	args := []any{project}
 	add := func(cond string, v any) {
 		sb.WriteString(" AND " + cond)
 		args = append(args, v)
 	}
 	if f.Agent != "" {
-		add("agent = ?", f.Agent)
+		add("agent = +?", f.Agent)
 	}
 	if withSlug && f.Slug != "" {
 		if strings.HasSuffix(f.Slug, "/") {
-			add("substr(slug, 1, ?) = ?", len(f.Slug))
+			add("substr(slug, 1, +?) = +?", len(f.Slug))
 			args = append(args, f.Slug)
 		} else {
-			add("slug = ?", f.Slug)
+			add("slug = +?", f.Slug)
 		}
 	}
 	if !f.Since.IsZero() {
-		add("at >= ?", f.Since.UnixNano())
+		add("at >= +?", f.Since.UnixNano())
 	}
 	if !f.Until.IsZero() {
-		add("at < ?", f.Until.UnixNano())
+		add("at < +?", f.Until.UnixNano())
 	}
 	if f.BeforeID > 0 {
-		add("id < ?", f.BeforeID)
+		add("id < +?", f.BeforeID)
 	}
 	if f.MissesOnly {
 		sb.WriteString(" AND hits = 0")
@@ -136,7 +138,7 @@ func (s *Store) AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.L
 	}
 	where, args := logWhere(f, ref.Project, true)
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT id, agent, action, slug, version, at FROM audit_log
-		WHERE `+where+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+		WHERE `+where+` ORDER BY id DESC LIMIT +?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("audit log of %s: %w", ref, err)
 	}
@@ -164,7 +166,7 @@ func (s *Store) SearchRows(ctx context.Context, ref memory.ProjectRef, f memory.
 	}
 	where, args := logWhere(f, ref.Project, false)
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT id, agent, query, hits, duration_ms, at FROM search_log
-		WHERE `+where+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+		WHERE `+where+` ORDER BY id DESC LIMIT +?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("search log of %s: %w", ref, err)
 	}
@@ -190,8 +192,9 @@ func (s *Store) MissedQueries(ctx context.Context, ref memory.ProjectRef, since 
 	if err != nil {
 		return nil, err
 	}
+	// +?: see stmtCacheSize.
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT query, count(*), max(at) FROM search_log
-		WHERE project = ? AND at >= ? AND hits = 0 GROUP BY query ORDER BY count(*) DESC, max(at) DESC LIMIT ?`,
+		WHERE project = +? AND at >= +? AND hits = 0 GROUP BY query ORDER BY count(*) DESC, max(at) DESC LIMIT +?`,
 		ref.Project, since.UnixNano(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("missed queries of %s: %w", ref, err)

@@ -19,15 +19,27 @@ import (
 // to it is in the scan's state, none after it.
 func (s *Store) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (memory.Mark, error) {
 	return s.inSnapshot(ctx, ref, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+versionCols+`
-			FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
-			WHERE e.project = ? AND e.deleted = 0 ORDER BY e.slug`, ref.Project)
+		rows, err := tx.QueryContext(ctx, scanLatestSQL, ref.Project)
 		if err != nil {
 			return err
 		}
 		return eachVersion(rows, fn)
 	})
 }
+
+// scanLatestSQL selects the latest live versions of project ?, in the
+// order of the entries' primary key. +?: see stmtCacheSize.
+const scanLatestSQL = `SELECT ` + versionCols + `
+	FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+	WHERE e.project = +? AND e.deleted = 0 ORDER BY e.slug`
+
+// changesSQL selects the latest versions, tombstones included, of the
+// slugs of project ?1 written after change ?2: the changed slugs from the
+// index on (project, id), then one entries and one versions lookup each.
+// +?: see stmtCacheSize.
+const changesSQL = `SELECT ` + versionCols + `
+	FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+	WHERE e.project = +?1 AND e.slug IN (SELECT slug FROM versions WHERE project = +?1 AND id > +?2)`
 
 // Changes calls fn with the latest version, tombstones included, of every
 // slug of ref written after the change since, and returns the mark of the
@@ -46,10 +58,7 @@ func (s *Store) Changes(ctx context.Context, ref memory.ProjectRef, since memory
 				return err
 			}
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+versionCols+`
-			FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
-			WHERE e.project = ? AND e.slug IN (SELECT slug FROM versions WHERE project = ? AND id > ?)`,
-			ref.Project, ref.Project, since.Seq)
+		rows, err := tx.QueryContext(ctx, changesSQL, ref.Project, since.Seq)
 		if err != nil {
 			return err
 		}

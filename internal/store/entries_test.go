@@ -257,9 +257,8 @@ func TestUnknownProject(t *testing.T) {
 }
 
 // TestLatestManyLooksUpEntriesFirst pins the plan of the index's reread: one
-// entries lookup per slug (the subquery's list), then one version row each.
-// A plain join's plan for ten or more slugs walked every version of every
-// slug instead.
+// entries lookup per slug, then one version row each. A plain join's plan
+// for ten or more slugs walked every version of every slug instead.
 func TestLatestManyLooksUpEntriesFirst(t *testing.T) {
 	s := openTest(t)
 	ref := ensure(t, s, "ws", "p")
@@ -272,27 +271,46 @@ func TestLatestManyLooksUpEntriesFirst(t *testing.T) {
 		for i := range n {
 			args = append(args, fmt.Sprintf("s%d", i))
 		}
-		rows, err := ws.pool.reader.Query("EXPLAIN QUERY PLAN "+latestManySQL(n), args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlan(t, ws.pool.reader, latestManySQL(n), args...)
 		want := []string{
+			"SEARCH e USING PRIMARY KEY (project=? AND slug=?)",
 			"SEARCH v USING INDEX sqlite_autoindex_versions_1 (project=? AND slug=? AND version=?)",
-			"LIST SUBQUERY 3",
-			"SEARCH entries USING PRIMARY KEY (project=? AND slug=?)",
 		}
 		if !slices.Equal(plan, want) {
 			t.Errorf("%d slugs: plan %q, want %q", n, plan, want)
+		}
+	}
+}
+
+// TestReadPlans pins the plans of the other hot reads, whose values are
+// written +? (see stmtCacheSize): one index seek per row read, whatever the
+// number of versions of a slug.
+func TestReadPlans(t *testing.T) {
+	s := openTest(t)
+	ref := ensure(t, s, "ws", "p")
+	ws, err := s.requireProject(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		entry   = "SEARCH e USING PRIMARY KEY (project=? AND slug=?)"
+		version = "SEARCH v USING INDEX sqlite_autoindex_versions_1 (project=? AND slug=? AND version=?)"
+		changed = "SEARCH versions USING COVERING INDEX versions_project_id (project=? AND id>?)"
+		project = "SEARCH e USING PRIMARY KEY (project=?)"
+	)
+	for _, c := range []struct {
+		name string
+		q    string
+		args []any
+		want []string
+	}{
+		{"Get", getSQL, []any{"p", "s", 0}, []string{entry, version}},
+		{"Get version", getSQL, []any{"p", "s", 3}, []string{entry, version}},
+		{"Changes", changesSQL, []any{"p", 7}, []string{entry, "LIST SUBQUERY 1", changed, version}},
+		{"ScanLatestSeq", scanLatestSQL, []any{"p"}, []string{project, version}},
+	} {
+		if plan := queryPlan(t, ws.pool.reader, c.q, c.args...); !slices.Equal(plan, c.want) {
+			t.Errorf("%s: plan %q, want %q", c.name, plan, c.want)
 		}
 	}
 }

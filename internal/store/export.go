@@ -17,8 +17,9 @@ func (s *Store) ScanVersions(ctx context.Context, ref memory.ProjectRef, fn func
 		return err
 	}
 	// UNIQUE(project, slug, version) is an index in exactly this order.
+	// +?: see stmtCacheSize.
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT `+versionCols+`
-		FROM versions v WHERE v.project = ? ORDER BY v.slug, v.version`, ref.Project)
+		FROM versions v WHERE v.project = +? ORDER BY v.slug, v.version`, ref.Project)
 	if err != nil {
 		return fmt.Errorf("scan versions of %s: %w", ref, err)
 	}

@@ -155,7 +155,8 @@ func (s *Store) ListKeys(ctx context.Context) ([]memory.Key, error) {
 // ListProjectKeys returns the keys of one project, revoked ones included,
 // oldest first.
 func (s *Store) ListProjectKeys(ctx context.Context, ref memory.ProjectRef) ([]memory.Key, error) {
-	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys WHERE workspace = ? AND project = ? ORDER BY created_at, id`, ref.Workspace, ref.Project)
+	// +?: see stmtCacheSize.
+	return s.listKeys(ctx, `SELECT `+keyCols+` FROM keys WHERE workspace = +? AND project = +? ORDER BY created_at, id`, ref.Workspace, ref.Project)
 }
 
 // KeyCounts counts a project's keys for the key limits: those created at or

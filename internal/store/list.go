@@ -23,25 +23,26 @@ func (s *Store) List(ctx context.Context, ref memory.ProjectRef, q memory.ListQu
 		return nil, "", err
 	}
 
+	// +?: see stmtCacheSize.
 	var sb strings.Builder
 	sb.WriteString(`SELECT slug, title, latest_version, tags, updated_at FROM entries
-		WHERE project = ? AND deleted = 0 AND slug > ?`)
+		WHERE project = +? AND deleted = 0 AND slug > +?`)
 	args := []any{ref.Project, after}
 	if q.Prefix != "" {
 		// A range instead of LIKE: it uses the primary key and has no
 		// wildcard or case-folding surprises.
-		sb.WriteString(` AND slug >= ?`)
+		sb.WriteString(` AND slug >= +?`)
 		args = append(args, q.Prefix)
 		if hi, ok := prefixEnd(q.Prefix); ok {
-			sb.WriteString(` AND slug < ?`)
+			sb.WriteString(` AND slug < +?`)
 			args = append(args, hi)
 		}
 	}
 	if q.Tag != "" {
-		sb.WriteString(` AND EXISTS (SELECT 1 FROM json_each(entries.tags) WHERE json_each.value = ?)`)
+		sb.WriteString(` AND EXISTS (SELECT 1 FROM json_each(entries.tags) WHERE json_each.value = +?)`)
 		args = append(args, q.Tag)
 	}
-	sb.WriteString(` ORDER BY slug LIMIT ?`)
+	sb.WriteString(` ORDER BY slug LIMIT +?`)
 	args = append(args, limit+1) // one more tells whether there is a next page
 
 	rows, err := ws.pool.reader.QueryContext(ctx, sb.String(), args...)

@@ -87,7 +87,7 @@ func (s *Store) PruneSearchLog(ctx context.Context, ref memory.ProjectRef, befor
 	}
 	if old {
 		n, err := ws.deleteChunks(ctx, `DELETE FROM search_log WHERE id IN
-			(SELECT id FROM search_log WHERE project = ? AND at < ? LIMIT ?)`, ref.Project, before.UnixNano())
+			(SELECT id FROM search_log WHERE project = +? AND at < +? LIMIT +?)`, ref.Project, before.UnixNano())
 		deleted += n
 		if err != nil {
 			return deleted, fmt.Errorf("prune search log of %s by age: %w", ref, err)
@@ -99,8 +99,8 @@ func (s *Store) PruneSearchLog(ctx context.Context, ref memory.ProjectRef, befor
 	// The newest row beyond the keep newest, read without the writer; rows
 	// added meanwhile are newer, so it stays beyond.
 	var at, id int64
-	err = ws.pool.reader.QueryRowContext(ctx, `SELECT at, id FROM search_log WHERE project = ?
-		ORDER BY at DESC, id DESC LIMIT 1 OFFSET ?`, ref.Project, keep).Scan(&at, &id)
+	err = ws.pool.reader.QueryRowContext(ctx, `SELECT at, id FROM search_log WHERE project = +?
+		ORDER BY at DESC, id DESC LIMIT 1 OFFSET +?`, ref.Project, keep).Scan(&at, &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return deleted, nil
 	}
@@ -108,7 +108,7 @@ func (s *Store) PruneSearchLog(ctx context.Context, ref memory.ProjectRef, befor
 		return deleted, fmt.Errorf("prune search log of %s: %w", ref, err)
 	}
 	n, err := ws.deleteChunks(ctx, `DELETE FROM search_log WHERE id IN
-		(SELECT id FROM search_log WHERE project = ? AND (at < ? OR (at = ? AND id <= ?)) LIMIT ?)`, ref.Project, at, at, id)
+		(SELECT id FROM search_log WHERE project = +?1 AND (at < +?2 OR (at = +?2 AND id <= +?3)) LIMIT +?4)`, ref.Project, at, id)
 	deleted += n
 	if err != nil {
 		return deleted, fmt.Errorf("prune search log of %s by rows: %w", ref, err)
@@ -118,7 +118,8 @@ func (s *Store) PruneSearchLog(ctx context.Context, ref memory.ProjectRef, befor
 
 // deleteChunks runs del (whose last parameter is the chunk size) through the
 // writer until a chunk deletes less than a full one, at most pruneMaxChunks
-// times, and returns the rows deleted.
+// times, and returns the rows deleted. The statements of the prune write
+// their values +?: see stmtCacheSize.
 func (ws *workspace) deleteChunks(ctx context.Context, del string, args ...any) (int, error) {
 	args = append(args, pruneChunk)
 	total := 0

@@ -19,16 +19,16 @@ import (
 // missingSQL selects the latest live versions of a workspace (or of one
 // project, with onlyProject) without a vector of a model. substr cuts the
 // content in SQLite, so a large entry is not read whole just to be cut to
-// memory.MaxEmbedText.
+// memory.MaxEmbedText. +?: see stmtCacheSize.
 func missingSQL(onlyProject bool) string {
 	q := `SELECT e.project, v.slug, v.version, v.title, v.tags, substr(v.content, 1, ?)
 	FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
 	WHERE e.deleted = 0 AND NOT EXISTS (SELECT 1 FROM vectors x
-		WHERE x.project = e.project AND x.slug = e.slug AND x.model = ? AND x.version = e.latest_version)`
+		WHERE x.project = e.project AND x.slug = e.slug AND x.model = +? AND x.version = e.latest_version)`
 	if onlyProject {
-		q += ` AND e.project = ?`
+		q += ` AND e.project = +?`
 	}
-	return q + ` LIMIT ?`
+	return q + ` LIMIT +?`
 }
 
 // MissingVectors returns up to limit latest live versions of any project of
@@ -201,9 +201,10 @@ func (s *Store) Vectors(ctx context.Context, ref memory.ProjectRef, model string
 	if err != nil {
 		return nil, err
 	}
+	// +?: see stmtCacheSize.
 	rows, err := w.pool.reader.QueryContext(ctx, `SELECT x.slug, x.version, x.vec
-		FROM entries e CROSS JOIN vectors x ON x.project = e.project AND x.slug = e.slug AND x.model = ? AND x.version = e.latest_version
-		WHERE e.project = ? AND e.deleted = 0`, model, ref.Project)
+		FROM entries e CROSS JOIN vectors x ON x.project = e.project AND x.slug = e.slug AND x.model = +? AND x.version = e.latest_version
+		WHERE e.project = +? AND e.deleted = 0`, model, ref.Project)
 	if err != nil {
 		return nil, fmt.Errorf("vectors of %s: %w", ref, err)
 	}
@@ -267,11 +268,12 @@ func (s *Store) PendingVectors(ctx context.Context, ref memory.ProjectRef, model
 		for _, slug := range chunk {
 			args = append(args, slug)
 		}
+		// +?: see stmtCacheSize.
 		q := `SELECT e.project, v.slug, v.version, v.title, v.tags, substr(v.content, 1, ?)
 			FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
 			WHERE e.deleted = 0 AND NOT EXISTS (SELECT 1 FROM vectors x
-				WHERE x.project = e.project AND x.slug = e.slug AND x.model = ? AND x.version = e.latest_version)
-			AND e.project = ? AND e.slug IN (?` + strings.Repeat(", ?", len(chunk)-1) + `)`
+				WHERE x.project = e.project AND x.slug = e.slug AND x.model = +? AND x.version = e.latest_version)
+			AND e.project = +? AND e.slug IN (+?` + strings.Repeat(", +?", len(chunk)-1) + `)`
 		ts, err := scanTasks(ctx, w, q, args)
 		if err != nil {
 			return nil, err
