@@ -194,7 +194,7 @@ func Open(cfg Config) (*App, error) {
 		}
 	}
 	m := metrics.New()
-	sopts := store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnBatch: m.Batch}
+	sopts := store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnBatch: m.Batch, OnAck: m.ReplicaAck}
 	var cn *clusterNode
 	if cfg.Cluster.Enabled {
 		ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)

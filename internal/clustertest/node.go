@@ -162,10 +162,14 @@ func readyz(base string) int {
 // createKey runs `munin key create` with where (--etcd … or --data …) and
 // returns the token, the last line of its output.
 func createKey(ctx context.Context, bin string, env, where []string, workspace, project, agent, role string) (string, error) {
+	return keyCreate(ctx, bin, env, append(append([]string{}, where...), "--workspace", workspace, "--project", project, "--agent", agent, "--role", role))
+}
+
+// keyCreate runs `munin key create` with args and returns the token.
+func keyCreate(ctx context.Context, bin string, env, args []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	args := append(append([]string{"key", "create"}, where...),
-		"--workspace", workspace, "--project", project, "--agent", agent, "--role", role)
+	args = append([]string{"key", "create"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()

@@ -54,8 +54,9 @@ func Run(t *testing.T) {
 		begin.Format("2006-01-02 15:04"), etcdMembers, nodeCount, len(c.projects), *clusterAgenten, *clusterTTL, *clusterModus, *clusterRunden, logDir)
 
 	var clusterRate float64
+	var clusterCost, singleCost phaseCost
 	if *clusterMessdauer > 0 {
-		clusterRate = c.throughput(t, c.agents(t, *clusterLastAgenten, "last"), *clusterMessdauer)
+		clusterRate, clusterCost = c.throughput(t, c.agents(t, *clusterLastAgenten, "last"), *clusterMessdauer)
 	}
 
 	// The rounds: the agents write all along.
@@ -120,7 +121,7 @@ func Run(t *testing.T) {
 
 	var singleRate float64
 	if *clusterMessdauer > 0 {
-		singleRate = c.singleThroughput(t, *clusterLastAgenten, *clusterMessdauer)
+		singleRate, singleCost = c.singleThroughput(t, *clusterLastAgenten, *clusterMessdauer)
 	}
 
 	// The report.
@@ -165,6 +166,8 @@ func Run(t *testing.T) {
 	}
 	if *clusterMessdauer > 0 {
 		printThroughput(os.Stdout, *clusterLastAgenten, *clusterMessdauer, *clusterModus, clusterRate, singleRate)
+		costLine(os.Stdout, "Cluster", clusterCost)
+		costLine(os.Stdout, "ein Knoten", singleCost)
 	}
 	fmt.Printf("Dauer %s\n", time.Since(begin).Round(time.Second))
 

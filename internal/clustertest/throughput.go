@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,14 +21,21 @@ import (
 // throughput runs agents for d after they all have a session, their acks
 // going into the cluster's ledger (they are verified with the rest), and
 // returns the acknowledged remembers per second.
-func (c *cluster) throughput(t *testing.T, agents []*agent, d time.Duration) float64 {
+func (c *cluster) throughput(t *testing.T, agents []*agent, d time.Duration) (float64, phaseCost) {
 	c.keep(agents...)
-	return drive(t, agents, c.l, d)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	token, err := keyCreate(ctx, c.bin, []string{"MUNIN_CLUSTER_SECRET=" + c.secret},
+		[]string{"--etcd", strings.Join(c.etcd.Endpoints(), ","), "--server-admin", "--agent", "messung"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drive(t, agents, c.l, d, &meter{nodes: c.nodes, token: token})
 }
 
 // singleThroughput runs the same load on one plain node over a fresh data
 // directory and returns its acknowledged remembers per second.
-func (c *cluster) singleThroughput(t *testing.T, n int, d time.Duration) float64 {
+func (c *cluster) singleThroughput(t *testing.T, n int, d time.Duration) (float64, phaseCost) {
 	dir := filepath.Join(t.TempDir(), "einzeln")
 	// One process at a time: the keys go into the node's SQLite control file.
 	p := len(c.projects)
@@ -44,11 +52,11 @@ func (c *cluster) singleThroughput(t *testing.T, n int, d time.Duration) float64
 		name := fmt.Sprintf("last-%02d", i)
 		agents[i] = newAgent(name, 0, single.mcpURL(), tokens[i], c.projects[i%p], ownSlugs(name, *clusterSlugs))
 	}
-	r := drive(t, agents, &ledger{}, d)
+	r, cost := drive(t, agents, &ledger{}, d, &meter{})
 	if err := single.p.stop(); err != nil {
 		t.Errorf("einzelner Knoten: %v\n%s", err, single.p.logTail(2000))
 	}
-	return r
+	return r, cost
 }
 
 // warmWait bounds each agent's first write, before the measurement.
@@ -56,8 +64,8 @@ const warmWait = 30 * time.Second
 
 // drive lets every agent write once (a session, its workspace opened and
 // owned), then lets them write for d and returns the acks per second that
-// came in during d.
-func drive(t *testing.T, agents []*agent, l *ledger, d time.Duration) float64 {
+// came in during d, and what they cost (m samples around d).
+func drive(t *testing.T, agents []*agent, l *ledger, d time.Duration, m *meter) (float64, phaseCost) {
 	var wg sync.WaitGroup
 	ok := make([]bool, len(agents))
 	for i, a := range agents {
@@ -76,12 +84,57 @@ func drive(t *testing.T, agents []*agent, l *ledger, d time.Duration) float64 {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	m.start(t)
 	start := time.Now()
 	for _, a := range agents {
 		wg.Go(func() { a.run(ctx, l) })
 	}
-	if !waitGroupBounded(&wg, d+callTimeout()+10*time.Second) {
+	<-ctx.Done()
+	m.stop(t)
+	if !waitGroupBounded(&wg, callTimeout()+10*time.Second) {
 		t.Fatal("Agenten der Durchsatzmessung enden nicht")
 	}
-	return rate(l.all(), start, start.Add(d))
+	r := rate(l.all(), start, start.Add(d))
+	return r, m.cost(int(r*d.Seconds() + 0.5))
+}
+
+// meter samples a phase's cost at the start and the end of its measurement;
+// with nodes (the cluster) also their replica confirmations.
+type meter struct {
+	nodes      []*node
+	token      string
+	cpu0, cpu1 map[string]time.Duration
+	w0, c0     float64 // replica-acknowledged writes and confirmations at start
+	w1, c1     float64 // … and at stop
+}
+
+func (m *meter) start(t *testing.T) { m.cpu0, m.w0, m.c0 = m.sample(t) }
+
+func (m *meter) stop(t *testing.T) { m.cpu1, m.w1, m.c1 = m.sample(t) }
+
+func (m *meter) sample(t *testing.T) (map[string]time.Duration, float64, float64) {
+	cpu := cpuByPart()
+	if len(m.nodes) == 0 {
+		return cpu, 0, 0
+	}
+	w, c, err := ackCounts(m.nodes, m.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cpu, w, c
+}
+
+// cost is the phase's cost for acks acknowledged remembers.
+func (m *meter) cost(acks int) phaseCost {
+	c := phaseCost{acks: acks}
+	if m.cpu0 != nil && m.cpu1 != nil {
+		c.measured, c.cpu = true, map[string]time.Duration{}
+		for part, d := range m.cpu1 {
+			c.cpu[part] = d - m.cpu0[part]
+		}
+	}
+	if m.c1 > m.c0 {
+		c.perAck = (m.w1 - m.w0) / (m.c1 - m.c0)
+	}
+	return c
 }

@@ -25,6 +25,8 @@ type Metrics struct {
 	batchSize        prometheus.Histogram
 	batchDuration    prometheus.Histogram
 	refreshLag       prometheus.Histogram
+	ackSize          prometheus.Histogram
+	ackDuration      prometheus.Histogram
 	budgetRejections prometheus.Counter
 }
 
@@ -62,6 +64,13 @@ func New() *Metrics {
 		refreshLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "munin_index_refresh_lag_seconds", Help: "Per index refresh batch: time from its oldest queued write until the index shows it.", Buckets: latencyBuckets,
 		}),
+		ackSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "munin_replica_ack_writes", Help: "Cluster mode: writes acknowledged together by one replica confirmation.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 9),
+		}),
+		ackDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "munin_replica_ack_duration_seconds", Help: "Cluster mode: time from the first commit a replica confirmation covers until the confirmation (gathering included).", Buckets: latencyBuckets,
+		}),
 		budgetRejections: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "munin_budget_rejections_total", Help: "Writes refused because a project's hourly write budget was used up.",
 		}),
@@ -70,7 +79,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.toolCalls, m.toolDuration, m.httpRequests, m.inFlight, m.rejected,
-		m.batchSize, m.batchDuration, m.refreshLag, m.budgetRejections,
+		m.batchSize, m.batchDuration, m.refreshLag, m.ackSize, m.ackDuration, m.budgetRejections,
 	)
 	return m
 }
@@ -128,6 +137,16 @@ func (m *Metrics) Batch(writes int, d time.Duration) {
 	}
 	m.batchSize.Observe(float64(writes))
 	m.batchDuration.Observe(d.Seconds())
+}
+
+// ReplicaAck records one replica confirmation (cluster mode): how many
+// writes it acknowledged and how long the oldest of them waited for it.
+func (m *Metrics) ReplicaAck(writes int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.ackSize.Observe(float64(writes))
+	m.ackDuration.Observe(d.Seconds())
 }
 
 // RefreshLag records, per applied refresh batch, how long its oldest write

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"munin/internal/cpuuse"
 )
 
 // Sync-mode cost for one workspace: each iteration commits 32 rows of 600 B
@@ -23,6 +25,7 @@ func BenchmarkSyncWait(b *testing.B) {
 		b.Fatal(err)
 	}
 	waits := make([]time.Duration, 0, 1024)
+	cpu0, cpuErr := cpuuse.Of(sc.PID())
 	for b.Loop() {
 		w.batch(b, 32, 600)
 		start := time.Now()
@@ -30,6 +33,11 @@ func BenchmarkSyncWait(b *testing.B) {
 			b.Fatal(err)
 		}
 		waits = append(waits, time.Since(start))
+	}
+	// Litestream's own CPU per sync, the cost that sync mode pays per
+	// group-commit batch (no /proc: not reported).
+	if cpu1, err := cpuuse.Of(sc.PID()); cpuErr == nil && err == nil && len(waits) > 0 {
+		b.ReportMetric(float64(cpu1.CPU-cpu0.CPU)/float64(time.Millisecond)/float64(len(waits)), "litestream-cpu-ms/op")
 	}
 	reportPercentiles(b, waits)
 }

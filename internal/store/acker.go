@@ -8,8 +8,9 @@ const ackQueue = 64
 
 // ackBatch is a committed batch whose callers wait for Options.AfterCommit.
 type ackBatch struct {
-	live    []*writeReq
-	results []writeResp
+	live      []*writeReq
+	results   []writeResp
+	committed time.Time
 }
 
 // acker acknowledges committed batches when Options.AfterCommit is set
@@ -54,6 +55,8 @@ func (ws *workspace) acker() {
 		}
 		if err != nil {
 			ws.s.log.Warn("writes not acknowledged", "workspace", ws.name, "batches", len(pending), "writes", writes, "err", err)
+		} else if on := ws.s.opts.OnAck; on != nil {
+			on(writes, time.Since(pending[0].committed))
 		}
 		clear(pending)
 	}

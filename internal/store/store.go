@@ -83,6 +83,10 @@ type Options struct {
 	// AUSBAUSTUFEN.md, stage 8), so under load fewer, larger ones leave more
 	// CPU for the requests; the price is this much latency per write.
 	AckGather time.Duration
+	// OnAck, when set, is told how many writes each successful AfterCommit
+	// acknowledged and how long the oldest of them waited for it after its
+	// COMMIT (the replica metrics).
+	OnAck func(writes int, waited time.Duration)
 	// BeforeClose, when set, runs when a workspace is closed, after its
 	// writer committed everything queued and before its connections close
 	// (cluster mode: a last replication, then the replicator lets go).

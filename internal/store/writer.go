@@ -248,7 +248,7 @@ func (ws *workspace) commit(batch []*writeReq) {
 		on(len(live), time.Since(began))
 	}
 	if ws.acks != nil {
-		ws.acks <- ackBatch{live: live, results: results}
+		ws.acks <- ackBatch{live: live, results: results, committed: time.Now()}
 		return
 	}
 	for i, req := range live {
