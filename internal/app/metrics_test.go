@@ -111,6 +111,7 @@ func TestMetrics(t *testing.T) {
 		`munin_mcp_sessions_open`:                                            1,
 		`munin_writer_queue_depth`:                                           0,
 		`munin_http_overload_rejections_total`:                               0,
+		`munin_replica_ack_writes_count`:                                     0, // no replica without --cluster
 	} {
 		if got := metricValue(t, body, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)

@@ -17,30 +17,16 @@ type ackBatch struct {
 // (cluster mode: the replica must hold them first). It runs beside the
 // writer, so the next batch commits while the previous one replicates, and
 // one AfterCommit covers every batch committed before it started: it takes
-// all batches waiting — and those arriving within Options.AckGather —,
-// runs AfterCommit once, and answers them all: with their results, or all
-// with its error.
+// all batches waiting (see collect), runs AfterCommit once, and answers
+// them all: with their results, or all with its error.
 func (ws *workspace) acker() {
 	defer close(ws.ackerEnd)
 	var pending []ackBatch
+	var recent ackHistory
 	gather := time.NewTimer(time.Hour)
 	gather.Stop()
 	for b := range ws.acks {
-		pending = append(pending[:0], b)
-		gather.Reset(ws.s.opts.AckGather) // Go 1.23+: a stopped timer delivers no stale tick
-	drain:
-		for {
-			select {
-			case more, ok := <-ws.acks:
-				if !ok {
-					break drain
-				}
-				pending = append(pending, more)
-			case <-gather.C:
-				break drain
-			}
-		}
-		gather.Stop()
+		pending = ws.collect(append(pending[:0], b), recent.most(), gather)
 		err := ws.s.opts.AfterCommit(ws.name)
 		writes := 0
 		for _, p := range pending {
@@ -58,6 +44,70 @@ func (ws *workspace) acker() {
 		} else if on := ws.s.opts.OnAck; on != nil {
 			on(writes, time.Since(pending[0].committed))
 		}
+		recent.add(writes)
 		clear(pending)
+	}
+}
+
+// ackHistory holds how many writes each of the last confirmations covered.
+type ackHistory struct {
+	writes [16]int
+	next   int
+}
+
+func (h *ackHistory) add(writes int) {
+	h.writes[h.next%len(h.writes)] = writes
+	h.next++
+}
+
+// most is the most writes one of the last confirmations covered (1 before
+// the first).
+func (h *ackHistory) most() int {
+	m := 1
+	for _, w := range h.writes {
+		m = max(m, w)
+	}
+	return m
+}
+
+// collect adds every batch already waiting to pending and then, while they
+// hold fewer than expect writes, those committed within Options.AckGather.
+// A replication costs the replicator a few ms of CPU whatever its size, and
+// writers that came together lately come together again: under load one
+// confirmation covers them all (AUSBAUSTUFEN.md, stage 8), while a lone
+// writer (expect 1) never waits.
+func (ws *workspace) collect(pending []ackBatch, expect int, gather *time.Timer) []ackBatch {
+	n := 0
+	for _, p := range pending {
+		n += len(p.live)
+	}
+	waiting := false
+	defer gather.Stop()
+	for {
+		select {
+		case more, ok := <-ws.acks:
+			if !ok {
+				return pending
+			}
+			pending, n = append(pending, more), n+len(more.live)
+			continue
+		default:
+		}
+		if n >= expect || ws.s.opts.AckGather <= 0 {
+			return pending
+		}
+		if !waiting {
+			gather.Reset(ws.s.opts.AckGather) // Go 1.23+: a stopped timer delivers no stale tick
+			waiting = true
+		}
+		select {
+		case more, ok := <-ws.acks:
+			if !ok {
+				return pending
+			}
+			pending, n = append(pending, more), n+len(more.live)
+		case <-gather.C:
+			return pending
+		}
 	}
 }

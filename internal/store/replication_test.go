@@ -359,52 +359,95 @@ func TestBeforeCommitRefusesTheBatch(t *testing.T) {
 	put(t, s, ref, "after", "x")
 }
 
-// With AckGather, one AfterCommit covers a batch committed within the
-// gather after the first: two writes, one call.
-func TestAckGatherCoversLaterBatches(t *testing.T) {
+// With AckGather, a lone write is confirmed at once, however long the
+// gather; after a confirmation covered two writes, the next waits for two
+// (not for the gather's end) and covers both; OnAck is told each count.
+func TestAckGatherWaitsForAsManyAsBefore(t *testing.T) {
 	var calls atomic.Int64
-	s, err := Open(t.TempDir(), Options{AckGather: time.Minute, AfterCommit: func(string) error { calls.Add(1); return nil }})
+	entered, release := make(chan struct{}), make(chan struct{})
+	acks := make(chan int, 8)
+	s, err := Open(t.TempDir(), Options{AckGather: time.Minute,
+		AfterCommit: func(string) error {
+			if calls.Add(1) == 2 { // the second call holds, so that two writes queue behind it
+				close(entered)
+				<-release
+			}
+			return nil
+		},
+		OnAck: func(writes int, waited time.Duration) {
+			if waited <= 0 {
+				t.Errorf("OnAck with a wait of %s", waited)
+			}
+			acks <- writes
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	ref := ensure(t, s, "team", "alpha")
-	// The gather of a minute ends only when the writer stops; the first
-	// write is committed and waits for its acknowledgement meanwhile.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		put(t, s, ref, "first", "x")
-	}()
-	for range 1000 {
-		if _, _, err := s.Get(context.Background(), ref, "first", 0); err == nil {
-			break
+	// A bound far below the gather: a write that waits for it fails here.
+	answered := func(done <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s waited for the gather of a minute", what)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	second := make(chan struct{})
-	go func() {
-		defer close(second)
-		put(t, s, ref, "second", "x")
-	}()
-	for range 1000 {
-		if _, _, err := s.Get(context.Background(), ref, "second", 0); err == nil {
-			break
+	async := func(slug string) <-chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			put(t, s, ref, slug, "x")
+		}()
+		return done
+	}
+	committed := func(slug string) {
+		t.Helper()
+		for range 1000 {
+			if _, _, err := s.Get(context.Background(), ref, slug, 0); err == nil {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
+		t.Fatalf("%s was not committed", slug)
 	}
-	if got := calls.Load(); got != 0 {
-		t.Fatalf("AfterCommit ran %d times within the gather", got)
+
+	answered(async("lone"), "a lone write")
+	held := async("held")
+	<-entered
+	c, d := async("c"), async("d")
+	committed("c")
+	committed("d")
+	close(release)
+	answered(held, "the held write")
+	answered(c, "c")
+	answered(d, "d")
+
+	e := async("e")
+	committed("e")
+	time.Sleep(50 * time.Millisecond) // e must still wait: the last confirmation covered two
+	select {
+	case <-e:
+		t.Fatal("e was confirmed alone after a confirmation of two")
+	default:
 	}
-	// Closing the workspace ends the gather: one call covers both.
-	closed := make(chan error, 1)
-	go func() { closed <- s.CloseWorkspace("team") }()
-	<-second
-	if got := calls.Load(); got != 1 {
-		t.Errorf("AfterCommit ran %d times for two batches within one gather, want 1", got)
+	f := async("f")
+	answered(e, "e")
+	answered(f, "f")
+	if got := calls.Load(); got != 4 {
+		t.Errorf("AfterCommit ran %d times, want 4 (lone, held, c+d, e+f)", got)
 	}
-	if err := <-closed; err != nil {
-		t.Fatal(err)
+	var got []int
+	for range 4 { // OnAck runs after the answers
+		select {
+		case w := <-acks:
+			got = append(got, w)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("OnAck counts %v, then no more", got)
+		}
 	}
-	<-done
+	if fmt.Sprint(got) != "[1 1 2 2]" {
+		t.Errorf("OnAck counts %v, want [1 1 2 2]", got)
+	}
 }

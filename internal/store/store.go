@@ -77,11 +77,12 @@ type Options struct {
 	// one). Cluster mode waits here until the replica holds the batch and
 	// checks that the node still owns the workspace. One call per batch.
 	AfterCommit func(workspace string) error
-	// AckGather is how long AfterCommit waits for more committed batches
-	// before it runs, so that one call covers more writes. A replication
-	// costs the replicator a few ms of CPU whatever its size (measured in
-	// AUSBAUSTUFEN.md, stage 8), so under load fewer, larger ones leave more
-	// CPU for the requests; the price is this much latency per write.
+	// AckGather is how long AfterCommit may wait for more committed
+	// batches so that one call covers more writes: only while the batches
+	// waiting hold fewer writes than the previous call covered (a lone
+	// writer never waits). A replication costs the replicator a few ms of
+	// CPU whatever its size (measured in AUSBAUSTUFEN.md, stage 8), so under
+	// load fewer, larger ones leave more CPU for the requests.
 	AckGather time.Duration
 	// OnAck, when set, is told how many writes each successful AfterCommit
 	// acknowledged and how long the oldest of them waited for it after its
