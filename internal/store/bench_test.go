@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"munin/internal/memory"
+	"munin/internal/store/storetest"
 )
 
 // benchContent is a typical entry: a few sentences.
@@ -144,27 +144,14 @@ func fillBench(b *testing.B) (*Store, memory.ProjectRef, []string) {
 	s := openTest(b)
 	ref := ensure(b, s, "bench", "p")
 	words := strings.Fields(benchContent + " database decision latency replication backup restore cluster deploy")
-	rng := rand.New(rand.NewPCG(1, 2))
-	pick := func(k int) string {
-		out := make([]string, k)
-		for i := range out {
-			out[i] = words[rng.IntN(len(words))]
-		}
-		return strings.Join(out, " ")
+	vs := storetest.Notes(benchEntries, words, rand.New(rand.NewPCG(1, 2)))
+	slugs := make([]string, len(vs))
+	for i := range vs {
+		slugs[i] = vs[i].Slug
 	}
-	tags := []string{"db", "infra", "adr", "ops", "team:core", "bug", "idee", "api"}
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	slugs := make([]string, benchEntries)
-	var batch []memory.Version
-	for i := range slugs {
-		slugs[i] = fmt.Sprintf("notes/entry-%05d", i)
-		batch = append(batch, memory.Version{Slug: slugs[i], Version: 1, Title: pick(4), Content: pick(60),
-			Tags: []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]}, Agent: "bench", CreatedAt: at})
-		if len(batch) == 1000 || i == len(slugs)-1 {
-			if _, err := s.ImportVersions(context.Background(), ref, batch, memory.DefaultMaxContent); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
+	for i := 0; i < len(vs); i += 1000 {
+		if _, err := s.ImportVersions(context.Background(), ref, vs[i:min(i+1000, len(vs))], memory.DefaultMaxContent); err != nil {
+			b.Fatal(err)
 		}
 	}
 	return s, ref, slugs

@@ -260,12 +260,7 @@ func TestUnknownProject(t *testing.T) {
 // entries lookup per slug, then one version row each. A plain join's plan
 // for ten or more slugs walked every version of every slug instead.
 func TestLatestManyLooksUpEntriesFirst(t *testing.T) {
-	s := openTest(t)
-	ref := ensure(t, s, "ws", "p")
-	ws, err := s.requireProject(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ref, ws := openWorkspace(t)
 	for _, n := range []int{1, 3, 10, 50, latestManyChunk} {
 		args := []any{ref.Project}
 		for i := range n {
@@ -286,12 +281,7 @@ func TestLatestManyLooksUpEntriesFirst(t *testing.T) {
 // written +? (see stmtCacheSize): one index seek per row read, whatever the
 // number of versions of a slug.
 func TestReadPlans(t *testing.T) {
-	s := openTest(t)
-	ref := ensure(t, s, "ws", "p")
-	ws, err := s.requireProject(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, ws := openWorkspace(t)
 	const (
 		entry   = "SEARCH e USING PRIMARY KEY (project=? AND slug=?)"
 		version = "SEARCH v USING INDEX sqlite_autoindex_versions_1 (project=? AND slug=? AND version=?)"

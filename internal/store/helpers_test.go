@@ -41,6 +41,19 @@ func ensure(t testing.TB, s *Store, ws, project string) memory.ProjectRef {
 	return ref
 }
 
+// openWorkspace is a new store with project ws/p and the handle of its
+// workspace, for tests that look at its connections.
+func openWorkspace(t testing.TB) (*Store, memory.ProjectRef, *workspace) {
+	t.Helper()
+	s := openTest(t)
+	ref := ensure(t, s, "ws", "p")
+	ws, err := s.requireProject(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ref, ws
+}
+
 // put appends a simple version and fails the test on error.
 func put(t testing.TB, s *Store, ref memory.ProjectRef, slug, content string, tags ...string) memory.WriteResult {
 	t.Helper()

@@ -47,12 +47,7 @@ func countCompiles(t *testing.T, db *sql.DB, n *atomic.Int64) {
 // new values — and that costs 20-40 µs of parsing and planning per run,
 // several times the rows' own cost.
 func TestStatementsArePreparedOnce(t *testing.T) {
-	s := openTest(t)
-	ref := ensure(t, s, "ws", "p")
-	ws, err := s.requireProject(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ref, ws := openWorkspace(t)
 	var compiled atomic.Int64
 	for _, db := range []*sql.DB{ws.pool.reader, ws.pool.writer, s.control.reader, s.control.writer} {
 		countCompiles(t, db, &compiled)

@@ -4,18 +4,17 @@ package quality
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"munin/internal/memory"
 	"munin/internal/search"
 	"munin/internal/search/searchbench"
 	"munin/internal/store"
+	"munin/internal/store/storetest"
 )
 
 // BenchmarkRecall10kStore is the search package's BenchmarkRecall10k with
@@ -63,27 +62,10 @@ func benchStoreRecall(b *testing.B, words, queries []string) {
 	if _, err := st.EnsureProject(ctx, ref); err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	pick := func(k int) string {
-		out := make([]string, k)
-		for i := range out {
-			out[i] = words[rng.IntN(len(words))]
-		}
-		return strings.Join(out, " ")
-	}
-	tags := []string{"db", "infra", "adr", "ops", "team:core", "bug", "idee", "api"}
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var batch []memory.Version
-	for i := range 10_000 {
-		batch = append(batch, memory.Version{
-			Slug: fmt.Sprintf("notes/entry-%05d", i), Version: 1, Title: pick(4), Content: pick(60),
-			Tags: []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]}, Agent: "bench", CreatedAt: at,
-		})
-		if len(batch) == 1000 {
-			if _, err := st.ImportVersions(ctx, ref, batch, memory.DefaultMaxContent); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
+	vs := storetest.Notes(10_000, words, rand.New(rand.NewPCG(3, 4)))
+	for i := 0; i < len(vs); i += 1000 {
+		if _, err := st.ImportVersions(ctx, ref, vs[i:i+1000], memory.DefaultMaxContent); err != nil {
+			b.Fatal(err)
 		}
 	}
 	reg := search.NewRegistry(st, search.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
