@@ -68,12 +68,11 @@ func TestExactTopKMatchesBleve(t *testing.T) {
 			}
 			refresh(t, r, projA, slug)
 		}
-		ctx := testCtx(t)
 		p, err := r.project(projA)
 		if err != nil {
 			t.Fatal(err)
 		}
-		idx, release, err := p.ready(ctx)
+		idx, release, err := p.ready(testCtx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,6 +86,9 @@ func TestExactTopKMatchesBleve(t *testing.T) {
 			if len(leavesOf(terms)) == 0 {
 				continue
 			}
+			// One deadline per query: all 180 of a corpus can take longer
+			// than one step's 10 s on a loaded machine.
+			ctx := testCtx(t)
 			for _, limit := range []int{1, 10, 50} {
 				want, err := runSearch(ctx, idx, projA, buildQuery(terms, nil, nil), limit)
 				if err != nil {
