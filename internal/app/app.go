@@ -226,16 +226,7 @@ func Open(cfg Config) (*App, error) {
 		index = notifyingIndex{Registry: reg, w: worker}
 		backlog = embedBacklog(st, embedder.Model())
 	}
-	var svcStore service.Store = st
-	var internal http.Handler
-	var ready func(context.Context) error
-	if cn != nil {
-		svcStore, index, internal = cn.wire(st, index)
-		registerClusterMetrics(m, cn)
-		ready = cn.ready
-	}
-	svc := service.New(svcStore, index, service.Options{
-		Ready:              ready,
+	svcOpts := service.Options{
 		DefaultWriteBudget: cfg.WriteBudget,
 		BudgetOff:          cfg.BudgetOff,
 		MaxContent:         cfg.MaxContent,
@@ -250,7 +241,15 @@ func Open(cfg Config) (*App, error) {
 		EmbedBacklog:       backlog,
 
 		DefaultWriteBudgetBytes: cfg.WriteBudgetBytes,
-	})
+	}
+	var svcStore service.Store = st
+	var internal http.Handler
+	if cn != nil {
+		svcStore, index, internal = cn.wire(st, index, &svcOpts)
+		registerClusterMetrics(m, cn)
+		svcOpts.Ready = cn.ready
+	}
+	svc := service.New(svcStore, index, svcOpts)
 	// One set of limits per key for REST, MCP and the web UI's sessions.
 	perKey := httpserver.NewKeyLimits(httpserver.Config{MaxInFlightPerKey: cfg.MaxInFlightPerKey, RatePerKey: cfg.RatePerKey})
 	ui, err := web.New(svc, web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins, LimitKey: perKey.Limit})

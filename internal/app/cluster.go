@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"munin/internal/cluster"
@@ -73,6 +74,9 @@ type clusterNode struct {
 	mgr     *owner.Manager
 	binary  string
 	log     *slog.Logger
+	// budget counts the writes to the workspaces this node owns (set by
+	// wire, read by the store's AfterOpen hook).
+	budget atomic.Pointer[service.Budgeted]
 }
 
 // joinCluster joins etcd, starts the replicator and opens the shared
@@ -129,7 +133,18 @@ func (cn *clusterNode) storeOptions(o store.Options) store.Options {
 	// the replica's (sync mode), and WAL with NORMAL never corrupts a file.
 	o.Synchronous = "NORMAL"
 	o.AckGather = ackGather
-	o.BeforeOpen, o.AfterOpen = cn.mgr.BeforeOpen, cn.mgr.AfterOpen
+	o.BeforeOpen = cn.mgr.BeforeOpen
+	o.AfterOpen = func(ctx context.Context, ws string) error {
+		if err := cn.mgr.AfterOpen(ctx, ws); err != nil {
+			return err
+		}
+		// This node owns the workspace (again): whatever its budget counted
+		// before, the owners in between wrote more.
+		if b := cn.budget.Load(); b != nil {
+			b.ForgetWorkspace(ws)
+		}
+		return nil
+	}
 	o.BeforeCommit, o.AfterCommit, o.BeforeClose = cn.mgr.BeforeCommit, cn.mgr.AfterCommit, cn.mgr.BeforeClose
 	o.ProjectExists = func(ctx context.Context, ref memory.ProjectRef) error {
 		_, err := cn.control.Project(ctx, ref)
@@ -141,19 +156,24 @@ func (cn *clusterNode) storeOptions(o store.Options) store.Options {
 // localBackend is this node's own data and index, served to the router and
 // to the other nodes.
 type localBackend struct {
-	service.DataStore
+	remote.Data
 	service.Index
 }
 
 // wire routes the service's data and index through the owners, and
-// returns the handler of the other nodes' calls to this one.
-func (cn *clusterNode) wire(st *store.Store, index service.Index) (service.Store, service.Index, http.Handler) {
+// returns the handler of the other nodes' calls to this one. The write
+// budget is counted where the data lives: svc's budget options wrap this
+// node's store, and svc asks the owners for a project's usage.
+func (cn *clusterNode) wire(st *store.Store, index service.Index, svc *service.Options) (service.Store, service.Index, http.Handler) {
+	owned := service.NewOwnerBudgeted(cn.control, st, *svc)
+	cn.budget.Store(owned)
 	cn.mgr.SetStore(st)
 	cn.mgr.Follow(cn.node.Changed, cn.control.Workspaces)
-	local := localBackend{st, index}
+	local := localBackend{owned, index}
 	router := &remote.Router{Local: local, Route: cn.mgr.Route, Client: &remote.Client{Secret: cn.cfg.Secret}, Valid: cn.node.Valid}
-	internal := remote.Handler(st, index, remote.ServerOptions{Secret: cn.cfg.Secret, Node: cn.node.Advertise(),
+	internal := remote.Handler(owned, index, remote.ServerOptions{Secret: cn.cfg.Secret, Node: cn.node.Advertise(),
 		Owns: cn.mgr.Owns, Logger: cn.log})
+	svc.BudgetAtOwner = router
 	return service.Split{ControlStore: cn.control, DataStore: router}, router, internal
 }
 

@@ -104,18 +104,7 @@ func rest(t *testing.T, method, url, token, body string) (int, string) {
 // and is read back through the other, and when the owner leaves, the
 // other node takes the workspace over from the replica with every write.
 func TestClusterTwoNodes(t *testing.T) {
-	bin := requireLitestream(t)
-	etcd := etcdtest.Start(t, 1)
-	replicaDir := t.TempDir()
-	n1 := startNode(t, etcd.Endpoints(), replicaDir, bin)
-	n2 := startNode(t, etcd.Endpoints(), replicaDir, bin)
-
-	ctx := context.Background()
-	ref := memory.ProjectRef{Workspace: "team", Project: "p"}
-	token, _, err := n1.a.Svc.CreateKey(ctx, ref, "agent", memory.RoleWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n1, n2, token := twoNodes(t)
 	for i, n := range []*clusterApp{n1, n2, n1, n2} {
 		code, body := rest(t, http.MethodPost, n.url+"/api/v1/entries", token,
 			fmt.Sprintf(`{"slug":"notes/s%d","title":"t","content":"written through node %d zebra%d"}`, i, i%2+1, i))
@@ -132,14 +121,7 @@ func TestClusterTwoNodes(t *testing.T) {
 
 	// The owner leaves (graceful: it syncs and resigns); the other node
 	// restores the workspace from the replica.
-	ownerURL, epoch, ok := n1.a.cluster.node.Owner("team")
-	if !ok {
-		t.Fatal("no owner of team after writes")
-	}
-	leaving, staying := n1, n2
-	if ownerURL == n2.url {
-		leaving, staying = n2, n1
-	}
+	leaving, staying, epoch := ownerOfTeam(t, n1, n2)
 	leaving.stop()
 	for i := range 4 {
 		code, body := rest(t, http.MethodGet, staying.url+fmt.Sprintf("/api/v1/entries/notes/s%d", i), token, "")
@@ -168,6 +150,35 @@ func TestClusterTwoNodes(t *testing.T) {
 	if code, body := rest(t, http.MethodGet, staying.url+"/api/v1/recall?q=quokka", token, ""); code != http.StatusOK || !strings.Contains(body, "notes/after") {
 		t.Fatalf("recall of a word written after the hand-over through %s: %d %s", staying.url, code, body)
 	}
+}
+
+// twoNodes starts one etcd member and two nodes on a file replica, and makes
+// a write key for team/p.
+func twoNodes(t *testing.T) (n1, n2 *clusterApp, token string) {
+	t.Helper()
+	bin := requireLitestream(t)
+	etcd := etcdtest.Start(t, 1)
+	replicaDir := t.TempDir()
+	n1 = startNode(t, etcd.Endpoints(), replicaDir, bin)
+	n2 = startNode(t, etcd.Endpoints(), replicaDir, bin)
+	token, _, err := n1.a.Svc.CreateKey(context.Background(), memory.ProjectRef{Workspace: "team", Project: "p"}, "agent", memory.RoleWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n1, n2, token
+}
+
+// ownerOfTeam tells which of two nodes owns workspace team, at which epoch.
+func ownerOfTeam(t *testing.T, n1, n2 *clusterApp) (owner, other *clusterApp, epoch int64) {
+	t.Helper()
+	url, epoch, ok := n1.a.cluster.node.Owner("team")
+	if !ok {
+		t.Fatal("no owner of team after writes")
+	}
+	if url == n2.url {
+		return n2, n1, epoch
+	}
+	return n1, n2, epoch
 }
 
 // A node refuses to start without what cluster mode needs, naming it.

@@ -10,7 +10,7 @@ import (
 )
 
 // The arguments and answers of the internal calls, one pair per method of
-// service.DataStore and service.Index (named as in Go). A method that
+// Data and service.Index (named as in Go). A method that
 // returns only an error answers true: gob cannot encode an empty struct.
 
 type refArgs struct{ Ref memory.ProjectRef }
@@ -125,7 +125,7 @@ type searchArgs struct {
 // forwarded Append also queues its index refresh here, on the owner, before
 // it answers (read-your-writes); the caller's router then has nothing to
 // send for Queue, which saves the second hop of every write.
-func dataMethods(d service.DataStore, x service.Index, log *slog.Logger) map[string]handler {
+func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 	m := map[string]handler{}
 	serve(m, "Append", func(ctx context.Context, a appendArgs) (memory.WriteResult, error) {
 		res, err := d.Append(ctx, a.Ref, a.write())
@@ -155,6 +155,7 @@ func dataMethods(d service.DataStore, x service.Index, log *slog.Logger) map[str
 		n, b, err := d.WrittenSince(ctx, a.Ref, a.Since)
 		return writtenReply{n, b}, err
 	})
+	serve(m, "BudgetUsage", func(ctx context.Context, a refArgs) (service.BudgetUsage, error) { return d.BudgetUsage(ctx, a.Ref) })
 	serve(m, "AppendSearchLog", func(ctx context.Context, a logArgs) (bool, error) { return true, d.AppendSearchLog(ctx, a.Rows) })
 	serve(m, "PruneSearchLog", func(ctx context.Context, a pruneArgs) (int, error) {
 		return d.PruneSearchLog(ctx, a.Ref, a.Before, a.Keep)

@@ -10,8 +10,15 @@ import (
 
 // Backend is what a workspace's owner serves: its data and its index.
 type Backend interface {
-	service.DataStore
+	Data
 	service.Index
+}
+
+// Data is an owner's data half: its store, with the write budget counted
+// there (service.Budgeted), which therefore also answers a project's usage.
+type Data interface {
+	service.DataStore
+	service.UsageReader
 }
 
 // node is a Backend on another node: every method is one internal call to
@@ -57,6 +64,10 @@ func (n node) List(ctx context.Context, ref memory.ProjectRef, q memory.ListQuer
 func (n node) WrittenSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (int, int, error) {
 	r, err := invoke[sinceArgs, writtenReply](ctx, n, "WrittenSince", sinceArgs{Ref: ref, Since: since})
 	return r.Writes, r.Bytes, err
+}
+
+func (n node) BudgetUsage(ctx context.Context, ref memory.ProjectRef) (service.BudgetUsage, error) {
+	return invoke[refArgs, service.BudgetUsage](ctx, n, "BudgetUsage", refArgs{ref})
 }
 
 // logChunk bounds the search-log rows of one call, so that a call stays

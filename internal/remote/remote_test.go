@@ -13,6 +13,7 @@ import (
 	"munin/internal/memory"
 	"munin/internal/remote"
 	"munin/internal/search"
+	"munin/internal/service"
 	"munin/internal/store"
 )
 
@@ -27,7 +28,8 @@ func owner(t *testing.T, owns remote.Owner) (*store.Store, string) {
 		t.Fatal(err)
 	}
 	reg := search.NewRegistry(st, search.Options{})
-	srv := httptest.NewServer(remote.Handler(st, reg, remote.ServerOptions{Secret: secret, Node: "node-a", Owns: owns}))
+	owned := service.NewOwnerBudgeted(st, st, service.Options{})
+	srv := httptest.NewServer(remote.Handler(owned, reg, remote.ServerOptions{Secret: secret, Node: "node-a", Owns: owns}))
 	t.Cleanup(func() {
 		srv.Close()
 		_ = reg.Close()

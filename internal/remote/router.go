@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // Router is the Backend of a cluster node: each call goes to the owner of
@@ -116,6 +117,10 @@ func (r *Router) WrittenSince(ctx context.Context, ref memory.ProjectRef, since 
 		return writtenReply{n, bytes}, err
 	})
 	return out.Writes, out.Bytes, err
+}
+
+func (r *Router) BudgetUsage(ctx context.Context, ref memory.ProjectRef) (service.BudgetUsage, error) {
+	return on(ctx, r, ref.Workspace, func(b Backend) (service.BudgetUsage, error) { return b.BudgetUsage(ctx, ref) })
 }
 
 // AppendSearchLog sends each workspace's rows to its owner.

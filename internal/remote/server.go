@@ -35,7 +35,7 @@ type handler func(ctx context.Context, dec *gob.Decoder, refused error, node str
 
 // Handler serves the internal calls of other nodes against this node's
 // data store and search index.
-func Handler(data service.DataStore, index service.Index, opts ServerOptions) http.Handler {
+func Handler(data Data, index service.Index, opts ServerOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -115,7 +115,7 @@ func (s *Service) SetProjectWriteBudget(ctx context.Context, ref memory.ProjectR
 	if err := s.store.SetWriteBudget(ctx, ref, perHour); err != nil {
 		return err
 	}
-	s.budget.forget(ref)
+	s.forgetBudget(ref)
 	return nil
 }
 
@@ -127,21 +127,29 @@ func (s *Service) SetProjectWriteBudgetBytes(ctx context.Context, ref memory.Pro
 	if err := s.store.SetWriteBudgetBytes(ctx, ref, perHour); err != nil {
 		return err
 	}
-	s.budget.forget(ref)
+	s.forgetBudget(ref)
 	return nil
+}
+
+// forgetBudget makes this server's budget read a changed project's limits
+// again. A cluster's owners read them on every write.
+func (s *Service) forgetBudget(ref memory.ProjectRef) {
+	if s.budgeted != nil {
+		s.budgeted.Forget(ref)
+	}
 }
 
 // WriteUsage reports a project's writes this hour against its budget.
 func (s *Service) WriteUsage(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
-	w, err := s.budget.usage(ctx, ref)
-	return w.used, w.limit.writes, err
+	u, err := s.budget.BudgetUsage(ctx, ref)
+	return u.Writes, u.WriteLimit, err
 }
 
 // WriteUsageBytes reports a project's content bytes written this hour
 // against its byte budget.
 func (s *Service) WriteUsageBytes(ctx context.Context, ref memory.ProjectRef) (used, limit int, err error) {
-	w, err := s.budget.usage(ctx, ref)
-	return w.bytes, w.limit.bytes, err
+	u, err := s.budget.BudgetUsage(ctx, ref)
+	return u.Bytes, u.ByteLimit, err
 }
 
 // FlushSearchLog writes buffered search-log rows now.
@@ -175,14 +183,14 @@ func (s *Service) SetWriteBudgets(ctx context.Context, c memory.Caller, project 
 	// the server default. Keeping a value the server admin set is no lift
 	// (the settings form sends both values).
 	if !key.ServerAdmin() {
-		now, err := s.budget.usage(ctx, key.Project)
+		now, err := s.budget.BudgetUsage(ctx, key.Project)
 		if err != nil {
 			return err
 		}
-		if writesPerHour != nil && *writesPerHour > s.opts.DefaultWriteBudget && *writesPerHour != now.limit.writes {
+		if writesPerHour != nil && *writesPerHour > s.opts.DefaultWriteBudget && *writesPerHour != now.WriteLimit {
 			return memory.Errorf(memory.CodeForbidden, "a project admin may set at most the server default of %d writes per hour (0 resets to it); a higher budget needs a server-admin key (the project's settings page in the web UI)", s.opts.DefaultWriteBudget)
 		}
-		if bytesPerHour != nil && *bytesPerHour > s.opts.DefaultWriteBudgetBytes && *bytesPerHour != now.limit.bytes {
+		if bytesPerHour != nil && *bytesPerHour > s.opts.DefaultWriteBudgetBytes && *bytesPerHour != now.ByteLimit {
 			return memory.Errorf(memory.CodeForbidden, "a project admin may set at most the server default of %d bytes per hour (0 resets to it); a higher budget needs a server-admin key (the project's settings page in the web UI)", s.opts.DefaultWriteBudgetBytes)
 		}
 	}

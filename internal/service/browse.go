@@ -81,11 +81,11 @@ func (s *Service) summary(ctx context.Context, key memory.Key) (ProjectSummary, 
 	if p.Entries, p.LastWrite, err = s.store.EntryStats(ctx, key.Project); err != nil {
 		return p, s.internalErr("entry stats", key, err)
 	}
-	w, err := s.budget.usage(ctx, key.Project)
+	u, err := s.budget.BudgetUsage(ctx, key.Project)
 	if err != nil {
 		return p, s.internalErr("write usage", key, err)
 	}
-	p.Writes, p.Budget, p.Bytes, p.BytesBudget = w.used, w.limit.writes, w.bytes, w.limit.bytes
+	p.Writes, p.Budget, p.Bytes, p.BytesBudget = u.Writes, u.WriteLimit, u.Bytes, u.ByteLimit
 	if s.opts.EmbedBacklog != nil {
 		p.Embeddings = true
 		if p.EmbedBacklog, err = s.opts.EmbedBacklog(ctx, key.Project); err != nil {

@@ -13,9 +13,13 @@ import (
 // the first time the window is seen, so a restart does not hand out a fresh
 // budget.
 type budget struct {
-	store    Store
+	store    budgetSource
 	fallback limits
 	now      func() time.Time
+	// freshLimits reads a project's limits on every reserve instead of once
+	// per window: in a cluster they change on any node (control data, a
+	// cache there), and only the workspace's owner counts.
+	freshLimits bool
 
 	mu       sync.Mutex
 	projects map[memory.ProjectRef]*window
@@ -28,6 +32,16 @@ type budget struct {
 	// paceFloor is the least a project may write at once: twice the largest
 	// content, so that every write the content limit allows can pass.
 	paceFloor int
+	// opened counts forgetWorkspace calls: a window loaded from a workspace
+	// file that was replaced meanwhile is not kept (see load).
+	opened uint64
+}
+
+// budgetSource is what a budget reads: a project's limits (control data)
+// and the writes its audit log holds (the workspace file).
+type budgetSource interface {
+	Project(ctx context.Context, ref memory.ProjectRef) (memory.ProjectInfo, error)
+	WrittenSince(ctx context.Context, ref memory.ProjectRef, since time.Time) (writes, bytes int, err error)
 }
 
 // reservation is a write taken from a project's budget: its hour's window
@@ -48,7 +62,7 @@ type window struct {
 	limit limits
 }
 
-func newBudget(store Store, fallback limits, now func() time.Time) *budget {
+func newBudget(store budgetSource, fallback limits, now func() time.Time) *budget {
 	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{},
 		pace: map[memory.ProjectRef]*pace{}, paceFloor: 2 * memory.DefaultMaxContent}
 }
@@ -58,11 +72,21 @@ func newBudget(store Store, fallback limits, now func() time.Time) *budget {
 // byte budget). It returns what it took, for release.
 func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (*reservation, error) {
 	now := b.now()
+	var fresh limits
+	if b.freshLimits {
+		var err error
+		if fresh, err = b.limitsOf(ctx, ref); err != nil {
+			return nil, err
+		}
+	}
 	w, err := b.lockWindow(ctx, ref, now.UTC().Truncate(time.Hour))
 	if err != nil {
 		return nil, err
 	}
 	defer b.mu.Unlock()
+	if b.freshLimits {
+		w.limit = fresh
+	}
 	if size > w.limit.bytes {
 		return nil, memory.Errorf(memory.CodeTooLarge,
 			"content of %d bytes is more than project %s may write in an hour (%d bytes)", size, ref, w.limit.bytes)
@@ -154,15 +178,11 @@ func (b *budget) release(ref memory.ProjectRef, from *reservation, size int) {
 	}
 }
 
-// load reads the project's limits and the writes already made in this hour.
-func (b *budget) load(ctx context.Context, ref memory.ProjectRef, hour time.Time) error {
+// limitsOf reads the project's limits, the server's where it sets none.
+func (b *budget) limitsOf(ctx context.Context, ref memory.ProjectRef) (limits, error) {
 	info, err := b.store.Project(ctx, ref)
 	if err != nil {
-		return err
-	}
-	used, bytes, err := b.store.WrittenSince(ctx, ref, hour)
-	if err != nil {
-		return err
+		return limits{}, err
 	}
 	limit := limits{writes: info.WriteBudget, bytes: info.WriteBudgetBytes}
 	if limit.writes <= 0 {
@@ -171,11 +191,32 @@ func (b *budget) load(ctx context.Context, ref memory.ProjectRef, hour time.Time
 	if limit.bytes <= 0 {
 		limit.bytes = b.fallback.bytes
 	}
+	return limit, nil
+}
+
+// load reads the project's limits and the writes already made in this hour.
+func (b *budget) load(ctx context.Context, ref memory.ProjectRef, hour time.Time) error {
+	b.mu.Lock()
+	opened := b.opened
+	b.mu.Unlock()
+	limit, err := b.limitsOf(ctx, ref)
+	if err != nil {
+		return err
+	}
+	used, bytes, err := b.store.WrittenSince(ctx, ref, hour)
+	if err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Another caller may have loaded this window meanwhile; keep its count.
 	if w := b.projects[ref]; w != nil && w.start.Equal(hour) {
 		w.limit = limit
+		return nil
+	}
+	// A workspace file was opened anew while this load counted: the count
+	// may come from the file before it (lockWindow loads again).
+	if b.opened != opened {
 		return nil
 	}
 	b.projects[ref] = &window{start: hour, used: used, bytes: bytes, limit: limit}
@@ -187,6 +228,20 @@ func (b *budget) forget(ref memory.ProjectRef) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.projects, ref)
+}
+
+// forgetWorkspace drops the cached windows of a workspace's projects: its
+// file was opened anew — in a cluster, this node owns it again, and the
+// owners in between wrote what no window here counted.
+func (b *budget) forgetWorkspace(ws string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.opened++
+	for ref := range b.projects {
+		if ref.Workspace == ws {
+			delete(b.projects, ref)
+		}
+	}
 }
 
 // usage reports writes and content bytes used this hour and the limits; used

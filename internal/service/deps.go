@@ -98,6 +98,19 @@ type DataStore interface {
 	MissedQueries(ctx context.Context, ref memory.ProjectRef, since time.Time, limit int) ([]memory.MissedQuery, error)
 }
 
+// UsageReader tells what a project used of its write budget this hour.
+// *Budgeted answers it; in a cluster the router asks the workspace's owner.
+type UsageReader interface {
+	BudgetUsage(ctx context.Context, ref memory.ProjectRef) (BudgetUsage, error)
+}
+
+// BudgetUsage is a project's writes and content bytes this hour against its
+// limits.
+type BudgetUsage struct {
+	Writes, Bytes         int
+	WriteLimit, ByteLimit int
+}
+
 // Index is what the service needs of search; *search.Registry implements it.
 type Index interface {
 	// Queue makes the index agree with the database for one slug: a batch

@@ -25,6 +25,11 @@ type Options struct {
 	DefaultWriteBudgetBytes int
 	// BudgetOff switches the write budget off for the whole server (load tests).
 	BudgetOff bool
+	// BudgetAtOwner, when set, leaves the write budget to the owners of the
+	// workspaces (a cluster node: each owner wraps the store of its
+	// workspaces in NewOwnerBudgeted) and asks it for a project's usage. Without
+	// it the service wraps its store in NewBudgeted itself.
+	BudgetAtOwner UsageReader
 	// MaxContent is the largest content in bytes (default memory.DefaultMaxContent).
 	MaxContent int
 	// SearchLogOff stops writing the search log (to measure what it costs).
@@ -58,7 +63,8 @@ type Service struct {
 	index       Index
 	opts        Options
 	log         *slog.Logger
-	budget      *budget
+	budget      UsageReader // what a project used of its budget
+	budgeted    *Budgeted   // a single server's budget (nil with BudgetAtOwner)
 	slog        *searchLog
 	recallLimit *recallLimiter
 	keyLimit    keyLimit
@@ -66,6 +72,21 @@ type Service struct {
 
 // New builds a Service over a store and an index and starts the search-log flusher.
 func New(store Store, index Index, opts Options) *Service {
+	opts = opts.withDefaults()
+	s := &Service{store: store, index: index, opts: opts, log: opts.Logger}
+	if opts.BudgetAtOwner != nil {
+		s.budget = opts.BudgetAtOwner
+	} else {
+		s.budgeted = NewBudgeted(store, store, opts)
+		s.store, s.budget = Split{ControlStore: store, DataStore: s.budgeted}, s.budgeted
+	}
+	s.slog = newSearchLog(store, opts.Logger, opts.retention())
+	s.recallLimit = opts.recallLimiter()
+	return s
+}
+
+// withDefaults fills in the defaults of the zero values.
+func (opts Options) withDefaults() Options {
 	if opts.DefaultWriteBudget <= 0 {
 		opts.DefaultWriteBudget = memory.DefaultWriteBudget
 	}
@@ -81,12 +102,7 @@ func New(store Store, index Index, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Service{store: store, index: index, opts: opts, log: opts.Logger}
-	s.budget = newBudget(store, limits{writes: opts.DefaultWriteBudget, bytes: opts.DefaultWriteBudgetBytes}, opts.Now)
-	s.budget.paceFloor = 2 * opts.MaxContent
-	s.slog = newSearchLog(store, opts.Logger, opts.retention())
-	s.recallLimit = opts.recallLimiter()
-	return s
+	return opts
 }
 
 // Close flushes the buffered search log. The store and index are closed by their owner.

@@ -63,7 +63,7 @@ func (s *Service) forget(ctx context.Context, key memory.Key, slug string, expec
 	})
 }
 
-// write is the one write path: role → budget → store (with audit) → index.
+// write is the one write path: role → budget and store (with audit) → index.
 func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory.Write) (WriteResult, error) {
 	res, err := s.append(ctx, key, op, w)
 	if err != nil {
@@ -72,32 +72,14 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	return WriteResult{Project: key.Project.String(), Slug: res.Slug, Version: res.Version, CreatedAt: res.CreatedAt.UTC()}, nil
 }
 
-// append is write's body: it answers the store's result.
+// append is write's body: it answers the store's result. The store counts
+// the write against the project's budget (Budgeted: here, or at the
+// workspace's owner in a cluster).
 func (s *Service) append(ctx context.Context, key memory.Key, op string, w memory.Write) (memory.WriteResult, error) {
 	if err := writes(key, op); err != nil {
 		return memory.WriteResult{}, err
 	}
-	var reserved *reservation
-	size := len(w.Content) // the byte budget counts content, as history's size does
-	if !s.opts.BudgetOff {
-		var err error
-		if reserved, err = s.budget.reserve(ctx, key.Project, size); err != nil {
-			if res, ok := s.replayOverBudget(ctx, key, w, err); ok {
-				return res, nil
-			}
-			if refusedByBudget(err) && s.opts.OnBudgetRejected != nil {
-				s.opts.OnBudgetRejected()
-			}
-			return memory.WriteResult{}, s.internalErr("budget", key, err)
-		}
-	}
 	res, err := s.store.Append(ctx, key.Project, w)
-	if err != nil || res.Replayed {
-		// Nothing was written: the reserved write goes back to the budget.
-		if !s.opts.BudgetOff {
-			s.budget.release(key.Project, reserved, size)
-		}
-	}
 	if err != nil {
 		return memory.WriteResult{}, s.internalErr(op, key, err)
 	}
@@ -112,28 +94,6 @@ func (s *Service) append(ctx context.Context, key memory.Key, op string, w memor
 		s.log.Error("index refresh not queued", "project", key.Project.String(), "slug", w.Slug, "err", err)
 	}
 	return res, nil
-}
-
-// replayOverBudget answers an idempotent retry whose first write went
-// through even though the budget is now used up: a retry writes nothing, so
-// it must not be refused for a budget it does not spend.
-func (s *Service) replayOverBudget(ctx context.Context, key memory.Key, w memory.Write, budgetErr error) (memory.WriteResult, bool) {
-	if w.IdempotencyKey == "" || !refusedByBudget(budgetErr) {
-		return memory.WriteResult{}, false
-	}
-	res, ok, err := s.store.Replay(ctx, key.Project, w.Slug, w.IdempotencyKey)
-	if err != nil {
-		s.log.Error("idempotency lookup failed", "project", key.Project.String(), "slug", w.Slug, "err", err)
-		return memory.WriteResult{}, false
-	}
-	return res, ok
-}
-
-// refusedByBudget tells a write the budget refused (used up, or larger than
-// the whole byte budget) from a failure to read the budget.
-func refusedByBudget(err error) bool {
-	c := memory.ErrorCode(err)
-	return c == memory.CodeBudgetExhausted || c == memory.CodeTooLarge
 }
 
 func (s *Service) checkRemember(in *RememberRequest) error {

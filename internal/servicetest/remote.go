@@ -23,7 +23,9 @@ const RemoteEnv = "MUNIN_SERVICETEST_REMOTE"
 func throughRemote(t testing.TB, st *store.Store, reg *search.Registry, opts service.Options) *service.Service {
 	t.Helper()
 	const secret = "servicetest-cluster-secret"
-	owner := httptest.NewServer(remote.Handler(st, reg, remote.ServerOptions{
+	// The owner counts the write budget, as a cluster node does for the
+	// workspaces it owns; the service asks it for a project's usage.
+	owner := httptest.NewServer(remote.Handler(service.NewOwnerBudgeted(st, st, opts), reg, remote.ServerOptions{
 		Secret: secret,
 		Node:   "owner",
 		Owns:   func(context.Context, string, int64) error { return nil },
@@ -36,5 +38,6 @@ func throughRemote(t testing.TB, st *store.Store, reg *search.Registry, opts ser
 			return remote.Target{URL: owner.URL, Epoch: 1}, nil
 		},
 	}
+	opts.BudgetAtOwner = router
 	return service.New(service.Split{ControlStore: st, DataStore: router}, router, opts)
 }
