@@ -3,7 +3,6 @@ package remote
 import (
 	"bytes"
 	"context"
-	"encoding/gob"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,7 +43,7 @@ type Target struct {
 func invoke[A, R any](ctx context.Context, n node, method string, a A) (R, error) {
 	var out reply[R]
 	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(a); err != nil {
+	if err := encode(&body, a); err != nil {
 		return out.Val, fmt.Errorf("internal call %s: encode: %w", method, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url+PathPrefix+method, &body)
@@ -68,7 +67,7 @@ func invoke[A, R any](ctx context.Context, n node, method string, a A) (R, error
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return out.Val, unreachable(n, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg)))
 	}
-	if err := gob.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := decode(resp.Body, &out); err != nil {
 		return out.Val, unreachable(n, fmt.Errorf("read answer: %w", err))
 	}
 	return out.Val, out.Err.fromWire()

@@ -10,36 +10,51 @@ import (
 )
 
 // The arguments and answers of the internal calls, one pair per method of
-// Data and service.Index (named as in Go). A method that
-// returns only an error answers true: gob cannot encode an empty struct.
+// Data and service.Index (named as in Go). A method that returns only an
+// error answers true.
 
 type refArgs struct{ Ref memory.ProjectRef }
 
-// appendArgs carries ExpectedVersion beside the write: gob sends a pointer
-// as its value and leaves zero values out, so a pointer to 0 ("the slug
-// must not exist yet") would arrive as nil ("any version").
 type appendArgs struct {
-	Ref       memory.ProjectRef
-	W         memory.Write
-	HasExpect bool
-	Expect    int
+	Ref memory.ProjectRef
+	W   memory.Write
 }
 
-func newAppendArgs(ref memory.ProjectRef, w memory.Write) appendArgs {
-	a := appendArgs{Ref: ref, W: w}
-	if w.ExpectedVersion != nil {
-		a.HasExpect, a.Expect = true, *w.ExpectedVersion
-		a.W.ExpectedVersion = nil
-	}
-	return a
+// writeResult is a memory.WriteResult with Replayed, which its JSON leaves out.
+type writeResult struct {
+	memory.WriteResult
+	Replayed bool
 }
 
-func (a appendArgs) write() memory.Write {
-	w := a.W
-	if a.HasExpect {
-		w.ExpectedVersion = &a.Expect
+func wireResult(r memory.WriteResult) writeResult { return writeResult{r, r.Replayed} }
+
+func (w writeResult) result() memory.WriteResult {
+	r := w.WriteResult
+	r.Replayed = w.Replayed
+	return r
+}
+
+// hit is a memory.Hit with Project, which its JSON leaves out.
+type hit struct {
+	memory.Hit
+	Project memory.ProjectRef
+}
+
+func wireHits(hs []memory.Hit) []hit {
+	out := make([]hit, len(hs))
+	for i, h := range hs {
+		out[i] = hit{h, h.Project}
 	}
-	return w
+	return out
+}
+
+func hitsOf(ws []hit) []memory.Hit {
+	out := make([]memory.Hit, len(ws))
+	for i, w := range ws {
+		out[i] = w.Hit
+		out[i].Project = w.Project
+	}
+	return out
 }
 
 type replayArgs struct {
@@ -48,7 +63,7 @@ type replayArgs struct {
 }
 
 type replayReply struct {
-	Res      memory.WriteResult
+	Res      writeResult
 	Replayed bool
 }
 
@@ -127,18 +142,18 @@ type searchArgs struct {
 // send for Queue, which saves the second hop of every write.
 func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 	m := map[string]handler{}
-	serve(m, "Append", func(ctx context.Context, a appendArgs) (memory.WriteResult, error) {
-		res, err := d.Append(ctx, a.Ref, a.write())
+	serve(m, "Append", func(ctx context.Context, a appendArgs) (writeResult, error) {
+		res, err := d.Append(ctx, a.Ref, a.W)
 		if err == nil && !res.Replayed {
 			if qerr := x.Queue(a.Ref, a.W.Slug); qerr != nil {
 				log.Error("index refresh not queued", "project", a.Ref.String(), "slug", a.W.Slug, "err", qerr)
 			}
 		}
-		return res, err
+		return wireResult(res), err
 	})
 	serve(m, "Replay", func(ctx context.Context, a replayArgs) (replayReply, error) {
 		res, ok, err := d.Replay(ctx, a.Ref, a.Slug, a.Key)
-		return replayReply{res, ok}, err
+		return replayReply{wireResult(res), ok}, err
 	})
 	serve(m, "Get", func(ctx context.Context, a getArgs) (getReply, error) {
 		v, latest, err := d.Get(ctx, a.Ref, a.Slug, a.Version)
@@ -183,8 +198,9 @@ func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 // indexMethods are the server sides of service.Index's methods.
 func indexMethods(x service.Index) map[string]handler {
 	m := map[string]handler{}
-	serve(m, "SearchProjects", func(ctx context.Context, a searchArgs) ([]memory.Hit, error) {
-		return x.SearchProjects(ctx, a.Refs, a.Q)
+	serve(m, "SearchProjects", func(ctx context.Context, a searchArgs) ([]hit, error) {
+		hs, err := x.SearchProjects(ctx, a.Refs, a.Q)
+		return wireHits(hs), err
 	})
 	return m
 }

@@ -39,12 +39,13 @@ type claim struct {
 var _ Backend = node{}
 
 func (n node) Append(ctx context.Context, ref memory.ProjectRef, w memory.Write) (memory.WriteResult, error) {
-	return invoke[appendArgs, memory.WriteResult](ctx, n, "Append", newAppendArgs(ref, w))
+	r, err := invoke[appendArgs, writeResult](ctx, n, "Append", appendArgs{ref, w})
+	return r.result(), err
 }
 
 func (n node) Replay(ctx context.Context, ref memory.ProjectRef, slug, key string) (memory.WriteResult, bool, error) {
 	r, err := invoke[replayArgs, replayReply](ctx, n, "Replay", replayArgs{ref, slug, key})
-	return r.Res, r.Replayed, err
+	return r.Res.result(), r.Replayed, err
 }
 
 func (n node) Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error) {
@@ -120,5 +121,6 @@ func (n node) Queue(memory.ProjectRef, string) error { return nil }
 // SearchProjects searches projects that all live in workspaces of this
 // owner (the router groups them).
 func (n node) SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
-	return invoke[searchArgs, []memory.Hit](ctx, n, "SearchProjects", searchArgs{refs, q})
+	hs, err := invoke[searchArgs, []hit](ctx, n, "SearchProjects", searchArgs{refs, q})
+	return hitsOf(hs), err
 }

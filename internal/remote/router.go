@@ -86,9 +86,9 @@ func (r *Router) Append(ctx context.Context, ref memory.ProjectRef, w memory.Wri
 func (r *Router) Replay(ctx context.Context, ref memory.ProjectRef, slug, key string) (memory.WriteResult, bool, error) {
 	out, err := on(ctx, r, ref.Workspace, func(b Backend) (replayReply, error) {
 		res, ok, err := b.Replay(ctx, ref, slug, key)
-		return replayReply{res, ok}, err
+		return replayReply{wireResult(res), ok}, err
 	})
-	return out.Res, out.Replayed, err
+	return out.Res.result(), out.Replayed, err
 }
 
 func (r *Router) Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error) {

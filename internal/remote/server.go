@@ -3,8 +3,8 @@ package remote
 import (
 	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -31,7 +31,7 @@ type ServerOptions struct {
 
 // handler serves one method: unless refused (ownership), it decodes the
 // arguments, runs the method and encodes its answer or error.
-type handler func(ctx context.Context, dec *gob.Decoder, refused error, node string, log *slog.Logger) ([]byte, error)
+type handler func(ctx context.Context, args io.Reader, refused error, node string, log *slog.Logger) ([]byte, error)
 
 // Handler serves the internal calls of other nodes against this node's
 // data store and search index.
@@ -69,7 +69,7 @@ func Handler(data Data, index service.Index, opts ServerOptions) http.Handler {
 				break
 			}
 		}
-		body, err := h(r.Context(), gob.NewDecoder(http.MaxBytesReader(w, r.Body, maxCallBytes)), refused, opts.Node, opts.Logger)
+		body, err := h(r.Context(), http.MaxBytesReader(w, r.Body, maxCallBytes), refused, opts.Node, opts.Logger)
 		if err != nil {
 			opts.Logger.Error("encode internal answer", "method", name, "err", err)
 			http.Error(w, "encode answer", http.StatusInternalServerError)
@@ -88,12 +88,12 @@ type reply[R any] struct {
 
 // serve registers a method whose arguments are one A and whose answer is R.
 func serve[A, R any](m map[string]handler, name string, f func(ctx context.Context, a A) (R, error)) {
-	m[name] = func(ctx context.Context, dec *gob.Decoder, refused error, node string, log *slog.Logger) ([]byte, error) {
+	m[name] = func(ctx context.Context, args io.Reader, refused error, node string, log *slog.Logger) ([]byte, error) {
 		var out reply[R]
 		err := refused
 		if err == nil {
 			var a A
-			if derr := dec.Decode(&a); derr != nil {
+			if derr := decode(args, &a); derr != nil {
 				err = memory.Errorf(memory.CodeInvalid, "internal call %s: arguments: %v", name, derr)
 			} else {
 				out.Val, err = f(ctx, a)
@@ -104,7 +104,7 @@ func serve[A, R any](m map[string]handler, name string, f func(ctx context.Conte
 		}
 		out.Err = toWire(err, node)
 		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(out); err != nil {
+		if err := encode(&buf, out); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil

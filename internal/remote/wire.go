@@ -3,8 +3,10 @@
 // workspace forwards each data call to the node that does.
 //
 // A call is one POST to /internal/v1/call/<Method> on the owner, its
-// arguments and its answer encoded with encoding/gob (which, unlike the JSON
-// the transports speak, carries every exported field, Hit.Project included).
+// arguments and its answer encoded as JSON (encoding/json; gob compiled its
+// types anew for every call, eight times the CPU). The few fields the
+// transports' JSON leaves out (`json:"-"`: WriteResult.Replayed,
+// Hit.Project) cross the hop in wire types beside them (methods.go).
 // The caller names the workspace and the epoch of the ownership it routed
 // by; the owner serves the call only while it owns the workspace at that
 // epoch, and otherwise answers "moved", which the caller's router takes as
@@ -17,8 +19,10 @@ package remote
 
 import (
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -34,13 +38,27 @@ const PathPrefix = "/internal/v1/call/"
 // the epoch the caller routed by: "<workspace>=<epoch>".
 const headerClaim = "Munin-Owner-Claim"
 
-const contentType = "application/x-gob"
+const contentType = "application/json"
 
-// maxCallBytes caps an internal call's body at what the node's front door
-// lets through anyway (httpserver.DefaultMaxBodyBytes, 1 MiB): the largest
-// arguments are a write (content up to --max-content, which must fit that
-// cap) and a chunk of search-log rows (node.go).
-const maxCallBytes = 1 << 20
+// maxCallBytes caps an internal call's body. The largest arguments are a
+// write (content up to --max-content, which must fit the front door's 1 MiB
+// cap, httpserver.DefaultMaxBodyBytes) and a chunk of search-log rows
+// (node.go). Re-encoded as JSON a text grows at most threefold (a control
+// byte or U+2028 that came raw or form-encoded is sent as \uXXXX), so
+// 4 MiB holds whatever the front door let in.
+const maxCallBytes = 4 << 20
+
+// encode writes v as a call's arguments or answer. HTML is not escaped:
+// nothing here reaches a browser, and escaping <, > and & would send each
+// as six bytes.
+func encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// decode reads what encode wrote.
+func decode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
 
 // ErrMoved means the node called does not own the workspace at the epoch the
 // caller routed by: ownership moved (or is moving). Nothing was done.
