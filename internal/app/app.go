@@ -316,14 +316,23 @@ const drainTimeout = 15 * time.Second
 
 // Serve answers HTTP on ln until ctx is done, then drains requests in flight
 // (up to drainTimeout) and returns. Close the App afterwards to flush and close files.
+//
+// A cluster node also stops when it loses its lease (a pause, a partition,
+// etcd gone for longer than the TTL): it can never own anything again, so
+// it drains and returns an error wrapping cluster.ErrLeaseLost, the process
+// exits, and its supervisor starts it again as a new node.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := a.httpServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var lost error
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-a.cluster.lost():
+		lost = fmt.Errorf("%w; stopped so that a supervisor starts it again as a new node", a.cluster.node.Err())
+		a.log.Error("cluster lease lost: draining and stopping", "err", lost)
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
@@ -332,9 +341,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		err = fmt.Errorf("shutdown: requests still running after %s were cut off: %w", drainTimeout, err)
 	}
 	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return serveErr
+		return errors.Join(lost, serveErr)
 	}
-	return err
+	return errors.Join(lost, err)
 }
 
 // Close flushes the search log, stops the indexes and closes the databases,

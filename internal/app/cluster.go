@@ -181,9 +181,17 @@ func (cn *clusterNode) wire(st *store.Store, index service.Index, svc *service.O
 // unavailable to everything and must be restarted to rejoin.
 func (cn *clusterNode) ready(context.Context) error {
 	if !cn.node.Valid() {
-		return memory.Errorf(memory.CodeUnavailable, "this node lost its cluster lease (%v); restart it to rejoin", cn.node.Err())
+		return memory.Errorf(memory.CodeUnavailable, "this node lost its cluster lease (%v) and is stopping; it rejoins when started again", cn.node.Err())
 	}
 	return nil
+}
+
+// lost is closed once the node's lease is lost (never on a single server).
+func (cn *clusterNode) lost() <-chan struct{} {
+	if cn == nil {
+		return nil
+	}
+	return cn.node.Done()
 }
 
 // handOver closes every workspace this node owns (a last sync each) and

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/cluster"
 	"munin/internal/cluster/etcdtest"
 	"munin/internal/memory"
 	"munin/internal/replica"
@@ -38,6 +40,9 @@ type clusterApp struct {
 	a    *App
 	url  string
 	stop func()
+	// served is closed when Serve returned, with serveErr.
+	served   chan struct{}
+	serveErr error
 }
 
 func startNode(t *testing.T, etcd []string, replicaDir, litestream string) *clusterApp {
@@ -63,9 +68,11 @@ func startNodeAt(t *testing.T, dataDir string, etcd []string, replicaDir, litest
 		t.Fatalf("open node %s: %v", url, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- a.Serve(ctx, ln) }()
-	n := &clusterApp{a: a, url: url}
+	n := &clusterApp{a: a, url: url, served: make(chan struct{})}
+	go func() {
+		n.serveErr = a.Serve(ctx, ln)
+		close(n.served)
+	}()
 	var once bool
 	n.stop = func() {
 		if once {
@@ -73,7 +80,7 @@ func startNodeAt(t *testing.T, dataDir string, etcd []string, replicaDir, litest
 		}
 		once = true
 		cancel()
-		<-served
+		<-n.served
 		if err := a.Close(); err != nil {
 			t.Errorf("close node %s: %v", url, err)
 		}
@@ -85,6 +92,15 @@ func startNodeAt(t *testing.T, dataDir string, etcd []string, replicaDir, litest
 // rest calls the REST API of a node with a key and returns status and body.
 func rest(t *testing.T, method, url, token, body string) (int, string) {
 	t.Helper()
+	code, b, err := tryRest(method, url, token, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, b
+}
+
+// tryRest is rest for a node that may have stopped (err: no answer).
+func tryRest(method, url, token, body string) (int, string, error) {
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	if body != "" {
@@ -92,11 +108,11 @@ func rest(t *testing.T, method, url, token, body string) (int, string) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), nil
 }
 
 // Two nodes on one etcd and a file replica: a key made on one node works
@@ -256,15 +272,16 @@ func TestClusterFaults(t *testing.T) {
 	}
 
 	// etcd goes away: within the lease TTL (2 s) plus a margin the node
-	// refuses writes; polled, bounded in count.
+	// refuses writes — it answers unavailable, or no longer at all, once it
+	// stopped; polled, bounded in count.
 	etcd.Stop(0)
 	refused := false
 	for i := range 60 {
-		code, body := write(10 + i)
-		if code >= 500 && code != http.StatusServiceUnavailable {
+		code, body, err := tryRest(http.MethodPost, n.url+"/api/v1/entries", token, fmt.Sprintf(`{"slug":"f/s%d","title":"t","content":"c"}`, 10+i))
+		if err == nil && code >= 500 && code != http.StatusServiceUnavailable {
 			t.Fatalf("write with etcd gone: %d %s", code, body)
 		}
-		if code == http.StatusServiceUnavailable {
+		if err != nil || code == http.StatusServiceUnavailable {
 			refused = true
 			break
 		}
@@ -273,17 +290,20 @@ func TestClusterFaults(t *testing.T) {
 	if !refused {
 		t.Fatal("the node kept acknowledging writes 6 s after etcd went away (lease TTL 2 s)")
 	}
-	resp, err := http.Get(n.url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("/readyz of a node without its lease: %d, want 503", resp.StatusCode)
-	}
 	// Nor does it serve reads of the file it holds: it cannot know whether
 	// it still owns the workspace (README, "What a failure costs").
-	if code, body := rest(t, http.MethodGet, n.url+"/api/v1/entries/f/s0", token, ""); code != http.StatusServiceUnavailable || !strings.Contains(body, `"unavailable"`) {
-		t.Fatalf("read with etcd gone: %d %s, want 503 unavailable", code, body)
+	for _, path := range []string{"/readyz", "/api/v1/entries/f/s0"} {
+		if code, body, err := tryRest(http.MethodGet, n.url+path, token, ""); err == nil && code != http.StatusServiceUnavailable {
+			t.Fatalf("GET %s with etcd gone: %d %s, want 503 or no answer", path, code, body)
+		}
+	}
+	// It stops, so that a supervisor starts it again as a new node.
+	select {
+	case <-n.served:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the node still serves 30 s after etcd went away (lease TTL 2 s)")
+	}
+	if !errors.Is(n.serveErr, cluster.ErrLeaseLost) {
+		t.Fatalf("Serve of a node that lost its lease returned %v, want cluster.ErrLeaseLost", n.serveErr)
 	}
 }
