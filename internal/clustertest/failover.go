@@ -86,9 +86,17 @@ type paused struct {
 	back time.Duration
 	ok   bool
 	// ready is the node's /readyz status at the end of the phase (0: no
-	// answer): a node that lost its lease may say so there.
+	// answer): a node that lost its lease says so there until it stopped.
 	ready int
+	// exit is the status the node ended with by itself after losing its
+	// lease (exited false: it still ran exitLimit after the phase).
+	exit   int
+	exited bool
 }
+
+// exitLimit bounds the wait for a node without its lease to end: it
+// drains its requests (up to 15 s, app.drainTimeout) and closes its files.
+const exitLimit = 30 * time.Second
 
 // recoveryLimit bounds the wait for a paused node to acknowledge again.
 func recoveryLimit() time.Duration { return 2**clusterTTL + 5*time.Second }
@@ -132,6 +140,7 @@ func (c *cluster) stopPhase(t *testing.T) paused {
 	}
 	sleep(context.Background(), time.Until(resumed.Add(*clusterTTL+time.Second)))
 	p.ready = readyz(n.advertise())
+	p.exit, p.exited = n.p.exitWithin(exitLimit)
 	p.label, p.acks = "SIGSTOP 2×TTL", c.l.count()
 	return p
 }

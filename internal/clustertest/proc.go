@@ -67,6 +67,17 @@ func (p *proc) exited() bool {
 	}
 }
 
+// exitWithin waits at most d for the leader to end by itself and returns
+// its exit status (ok false: still running).
+func (p *proc) exitWithin(d time.Duration) (code int, ok bool) {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode(), true
+	case <-time.After(d):
+		return 0, false
+	}
+}
+
 // kill sends SIGKILL to the whole group and waits until the leader is
 // reaped and no other member is left (zombies aside: they are dead and
 // belong to whoever adopted them).

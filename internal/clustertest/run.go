@@ -153,8 +153,8 @@ func Run(t *testing.T) {
 		if !stopped.ok {
 			back = fmt.Sprintf("bestätigt bis %s nach SIGCONT nichts mehr", sec(recoveryLimit()))
 		}
-		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; während der Pause gesendet und bestätigt: %d; ab SIGSTOP bestätigt und geprüft: %d, verloren %d; %s; /readyz danach %d\n",
-			stopped.node, outcomeLine(c.l.watchedOutcomes()), len(ackedInPause(acks, *stopped)), stale.acks, stale.lost, back, stopped.ready)
+		fmt.Printf("Angehaltener Knoten %s: Anfragen ab SIGSTOP: %s; während der Pause gesendet und bestätigt: %d; ab SIGSTOP bestätigt und geprüft: %d, verloren %d; %s; /readyz danach %d; %s\n",
+			stopped.node, outcomeLine(c.l.watchedOutcomes()), len(ackedInPause(acks, *stopped)), stale.acks, stale.lost, back, stopped.ready, exitLine(*stopped))
 	}
 	printVerdict(os.Stdout, "Nachlesen über die API", api)
 	printVerdict(os.Stdout, fmt.Sprintf("Replikate (%d Arbeitsbereiche wiederhergestellt, integrity_check full)", restored), files)
@@ -192,6 +192,11 @@ func Run(t *testing.T) {
 				stopped.node, len(early), early[0].project, early[0].slug, early[0].version)
 		}
 	}
+	// Its lease is lost for good: it stops, so that a supervisor starts it
+	// again (app.App.Serve, status 2 from main).
+	if stopped != nil && (!stopped.exited || stopped.exit != 2) {
+		t.Errorf("der angehaltene Knoten %s ohne Lease: %s; erwartet: beendet mit Status 2", stopped.node, exitLine(*stopped))
+	}
 	if stale != nil && stale.lost > 0 {
 		t.Errorf("der angehaltene Knoten %s bestätigte nach SIGSTOP %d Fassungen, die es nicht gibt", stopped.node, stale.lost)
 	}
@@ -210,6 +215,14 @@ func Run(t *testing.T) {
 
 // ackedBy returns the acks of calls sent to node in [from, to) (zero to:
 // no end).
+// exitLine says how the paused node ended.
+func exitLine(p paused) string {
+	if !p.exited {
+		return fmt.Sprintf("lief %s danach noch", exitLimit)
+	}
+	return fmt.Sprintf("beendete sich mit Status %d", p.exit)
+}
+
 // ackedInPause lists the writes the paused node received while it was
 // stopped (sent after the SIGSTOP had gone out, before SIGCONT) and
 // acknowledged after it woke: the issue forbids exactly these. An answer
