@@ -96,7 +96,7 @@ func joinCluster(ctx context.Context, cfg Config) (*clusterNode, error) {
 		return nil, err
 	}
 	node, err := cluster.Join(ctx, cluster.Config{Endpoints: cc.Etcd, Advertise: cc.Advertise, LeaseTTL: cc.LeaseTTL,
-		Prefix: cc.Prefix, Schema: fmt.Sprintf("%s index/%d", schema, search.IndexFormat), Secret: cc.Secret, Logger: cfg.Logger})
+		Prefix: cc.Prefix, Schema: fmt.Sprintf("%s index/%d wire/%d", schema, search.IndexFormat, remote.WireVersion), Secret: cc.Secret, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -22,16 +22,31 @@ type meta struct {
 
 func metaKey(prefix string) string { return prefix + "/meta" }
 
-func nodeKey(prefix, advertise string) string { return prefix + "/nodes/" + url.PathEscape(advertise) }
+func nodeKey(prefix, advertise string) string { return nodesPrefix(prefix) + url.PathEscape(advertise) }
 
 // checkMeta creates <prefix>/meta if the cluster is new, else compares it with this node's schema and
 // secret fingerprint. It is Join's first etcd call, so it also reports an unreachable etcd.
+//
+// Another schema is refused while any node is registered; with none (every node stopped: an upgrade)
+// the first node of the new version rewrites the record, and the others of its version follow.
 func checkMeta(ctx context.Context, cfg Config, cli *clientv3.Client) error {
+	for try := 0; ; try++ {
+		// retry: the rewrite failed, maybe because a node of this version
+		// rewrote the record first; one more comparison tells.
+		retry, err := checkMetaOnce(ctx, cfg, cli)
+		if !retry || try > 0 {
+			return err
+		}
+	}
+}
+
+// checkMetaOnce is one round of checkMeta; retry says only the schema differed and the rewrite failed.
+func checkMetaOnce(ctx context.Context, cfg Config, cli *clientv3.Client) (retry bool, err error) {
 	key := metaKey(cfg.Prefix)
 	mine := meta{Schema: cfg.Schema, Secret: fingerprint(cfg.Secret)}
 	val, err := json.Marshal(mine)
 	if err != nil {
-		return fmt.Errorf("cluster: encode meta: %w", err)
+		return false, fmt.Errorf("cluster: encode meta: %w", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
@@ -40,29 +55,45 @@ func checkMeta(ctx context.Context, cfg Config, cli *clientv3.Client) error {
 		Then(clientv3.OpPut(key, string(val))).
 		Else(clientv3.OpGet(key)).Commit()
 	if err != nil {
-		return unreachable(ctx, cfg, err)
+		return false, unreachable(ctx, cfg, err)
 	}
 	if resp.Succeeded {
 		cfg.Logger.Info("created cluster meta", "key", key, "schema", cfg.Schema)
-		return nil
+		return false, nil
 	}
 	kvs := resp.Responses[0].GetResponseRange().Kvs
 	var theirs meta
 	if len(kvs) != 1 || json.Unmarshal(kvs[0].Value, &theirs) != nil {
-		return fmt.Errorf("cluster: %s in etcd is not a Munin cluster record; is prefix %q used by something else?", key, cfg.Prefix)
+		return false, fmt.Errorf("cluster: %s in etcd is not a Munin cluster record; is prefix %q used by something else?", key, cfg.Prefix)
+	}
+	if theirs.Secret == mine.Secret && theirs.Schema != mine.Schema {
+		// Only the schema differs: an upgrade, if no node of the old one runs.
+		up, err := cli.Txn(cctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", kvs[0].ModRevision),
+				clientv3.Compare(clientv3.CreateRevision(nodesPrefix(cfg.Prefix)).WithPrefix(), "=", 0)).
+			Then(clientv3.OpPut(key, string(val))).Commit()
+		if err != nil {
+			return false, unreachable(ctx, cfg, err)
+		}
+		if up.Succeeded {
+			cfg.Logger.Warn("cluster schema changed: no node was running", "key", key, "from", theirs.Schema, "to", mine.Schema)
+			return false, nil
+		}
 	}
 	var diffs []string
 	if theirs.Schema != mine.Schema {
-		diffs = append(diffs, fmt.Sprintf("schema: the cluster has %q, this node %q (run the same Munin version on every node)", theirs.Schema, mine.Schema))
+		diffs = append(diffs, fmt.Sprintf("schema: the cluster has %q, this node %q, and nodes of it are running (run the same Munin version on every node; to upgrade, stop every node, then start them with the new version)", theirs.Schema, mine.Schema))
 	}
 	if theirs.Secret != mine.Secret {
 		diffs = append(diffs, "cluster secret: this node's secret differs from the one the cluster was created with (compared by SHA-256 fingerprint; every node needs the same secret)")
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("cluster: node %s refused by the cluster at %s (%s): %s",
+		err := fmt.Errorf("cluster: node %s refused by the cluster at %s (%s): %s",
 			cfg.Advertise, strings.Join(cfg.Endpoints, ", "), key, strings.Join(diffs, "; "))
+		// A rewrite that failed because another node rewrote first is worth one more look.
+		return theirs.Secret == mine.Secret, err
 	}
-	return nil
+	return false, nil
 }
 
 // unreachable turns the error of Join's first call into one that names the endpoints.

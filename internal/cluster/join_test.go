@@ -174,3 +174,34 @@ func TestJoinBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinUpgradesSchemaWhenNoNodeRuns: a node of another schema is refused
+// while a node of the cluster's runs; once every node stopped (an upgrade),
+// it rewrites the record and joins, and now the old schema is refused. A
+// node with another secret is refused even then.
+func TestJoinUpgradesSchemaWhenNoNodeRuns(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	old := joinT(t, testConfig(t, c.Endpoints(), "http://127.0.0.1:9001", 2*time.Second))
+	v2 := testConfig(t, c.Endpoints(), "http://127.0.0.1:9002", 2*time.Second)
+	v2.Schema = "v2"
+	if _, err := Join(ctxT(t), v2); err == nil || !strings.Contains(err.Error(), "nodes of it are running") {
+		t.Fatalf("v2 while a v1 node runs: %v, want refused", err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stranger := v2
+	stranger.Secret = "other-secret"
+	if _, err := Join(ctxT(t), stranger); err == nil || !strings.Contains(err.Error(), "cluster secret") {
+		t.Fatalf("another secret with no node running: %v, want refused", err)
+	}
+	joinT(t, v2)
+	resp, err := c.Client(t).Get(ctxT(t), metaKey("/munin"))
+	if err != nil || len(resp.Kvs) != 1 || !strings.Contains(string(resp.Kvs[0].Value), `"schema":"v2"`) {
+		t.Fatalf("meta after the upgrade: %v %v, want schema v2", resp, err)
+	}
+	v1 := testConfig(t, c.Endpoints(), "http://127.0.0.1:9003", 2*time.Second)
+	if _, err := Join(ctxT(t), v1); err == nil || !strings.Contains(err.Error(), `the cluster has "v2", this node "v1"`) {
+		t.Fatalf("v1 after the upgrade: %v, want refused", err)
+	}
+}

@@ -110,7 +110,8 @@ func TestErrorsCrossTheHop(t *testing.T) {
 	}
 }
 
-// Only a caller with the cluster secret and well-formed claims is served.
+// Only a caller with the cluster secret and well-formed claims is served,
+// and only in this version's encoding.
 func TestInternalCallsNeedSecretAndClaims(t *testing.T) {
 	_, url := owner(t, func(context.Context, string, int64) error { return nil })
 	for _, c := range []struct {
@@ -122,8 +123,10 @@ func TestInternalCallsNeedSecretAndClaims(t *testing.T) {
 		{"no claim", "Bearer " + secret, "", http.StatusBadRequest},
 		{"bad claim", "Bearer " + secret, "../x=1", http.StatusBadRequest},
 		{"bad epoch", "Bearer " + secret, "team=-3", http.StatusBadRequest},
+		{"not JSON (another version)", "Bearer " + secret, "team=1", http.StatusUnsupportedMediaType},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, url+remote.PathPrefix+"Get", strings.NewReader("x"))
+		req.Header.Set("Content-Type", "application/x-gob")
 		if c.auth != "" {
 			req.Header.Set("Authorization", c.auth)
 		}

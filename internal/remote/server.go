@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -61,6 +62,11 @@ func Handler(data Data, index service.Index, opts ServerOptions) http.Handler {
 		claims, err := parseClaims(r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if ct := r.Header.Get("Content-Type"); ct != contentType {
+			http.Error(w, fmt.Sprintf("internal calls are %s, not %q (wire version %d: a node of another Munin version?)", contentType, ct, WireVersion),
+				http.StatusUnsupportedMediaType)
 			return
 		}
 		var refused error

@@ -40,6 +40,11 @@ const headerClaim = "Munin-Owner-Claim"
 
 const contentType = "application/json"
 
+// WireVersion numbers the internal calls (their encoding and methods): 1
+// was gob, 2 is JSON with BudgetUsage. It is part of the schema a node
+// joins with, so nodes that could not talk are never in one cluster.
+const WireVersion = 2
+
 // maxCallBytes caps an internal call's body. The largest arguments are a
 // write (content up to --max-content, which must fit the front door's 1 MiB
 // cap, httpserver.DefaultMaxBodyBytes) and a chunk of search-log rows
