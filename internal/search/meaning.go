@@ -291,10 +291,12 @@ func (m *meaning) index(ctx context.Context, ref memory.ProjectRef) (*vecIndex, 
 	if idx != nil {
 		return idx, nil
 	}
-	select {
-	case <-loading:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("load vectors of %s: %w", ref, ctx.Err())
+	if !isClosed(loading) {
+		select {
+		case <-loading:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("load vectors of %s: %w", ref, ctx.Err())
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

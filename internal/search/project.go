@@ -153,6 +153,12 @@ func (p *project) searchIndex(ctx context.Context) (bleve.Index, func(), error) 
 		}
 		p.qmu.Unlock()
 
+		if isClosed(a.done) {
+			if a.err != nil {
+				return nil, nil, a.err
+			}
+			continue
+		}
 		select {
 		case <-a.done:
 			if a.err != nil {

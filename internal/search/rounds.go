@@ -74,7 +74,7 @@ func (p *project) settle(ctx context.Context) error {
 		close(rd.hurry)
 	}
 	p.qmu.Unlock()
-	if rd == nil {
+	if rd == nil || isClosed(rd.done) {
 		return nil
 	}
 	select {
@@ -178,4 +178,16 @@ func (p *project) collectingRound() (rd *round, slugs, writes int) {
 		return nil, 0, 0
 	}
 	return p.collecting, len(p.collecting.slugs), p.collecting.writes
+}
+
+// isClosed reports whether done is closed already. Checked before a select
+// that also waits for a deadline: when both are ready, select picks one at
+// random, and work that is done must not be answered as given up.
+func isClosed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
