@@ -204,6 +204,7 @@ func Open(cfg Config) (*App, error) {
 			return nil, errors.Join(err, lock.Unlock())
 		}
 		sopts = cn.storeOptions(sopts)
+		m.ClusterMode()
 	}
 	st, err := store.Open(cfg.DataDir, sopts)
 	if err != nil {

@@ -111,11 +111,13 @@ func TestMetrics(t *testing.T) {
 		`munin_mcp_sessions_open`:                                            1,
 		`munin_writer_queue_depth`:                                           0,
 		`munin_http_overload_rejections_total`:                               0,
-		`munin_replica_ack_writes_count`:                                     0, // no replica without --cluster
 	} {
 		if got := metricValue(t, body, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
+	}
+	if strings.Contains(body, "munin_replica_ack") {
+		t.Error("a single server exposes munin_replica_ack_* (no replica without --cluster)")
 	}
 	for series, atLeast := range map[string]float64{
 		`munin_writer_batch_writes_count`: 3,

@@ -79,9 +79,20 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.toolCalls, m.toolDuration, m.httpRequests, m.inFlight, m.rejected,
-		m.batchSize, m.batchDuration, m.refreshLag, m.ackSize, m.ackDuration, m.budgetRejections,
+		m.batchSize, m.batchDuration, m.refreshLag, m.budgetRejections,
 	)
 	return m
+}
+
+// ClusterMode registers the instruments that only a node of a cluster
+// feeds (replica confirmations): on a single server they would show as
+// series that never move, which reads as "replication is configured".
+// Call it once, when the server joins a cluster.
+func (m *Metrics) ClusterMode() {
+	if m == nil {
+		return
+	}
+	m.registry.MustRegister(m.ackSize, m.ackDuration)
 }
 
 // Handler serves the registry in the Prometheus text format.
