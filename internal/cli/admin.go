@@ -15,11 +15,20 @@ import (
 )
 
 func keyCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "list" && args[0] != "revoke") {
-		return errors.New("key needs a subcommand: create, list or revoke")
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
+	}
+	help := isHelpFlag(sub)
+	if !help && sub != "create" && sub != "list" && sub != "revoke" {
+		return errors.New("key needs a subcommand: create, list or revoke (munin key --help lists the flags)")
 	}
 	var cfg app.Config
-	fs := newFlags("key "+args[0], &cfg, stderr)
+	name := "key " + sub
+	if help {
+		name = "key" // the flags all subcommands share
+	}
+	fs := newFlags(name, &cfg)
 	var ref memory.ProjectRef
 	fs.StringVar(&ref.Workspace, "workspace", "default", "workspace of the key")
 	fs.StringVar(&ref.Project, "project", "default", "project of the key")
@@ -27,6 +36,9 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 	role := fs.String("role", "write", "read, write or admin (create)")
 	serverAdmin := fs.Bool("server-admin", false, "create a server-admin key: administers every project, reads no memory (create)")
 	finishEtcd := etcdFlags(fs, &cfg)
+	if help {
+		return helpFor(fs)
+	}
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return err
@@ -120,12 +132,16 @@ func serverAdminFlags(fs *flag.FlagSet, sub string) error {
 }
 
 func projectCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "list" {
+	help := len(args) > 0 && isHelpFlag(args[0])
+	if !help && (len(args) == 0 || args[0] != "list") {
 		return errors.New("project needs a subcommand: list")
 	}
 	var cfg app.Config
-	fs := newFlags("project list", &cfg, stderr)
+	fs := newFlags("project list", &cfg)
 	finishEtcd := etcdFlags(fs, &cfg)
+	if help {
+		return helpFor(fs)
+	}
 	if err := parseNoArgs(fs, args[1:]); err != nil {
 		return err
 	}

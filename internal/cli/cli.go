@@ -16,26 +16,23 @@ import (
 	"munin/internal/app"
 )
 
-const usage = `usage:
-  munin [serve] [flags]           serve MCP (/mcp), REST (/api/v1) and the web UI
-  MUNIN_KEY=KEY[,KEY] munin stdio serve the MCP tools over stdin/stdout; one key per project, the first
-                                  is the default (--key KEY, repeatable, shows keys in ps)
-  munin key create --workspace W --project P --agent NAME [--role read|write|admin]
-  munin key create --server-admin --agent NAME   a key that administers every project and reads no memory
-  munin key list
-  munin key revoke ID
-  munin project list
-  munin backup DEST               online backup of every workspace into DEST (new or empty), verified
-  munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)
-  munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first
-  munin reindex [W/P]             build the search index of one or all projects and check it
-  munin reindex --embeddings [W/P] --embed-url URL --embed-model M
-                                  fill missing vectors of meaning search now; stop the server first
-Every command takes --data DIR (env MUNIN_DATA, default ./data); "munin serve -h" lists the server flags.
-`
-
-// Run runs the command line args (without the program name).
+// Run runs the command line args (without the program name). Help (munin
+// help, -h, --help, also after a command) goes to stdout and is no error.
 func Run(args []string, stdout, stderr io.Writer) error {
+	err := dispatch(args, stdout, stderr)
+	if h := (*helpRequested)(nil); errors.As(err, &h) {
+		h.print(stdout)
+		return nil
+	}
+	return err
+}
+
+// dispatch runs the command args names (serve when args start with a flag).
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		printUsage(stdout)
+		return nil
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -51,21 +48,27 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return projectCmd(args, stdout, stderr)
 	case "backup", "export", "import", "reindex":
 		return portableCmd(cmd, args, stdout, stderr)
+	case "version":
+		return versionCmd(args, stdout)
 	case "help":
-		fmt.Fprint(stdout, usage)
-		return nil
+		if len(args) == 0 {
+			printUsage(stdout)
+			return nil
+		}
+		if args[0] == "help" || isHelpFlag(args[0]) {
+			return fmt.Errorf("munin help takes a command name, got %q", args[0])
+		}
+		return dispatch(append(args[:1:1], "--help"), stdout, stderr)
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	return fmt.Errorf("unknown command %q (munin help lists the commands)", cmd)
 }
 
 // defaultDataDir is --data when neither the flag nor MUNIN_DATA is given.
 const defaultDataDir = "./data"
 
 // newFlags declares the flags every command shares and binds them to cfg.
-func newFlags(name string, cfg *app.Config, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newFlags(name string, cfg *app.Config) *flag.FlagSet {
+	fs := newFlagSet(name)
 	fs.StringVar(&cfg.DataDir, "data", defaultDataDir, "data directory (env MUNIN_DATA)")
 	fs.StringVar(&cfg.Synchronous, "synchronous", "FULL", "SQLite synchronous mode, NORMAL or FULL (env MUNIN_SYNCHRONOUS)")
 	return fs
@@ -87,7 +90,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, parseError(fs, err)
 		}
 		if fs.NArg() == 0 {
 			return pos, applyEnv(fs)

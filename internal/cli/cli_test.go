@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -246,7 +245,7 @@ func TestSynchronousDefaultsToFull(t *testing.T) {
 	os.Unsetenv("MUNIN_SYNCHRONOUS")
 	for _, cmd := range []string{"serve", "stdio", "import", "reindex"} {
 		var cfg app.Config
-		if err := parseNoArgs(newFlags(cmd, &cfg, io.Discard), nil); err != nil {
+		if err := parseNoArgs(newFlags(cmd, &cfg), nil); err != nil {
 			t.Fatal(err)
 		}
 		if cfg.Synchronous != "FULL" {
@@ -255,7 +254,7 @@ func TestSynchronousDefaultsToFull(t *testing.T) {
 	}
 	t.Setenv("MUNIN_SYNCHRONOUS", "NORMAL")
 	var cfg app.Config
-	if err := parseNoArgs(newFlags("serve", &cfg, io.Discard), nil); err != nil || cfg.Synchronous != "NORMAL" {
+	if err := parseNoArgs(newFlags("serve", &cfg), nil); err != nil || cfg.Synchronous != "NORMAL" {
 		t.Fatalf("MUNIN_SYNCHRONOUS=NORMAL: %q, %v", cfg.Synchronous, err)
 	}
 }

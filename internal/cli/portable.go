@@ -23,7 +23,7 @@ import (
 // Flags may come before or after the positional arguments.
 func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	var cfg app.Config
-	fs := newFlags(cmd, &cfg, stderr)
+	fs := newFlags(cmd, &cfg)
 	out := fs.String("out", "", "export: write to FILE instead of stdout")
 	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "import: largest entry content in bytes (env MUNIN_MAX_CONTENT)")
 	var embeddings *bool

@@ -24,7 +24,7 @@ import (
 
 func serve(args []string, stdout, stderr io.Writer) error {
 	var cfg app.Config
-	fs := newFlags("serve", &cfg, stderr)
+	fs := newFlags("serve", &cfg)
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (env MUNIN_ADDR)")
 	origins := fs.String("allowed-origins", "", "comma-separated extra allowed Origin values (env MUNIN_ALLOWED_ORIGINS)")
 	fs.IntVar(&cfg.WriteBudget, "write-budget", memory.DefaultWriteBudget, "default writes per project per hour (env MUNIN_WRITE_BUDGET)")
@@ -105,7 +105,7 @@ func (k *keyList) Set(v string) error {
 
 func stdio(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var cfg app.Config
-	fs := newFlags("stdio", &cfg, stderr)
+	fs := newFlags("stdio", &cfg)
 	var keys keyList
 	embedFlags(fs, &cfg)
 	fs.Var(&keys, "key", "the agent's `KEY`; repeat --key, or separate keys with commas, for one key per project; the first is the default (env MUNIN_KEY)")

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// synopses are the usage lines of each command, in the order the top-level
+// help lists them; a command's --help starts with its own.
+var synopses = []struct{ name, text string }{
+	{"serve", `munin serve [flags]             serve MCP (/mcp), REST (/api/v1) and the web UI (plain
+                                  "munin [flags]" serves too)`},
+	{"stdio", `MUNIN_KEY=KEY[,KEY] munin stdio serve the MCP tools over stdin/stdout; one key per project, the first
+                                  is the default (--key KEY, repeatable, shows keys in ps)`},
+	{"key", `munin key create --workspace W --project P --agent NAME [--role read|write|admin]
+  munin key create --server-admin --agent NAME   a key that administers every project and reads no memory
+  munin key list
+  munin key revoke ID`},
+	{"project", `munin project list`},
+	{"backup", `munin backup DEST               online backup of every workspace into DEST (new or empty), verified`},
+	{"export", `munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)`},
+	{"import", `munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first`},
+	{"reindex", `munin reindex [W/P]             build the search index of one or all projects and check it
+  munin reindex --embeddings [W/P] --embed-url URL --embed-model M
+                                  fill missing vectors of meaning search now; stop the server first`},
+	{"version", `munin version                   Munin's version, the Go version, the schema and index format versions`},
+	{"help", `munin help [COMMAND]            this list, or one command's flags (also: munin COMMAND --help)`},
+}
+
+// printUsage writes the top-level help: every command.
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage:")
+	for _, s := range synopses {
+		fmt.Fprintln(w, "  "+s.text)
+	}
+	fmt.Fprintln(w, `Every command but version takes --data DIR (env MUNIN_DATA, default ./data);
+"munin COMMAND --help" lists a command's flags.`)
+}
+
+// synopsis is the usage text of the command a flag set belongs to ("key
+// create" belongs to key).
+func synopsis(fsName string) string {
+	cmd, _, _ := strings.Cut(fsName, " ")
+	for _, s := range synopses {
+		if s.name == cmd {
+			return s.text
+		}
+	}
+	return "munin " + fsName + " [flags]"
+}
+
+// isHelpFlag reports whether arg asks for help the way the flag package
+// understands it.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
+}
+
+// helpRequested is what the parse helpers return for -h or --help: Run
+// prints the command's help to stdout and succeeds, as a user asking for
+// help expects (the flag package alone prints to stderr and fails).
+type helpRequested struct{ fs *flag.FlagSet }
+
+func (h *helpRequested) Error() string { return h.fs.Name() + ": help requested" }
+
+// Unwrap makes errors.Is(err, flag.ErrHelp) hold.
+func (h *helpRequested) Unwrap() error { return flag.ErrHelp }
+
+// print writes the command's usage lines and its flags.
+func (h *helpRequested) print(w io.Writer) {
+	fmt.Fprintf(w, "usage of munin %s:\n  %s\n", h.fs.Name(), synopsis(h.fs.Name()))
+	n := 0
+	h.fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
+	h.fs.SetOutput(io.Discard)
+}
+
+// parseError turns what fs.Parse returned into the error a command
+// returns: a help request as helpRequested, a bad flag with a pointer to
+// the command's help (the flag package's own usage dump is silenced in
+// newFlagSet, so one clear line reaches the user).
+func parseError(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return &helpRequested{fs: fs}
+	}
+	return fmt.Errorf("%w (munin %s --help lists its flags)", err, fs.Name())
+}
+
+// newFlagSet is a flag set that prints nothing itself: help and errors
+// reach the user through Run (parseError).
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// helpFor answers a help request for a command with subcommands (munin key
+// --help): the shared flags of all its subcommands.
+func helpFor(fs *flag.FlagSet) error { return &helpRequested{fs: fs} }
