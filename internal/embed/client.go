@@ -11,12 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -24,10 +21,6 @@ import (
 
 // DefaultTimeout bounds one call to the endpoint when ClientOptions.Timeout is zero.
 const DefaultTimeout = 30 * time.Second
-
-// maxAnswer bounds the answer read from the endpoint: 32 texts × 4,096
-// dimensions as JSON numbers fit many times over.
-const maxAnswer = 64 << 20
 
 // ClientOptions configure a Client.
 type ClientOptions struct {
@@ -55,6 +48,10 @@ type Client struct {
 	// dim is the dimension of the first good answer: a later answer of
 	// another dimension is garbage (a model swapped behind the same name).
 	dim atomic.Int64
+	// queryReads and batchReads are the turns to read an answer of one
+	// text and of more (see maxQueryReads).
+	queryReads, batchReads chan struct{}
+	health                 health
 }
 
 // NewClient checks the options and builds a Client; it calls nothing.
@@ -82,7 +79,8 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if opts.HTTP == nil {
 		opts.HTTP = &http.Client{}
 	}
-	return &Client{endpoint: u.String(), model: opts.Model, key: opts.Key, timeout: opts.Timeout, http: opts.HTTP}, nil
+	return &Client{endpoint: u.String(), model: opts.Model, key: opts.Key, timeout: opts.Timeout, http: opts.HTTP,
+		queryReads: make(chan struct{}, maxQueryReads), batchReads: make(chan struct{}, maxBatchReads)}, nil
 }
 
 // Model returns the model name the client asks for.
@@ -91,72 +89,21 @@ func (c *Client) Model() string { return c.model }
 // Endpoint returns the URL the client posts to (no credentials in it).
 func (c *Client) Endpoint() string { return c.endpoint }
 
-// StatusError is an answer with a status other than 200.
-type StatusError struct {
-	Code int
-	Body string // the start of the answer, for the log
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("embedding endpoint answered %d: %s", e.Code, e.Body)
-}
-
-// Permanent tells an answer that will not change by asking again with the
-// same texts (a 4xx other than 408 and 429).
-func (e *StatusError) Permanent() bool {
-	return e.Code >= 400 && e.Code < 500 && e.Code != http.StatusRequestTimeout && e.Code != http.StatusTooManyRequests
-}
-
-type request struct {
-	Model string   `json:"model"`
-	Input []string `json:"input"`
-}
-
-type answer struct {
-	Data []struct {
-		Index     *int   `json:"index"`
-		Embedding floats `json:"embedding"`
-	} `json:"data"`
-}
-
-// floats is a JSON array of numbers read straight into float32s. Decoding
-// thousands of numbers per answer through reflection cost more CPU than
-// everything else the worker does; encoding/json has already checked that
-// the array is valid JSON when UnmarshalJSON runs.
-type floats []float32
-
-// UnmarshalJSON parses [n, n, …]; a number beyond float32 is an error.
-func (f *floats) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if string(b) == "null" {
-		*f = nil
-		return nil
-	}
-	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
-		return fmt.Errorf("embedding is not an array of numbers")
-	}
-	body := bytes.TrimSpace(b[1 : len(b)-1])
-	out := make([]float32, 0, bytes.Count(body, []byte{','})+1)
-	for len(body) > 0 {
-		num, rest, _ := bytes.Cut(body, []byte{','})
-		body = rest
-		x, err := strconv.ParseFloat(string(bytes.TrimSpace(num)), 32)
-		if err != nil {
-			return fmt.Errorf("embedding number %q: %w", bytes.TrimSpace(num), err)
-		}
-		out = append(out, float32(x))
-	}
-	*f = out
-	return nil
-}
-
 // Embed returns one vector per text, in order. Every failure is an error:
-// a status other than 200, an answer that is not JSON, a count or a
-// dimension that does not match, a number that is not finite, a zero vector.
+// a status other than 200, an answer that is not JSON, too large, of a
+// count or a dimension that does not match, a number that is not finite, a
+// zero vector. No error quotes the answer: an endpoint may quote its input,
+// which is memory content, and errors end up in the log.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
 	}
+	vs, err := c.embed(ctx, texts)
+	c.health.record(ctx, err)
+	return vs, err
+}
+
+func (c *Client) embed(ctx context.Context, texts []string) ([][]float32, error) {
 	body, err := json.Marshal(request{Model: c.model, Input: texts})
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
@@ -177,22 +124,19 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("embed: %w", err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	raw, err := c.readAnswer(ctx, resp, len(texts))
 	if err != nil {
-		return nil, fmt.Errorf("embed: read answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &StatusError{Code: resp.StatusCode, Body: c.answerText(raw)}
-	}
-	if len(raw) > maxAnswer {
-		return nil, fmt.Errorf("embed: answer larger than %d bytes", maxAnswer)
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return nil, fmt.Errorf("embed: answer is %q, not application/json: %s", resp.Header.Get("Content-Type"), c.answerText(raw))
+		return nil, err
 	}
 	var a answer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, fmt.Errorf("embed: answer is not the expected JSON: %w", err)
+		var ae answerError
+		if errors.As(err, &ae) {
+			return nil, fmt.Errorf("embed: %w", ae)
+		}
+		// Not err itself: a type error names no value, but a syntax error
+		// quotes a byte of the answer, and the answer may quote the input.
+		return nil, errors.New("embed: answer is not the expected JSON")
 	}
 	return c.vectors(a, len(texts))
 }
@@ -236,33 +180,4 @@ func (c *Client) vectors(a answer, n int) ([][]float32, error) {
 	}
 	c.dim.CompareAndSwap(0, int64(dim))
 	return out, nil
-}
-
-// answerText is snippet with the key cut out: an endpoint (or a proxy in
-// front of it) may quote the request's Authorization header in its error,
-// which would carry the key into the log.
-func (c *Client) answerText(raw []byte) string {
-	if c.key != "" {
-		// Only the start is shown: look as far as a key starting in it reaches.
-		raw = bytes.ReplaceAll(raw[:min(len(raw), snippetMost+len(c.key))], []byte(c.key), []byte("[key]"))
-	}
-	return snippet(raw)
-}
-
-// snippetMost is how many bytes of an answer an error message shows.
-const snippetMost = 200
-
-// snippet is the start of an answer, printable, for an error message.
-func snippet(b []byte) string {
-	s := strings.ToValidUTF8(string(b[:min(len(b), snippetMost)]), "?")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(b) > snippetMost {
-		s += "…"
-	}
-	return s
 }

@@ -80,6 +80,7 @@ func TestClientRefusesGarbage(t *testing.T) {
 		{"500", embedtest.Status500, "answered 500"},
 		{"html", embedtest.HTML, "not application/json"},
 		{"nan", embedtest.NaN, "not the expected JSON"},
+		{"bloated", embedtest.Bloated, "larger than"},
 		{"huge", embedtest.Huge, "out of range"},
 		{"dims", embedtest.WrongDim, "dimensions"},
 		{"count", embedtest.WrongCount, "vectors for"},
@@ -94,10 +95,14 @@ func TestClientRefusesGarbage(t *testing.T) {
 			t.Errorf("%s: error shows the key", m.name)
 		}
 	}
-	ep.SetMode(embedtest.Status500)
-	var se *StatusError
-	if _, err := newClient(t, ep.URL, ClientOptions{}).Embed(context.Background(), []string{"a"}); !errors.As(err, &se) || se.Permanent() {
-		t.Fatalf("500: %v (permanent %v)", err, se != nil && se.Permanent())
+	// Only 400, 413 and 422 refuse the text; every other status is the
+	// endpoint failing (a rotated key, a wrong URL, a crash) and passes.
+	for code, refuses := range map[int]bool{400: true, 413: true, 422: true, 401: false, 403: false, 404: false, 405: false, 408: false, 429: false, 500: false, 503: false} {
+		ep.Fail(code)
+		var se *StatusError
+		if _, err := newClient(t, ep.URL, ClientOptions{}).Embed(context.Background(), []string{"a"}); !errors.As(err, &se) || se.RefusesText() != refuses {
+			t.Errorf("%d: %v, want a status error refusing the text: %v", code, err, refuses)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package embed
 
 import (
 	"context"
-	"time"
 
 	"munin/internal/memory"
 )
@@ -29,25 +28,21 @@ func (w *Worker) FillProject(ctx context.Context, ref memory.ProjectRef, progres
 
 func (w *Worker) fill(ctx context.Context, sp *space, progress func(n int)) (int, error) {
 	total, fails := 0, 0
-	pause := time.Duration(0)
 	for {
 		n, err := w.step(ctx, sp)
 		if err != nil {
 			if fails++; fails >= fillAttempts || ctx.Err() != nil {
 				return total, err
 			}
-			pause = min(max(2*pause, w.opts.MinBackoff), w.opts.MaxBackoff)
-			select {
-			case <-ctx.Done():
+			if !w.sleep(ctx, w.opts.backoff(fails)) {
 				return total, ctx.Err()
-			case <-time.After(pause):
 			}
 			continue
 		}
 		if n == 0 {
 			return total, nil
 		}
-		fails, pause = 0, 0
+		fails = 0
 		total += n
 		if progress != nil {
 			progress(n)

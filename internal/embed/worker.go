@@ -56,7 +56,7 @@ const DefaultGather = 200 * time.Millisecond
 const maxPending = 10000
 
 // maxSkipped bounds the versions per workspace the worker gives up on
-// because the endpoint refuses their text for good (a 4xx answer).
+// because the endpoint refuses their text for good (400, 413 or 422).
 const maxSkipped = 1000
 
 // Options configure a Worker. The zero value is usable.
@@ -114,6 +114,8 @@ type Worker struct {
 	// onIdle, if set (tests only), is called each time a workspace's
 	// goroutine found nothing missing and goes back to sleep.
 	onIdle func(ws string)
+	// sleep waits d or until ctx ends (false); tests record the pauses.
+	sleep func(ctx context.Context, d time.Duration) bool
 }
 
 // NewWorker builds a worker; Start runs it.
@@ -134,7 +136,7 @@ func NewWorker(st Store, emb Embedder, opts Options) *Worker {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Worker{st: st, emb: emb, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, spaces: map[string]*space{}}
+	return &Worker{st: st, emb: emb, opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, spaces: map[string]*space{}, sleep: sleep}
 }
 
 // Model is the model the worker embeds with.
@@ -263,10 +265,21 @@ func (w *Worker) run(sp *space) {
 	}
 }
 
+// backoff is the pause after the given number of failures in a row (≥ 1):
+// MinBackoff, doubling with each further failure, at most MaxBackoff. The
+// worker and Fill both use it.
+func (o Options) backoff(failures int) time.Duration {
+	d := o.MinBackoff
+	for i := 1; i < failures && d < o.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, o.MaxBackoff)
+}
+
 // drain embeds what is pending (or, scanning, missing) in sp until nothing
 // is, retrying failures after a growing pause.
 func (w *Worker) drain(sp *space) {
-	pause := time.Duration(0)
+	fails := 0
 	for w.ctx.Err() == nil {
 		n, err := w.step(w.ctx, sp)
 		if err != nil {
@@ -279,21 +292,30 @@ func (w *Worker) drain(sp *space) {
 			return
 		}
 		if err == nil {
-			pause = 0
+			fails = 0
 			continue
 		}
 		if w.ctx.Err() != nil {
 			return
 		}
-		pause = min(max(2*pause, w.opts.MinBackoff), w.opts.MaxBackoff)
+		fails++
+		pause := w.opts.backoff(fails)
 		w.log.Warn("embedding failed; will retry", "workspace", sp.name, "model", w.emb.Model(), "retry_in", pause, "err", err)
-		t := time.NewTimer(pause)
-		select {
-		case <-w.ctx.Done():
-			t.Stop()
+		if !w.sleep(w.ctx, pause) {
 			return
-		case <-t.C:
 		}
+	}
+}
+
+// sleep waits d; false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -306,7 +328,7 @@ func (w *Worker) step(ctx context.Context, sp *space) (int, error) {
 	}
 	vecs, err := w.embed(ctx, tasks)
 	var se *StatusError
-	if errors.As(err, &se) && se.Permanent() {
+	if errors.As(err, &se) && se.RefusesText() {
 		// The endpoint refuses these texts and will again: find the ones it
 		// refuses alone and give up on them, so they do not block the rest.
 		return w.isolate(ctx, sp, tasks)
@@ -360,7 +382,7 @@ func (w *Worker) isolate(ctx context.Context, sp *space, tasks []memory.VectorTa
 		vecs, err := w.embed(ctx, []memory.VectorTask{t})
 		var se *StatusError
 		switch {
-		case errors.As(err, &se) && se.Permanent():
+		case errors.As(err, &se) && se.RefusesText():
 			if len(sp.skip) >= maxSkipped {
 				return done, err // keep retrying rather than grow without bound
 			}

@@ -118,6 +118,32 @@ func (f *fixture) waitMissing(t *testing.T, ws, model string, want int) {
 	t.Fatalf("%d missing, want %d", f.missing(t, ws, model), want)
 }
 
+// failedCalls watches a worker's calls (Options.OnCall) for failures.
+type failedCalls chan struct{}
+
+func newFailedCalls() failedCalls { return make(chan struct{}, 100) }
+
+func (fc failedCalls) onCall(_ int, err error) {
+	if err != nil {
+		select {
+		case fc <- struct{}{}:
+		default: // enough seen
+		}
+	}
+}
+
+// wait waits (bounded) for n failed calls.
+func (fc failedCalls) wait(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		select {
+		case <-fc:
+		case <-time.After(20 * time.Second):
+			t.Fatal("no failed call")
+		}
+	}
+}
+
 func (f *fixture) missing(t *testing.T, ws, model string) int {
 	t.Helper()
 	n, err := f.st.CountMissingVectors(context.Background(), ws, model)
@@ -210,25 +236,10 @@ func TestWorkerRetriesGarbage(t *testing.T) {
 			ref := memory.ProjectRef{Workspace: "w", Project: "p"}
 			f.write(t, ref, 3, "e")
 			f.ep.SetMode(m.mode)
-			var mu sync.Mutex
-			fails := 0
-			failed := make(chan struct{}, 100)
-			w := f.worker(t, "m", Options{OnCall: func(_ int, err error) {
-				if err != nil {
-					mu.Lock()
-					fails++
-					mu.Unlock()
-					failed <- struct{}{}
-				}
-			}})
+			fc := newFailedCalls()
+			w := f.worker(t, "m", Options{OnCall: fc.onCall})
 			w.Notify("w")
-			for range 3 { // failed, retried, failed again
-				select {
-				case <-failed:
-				case <-time.After(20 * time.Second):
-					t.Fatal("no failed call")
-				}
-			}
+			fc.wait(t, 3) // failed, retried, failed again
 			if n := f.missing(t, "w", "m"); n != 3 {
 				t.Fatalf("garbage stored: %d missing, want 3", n)
 			}
@@ -329,19 +340,6 @@ func TestWorkerFill(t *testing.T) {
 	if err != nil || n != 50 || got != 50 || f.missing(t, "w", "m") != 0 {
 		t.Fatalf("Fill = %d, %v (progress %d)", n, err, got)
 	}
-}
-
-// Close returns while a call hangs: the call is cancelled.
-func TestWorkerCloseCancelsCall(t *testing.T) {
-	f := newFixture(t)
-	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
-	f.write(t, ref, 1, "e")
-	f.ep.SetMode(embedtest.Block)
-	w := f.worker(t, "m", Options{})
-	w.Notify("w")
-	<-f.ep.Blocked()
-	w.Close()
-	w.Notify("w") // after Close: nothing, no panic
 }
 
 // Many writers telling the worker at once (run with -race): every slug

@@ -1,7 +1,8 @@
 // Package embedtest is an OpenAI-compatible embedding endpoint for tests and
 // the load test: deterministic vectors (hashed words), an optional delay,
-// and switchable failures (status 500, HTML, NaN, wrong dimension, wrong
-// count, blocking until released).
+// and switchable failures (status 500, any status quoting the input, HTML,
+// NaN, wrong dimension, wrong count, a bloated answer, blocking until
+// released).
 package embedtest
 
 import (
@@ -33,7 +34,13 @@ const (
 	WrongCount             // one vector fewer than texts
 	Block                  // wait until Release (or the request ends)
 	Poison                 // 400 for a batch holding a text with "POISON", else OK
+	Failing                // the status set by Fail, with an error quoting the input
+	Bloated                // 200 with valid vectors padded to BloatedSize bytes, streamed
 )
+
+// BloatedSize is the size of a Bloated answer: 10 MiB, far beyond what a
+// client should read for a few vectors.
+const BloatedSize = 10 << 20
 
 // Server is a running endpoint; Close stops it.
 type Server struct {
@@ -48,6 +55,8 @@ type Server struct {
 	mu       sync.Mutex
 	release  chan struct{}
 	blocked  chan struct{} // receives one value per request that blocks
+	cancel   chan struct{} // receives one value per blocked request its client gave up
+	status   atomic.Int64  // of Failing mode
 	auth     atomic.Value  // string: the last Authorization header
 	maxBatch atomic.Int64
 }
@@ -57,7 +66,7 @@ func New(dim int) *Server {
 	if dim <= 0 {
 		dim = 16
 	}
-	s := &Server{Dim: dim, release: make(chan struct{}), blocked: make(chan struct{}, 1024)}
+	s := &Server{Dim: dim, release: make(chan struct{}), blocked: make(chan struct{}, 1024), cancel: make(chan struct{}, 1024)}
 	s.auth.Store("")
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -65,6 +74,14 @@ func New(dim int) *Server {
 
 // SetMode switches how later requests are answered.
 func (s *Server) SetMode(m Mode) { s.mode.Store(int64(m)) }
+
+// Fail makes later requests answer status code with a JSON error that
+// quotes the request's input, as some model servers do ("cannot embed
+// '<text>'"): what a client logs of such an answer would leak the text.
+func (s *Server) Fail(code int) {
+	s.status.Store(int64(code))
+	s.SetMode(Failing)
+}
 
 // SetDelay makes every answer wait d first.
 func (s *Server) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
@@ -83,6 +100,10 @@ func (s *Server) Release() {
 
 // Blocked receives one value for every request that entered Block mode.
 func (s *Server) Blocked() <-chan struct{} { return s.blocked }
+
+// Cancelled receives one value for every blocked request whose client went
+// away (cancelled the call) before Release.
+func (s *Server) Cancelled() <-chan struct{} { return s.cancel }
 
 // Calls is the number of requests answered so far (any mode).
 func (s *Server) Calls() int { return int(s.calls.Load()) }
@@ -141,11 +162,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-s.release:
 		case <-r.Context().Done():
+			s.cancel <- struct{}{}
 			return
 		}
 		mode = OK
 	}
 	switch mode {
+	case Failing:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(s.status.Load()))
+		q, _ := json.Marshal(fmt.Sprintf("cannot embed %q", req.Input))
+		fmt.Fprintf(w, `{"error":%s}`, q)
+		return
 	case Status500:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -199,7 +227,30 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	b = append(b, `]}`...)
 	w.Header().Set("Content-Type", "application/json")
+	if mode == Bloated {
+		writeBloated(w, r, b)
+		return
+	}
 	_, _ = w.Write(b)
+}
+
+// writeBloated streams answer padded with spaces to BloatedSize bytes
+// (valid JSON, chunked: no Content-Length warns the client), stopping when
+// the client goes away.
+func writeBloated(w http.ResponseWriter, r *http.Request, answer []byte) {
+	pad := make([]byte, 64<<10)
+	for i := range pad {
+		pad[i] = ' '
+	}
+	if _, err := w.Write(answer[:len(answer)-1]); err != nil {
+		return
+	}
+	for n := len(answer); n < BloatedSize && r.Context().Err() == nil; n += len(pad) {
+		if _, err := w.Write(pad); err != nil {
+			return
+		}
+	}
+	_, _ = w.Write(answer[len(answer)-1:])
 }
 
 // Vector is the deterministic vector of a text: its lower-cased words hashed
