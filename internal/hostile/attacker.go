@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"strings"
@@ -39,6 +41,8 @@ type attackSpec struct {
 	Base      string
 	ReadKey   string
 	WriteKey  string
+	ReadKeys  []string // all read keys of the attacker's project, ReadKey among them
+	Pages     []string // the heavy pages (attack 15)
 	ProtoVers string
 	Nrs       []int
 	Parallel  int
@@ -67,7 +71,8 @@ func attackerMain(t *testing.T, raw string) {
 	// The parent closes stdin to end the attack (or dies, which closes it too).
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); cancel() }()
 
-	a := &attacker{base: spec.Base, readKey: spec.ReadKey, writeKey: spec.WriteKey, common: commonWords(), protoVers: spec.ProtoVers}
+	a := &attacker{base: spec.Base, readKey: spec.ReadKey, writeKey: spec.WriteKey, readKeys: spec.ReadKeys,
+		common: commonWords(), protoVers: spec.ProtoVers, pages: spec.Pages, web: &webSession{}}
 	var wg sync.WaitGroup
 	var tallies []*tally
 	for _, nr := range spec.Nrs {
@@ -77,6 +82,11 @@ func attackerMain(t *testing.T, raw string) {
 		n := atk.workers(spec.Parallel)
 		hc := clientFor(tl, n, false)
 		defer hc.CloseIdleConnections()
+		// A browser's cookies (attack 15's web session; nothing else sets
+		// any), and redirects returned rather than followed: a page that
+		// sends the attacker to the sign-in page means its session ended.
+		hc.Jar, _ = cookiejar.New(nil)
+		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		for w := range n {
 			wg.Go(func() { atk.run(ctx, a, hc, w, rand.New(rand.NewPCG(uint64(nr), uint64(w)))) })
 		}

@@ -1,8 +1,10 @@
 //go:build hostile
 
-// The attacks of the hardening stage (threats 1, 2, 4, 5, 6 of Stufe 5 in
-// AUSBAUSTUFEN.md), each a loop that one worker runs until its context ends. All of them use the attacker's keys; only attack 2 needs
-// the write key.
+// The attacks: threats 1, 2, 4, 5, 6 of Stufe 5 in AUSBAUSTUFEN.md and,
+// numbered on from 12, findings 1-3 of issue 21 (slowlogin.go, manykeys.go,
+// webpages.go). Each is a loop that one worker runs until its context ends.
+// All but attack 12 use the attacker's keys; only attack 2 needs the write
+// key, and attacks 13 and 14 use all of its read keys.
 
 package hostile
 
@@ -25,11 +27,15 @@ type attacker struct {
 	base      string
 	readKey   string
 	writeKey  string
-	common    []string // the words of the attacker's entries (attack 6)
+	readKeys  []string // all read keys of the attacker's project (attacks 13, 14)
+	common    []string // the words of the attacker's entries (attacks 6, 14)
 	protoVers string
+	pages     []string    // the heavy pages' paths (attack 15)
+	web       *webSession // attack 15's signed-in session
 }
 
-// attack is one numbered attack (its threat number in Stufe 5).
+// attack is one numbered attack (its threat number in Stufe 5, or from 12
+// on a finding of issue 21).
 type attack struct {
 	nr      int
 	name    string
@@ -37,13 +43,18 @@ type attack struct {
 	run     func(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand)
 }
 
-// attacks are threats 1, 2, 4, 5 and 6 of Stufe 5 (AUSBAUSTUFEN.md).
+// attacks are threats 1, 2, 4, 5 and 6 of Stufe 5 (AUSBAUSTUFEN.md) and
+// findings 1-3 of issue 21 as 12-15.
 var attacks = []attack{
 	{1, "GET /mcp mit erfundener Sitzung", same, ghostStream},
 	{2, "remember 64 KB Zufallswörter", quarter, bigRemember},
 	{4, "MCP-Sitzungen öffnen", same, openSession},
 	{5, "recall-Flut (Suchprotokoll)", same, recallFlood},
 	{6, "recall mit 256 häufigen Wörtern", same, wideRecall},
+	{12, "langsame Anmeldung ohne Schlüssel", slowConns, slowLogin},
+	{13, "MCP-Sitzungen aller Schlüssel", times4, manySessions},
+	{14, "recall aller Schlüssel", times4, manyRecalls},
+	{15, "schwere Webseiten", half, heavyPages},
 }
 
 func same(p int) int    { return max(1, p) }
@@ -119,13 +130,7 @@ func bigRemember(ctx context.Context, a *attacker, hc *http.Client, worker int, 
 // openSession (finding 4) opens MCP sessions and never uses or closes them.
 func openSession(ctx context.Context, a *attacker, hc *http.Client, worker int, rng *rand.Rand) {
 	for n := 0; ctx.Err() == nil; n++ {
-		body := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-			"protocolVersion": a.protoVers, "capabilities": map[string]any{},
-			"clientInfo": map[string]any{"name": fmt.Sprintf("feind-%d-%d", worker, n), "version": "1"},
-		}}
-		req := newReq(ctx, http.MethodPost, a.base+"/mcp", a.readKey, body)
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		send(hc, req)
+		initSession(ctx, a, hc, a.readKey, fmt.Sprintf("feind-%d-%d", worker, n))
 	}
 }
 

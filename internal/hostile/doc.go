@@ -5,10 +5,19 @@
 // recall latency. It builds the binary, starts it as a child process on
 // 127.0.0.1 (so that /metrics shows the server's heap alone), and checks
 // that the victim's recall p99 under attack stays within 3× its quiet value
-// (compared against at least -feind.boden), that the server's live heap
-// stays under a stated bound, that the search log cannot grow the disk
-// faster than a stated rate, that the server stays up and stops on SIGTERM,
-// and that no request got a 5xx other than 503.
+// (compared against at least -feind.boden), that the victim is never
+// refused (no 429 for its recalls, and a session probe of its project —
+// initialize and DELETE every 250 ms — always answered), that the server's
+// live heap stays under a stated bound, that the search log cannot grow the
+// disk faster than a stated rate, that the server stays up and stops on
+// SIGTERM, and that no request got a 5xx other than 503.
+//
+// The attacks are numbered by their threat in Stufe 5 (1, 2, 4, 5, 6) and,
+// from 12 on, by the findings of issue 21: 12 slow sign-in bodies without
+// a key (more connections than the server has admission slots), 13 and 14
+// MCP sessions and recalls of all of -feind.schluessel read keys of the
+// attacker's project, 15 the web UI's heaviest pages (a diff of two 64 KiB
+// versions, an entry of 65,536 ">") from one signed-in read key.
 //
 // Three processes take part: the server, the test (the victim, the heap
 // sampler, the checks) and, during each attack phase, an attacker process:
@@ -47,8 +56,9 @@ var (
 	feindProben         = flag.Int("feind.proben", 200, "recalls des Opfers je Angriffsphase mindestens (die Phase dauert so lange; p99 aus weniger ist Zufall)")
 	feindHoechstdauer   = flag.Duration("feind.hoechstdauer", 30*time.Second, "längste Dauer einer Angriffsphase, auch mit weniger als feind.proben recalls (dann scheitert sie)")
 	feindTakt           = flag.Duration("feind.takt", 20*time.Millisecond, "Abstand der recalls des Opfers (es muss unter der recall-Grenze je Schlüssel bleiben)")
-	feindAngriffe       = flag.String("feind.angriffe", "5,6,1,4,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6 einzeln, alle = gleichzeitig, ruhig = ohne Angriff, wie eine Angriffsphase gemessen und geprüft (das Rauschen der Messung)")
-	feindParallel       = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff im Angreiferprozess (Angriff 2: ein Viertel)")
+	feindAngriffe       = flag.String("feind.angriffe", "5,6,12,14,1,4,13,15,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6, 12, 13, 14, 15 einzeln, alle = gleichzeitig, ruhig = ohne Angriff, wie eine Angriffsphase gemessen und geprüft (das Rauschen der Messung)")
+	feindParallel       = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff im Angreiferprozess (Angriff 2: ein Viertel, 15: die Hälfte, 13 und 14: das Vierfache, 12: das Fünffache und mindestens 80 Verbindungen)")
+	feindSchluessel     = flag.Int("feind.schluessel", 160, "Leseschlüssel des Angreiferprojekts (Angriffe 13, 14); 160 × 64 Sitzungen je Schlüssel sind mehr als die 10.000 des Servers")
 	feindFaktor         = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")
 	feindWiederholungen = flag.Int("feind.wiederholungen", 2, "so oft wird eine Angriffsphase über der Grenze nach einer neuen Ruhemessung wiederholt")
 	feindBoden          = flag.Duration("feind.boden", 5*time.Millisecond, "Untergrenze des ruhigen p99 für den Vergleich (Loopback misst sonst Bruchteile einer Millisekunde)")

@@ -30,6 +30,7 @@ type env struct {
 	metricsKey string
 	metrics    *http.Client
 	metTally   *tally
+	probeKey   string // a read key of the victim's project for the session probe
 }
 
 // phaseResult is what one phase measured.
@@ -53,6 +54,8 @@ type phaseResult struct {
 	srvCPU  time.Duration // the server's CPU time in the phase
 	srvWall time.Duration // the wall time srvCPU was taken over
 	atkErr  error         // the attacker process failed
+	vic429  int           // 429s the victim's recalls got (each waited out)
+	probe   *tally        // the victim project's session probe
 }
 
 // sampler reads the heap and the RSS every 250 ms until stop is closed.
@@ -111,6 +114,8 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	defer cancel()
 	stop := make(chan struct{})
 	smp := startSampler(e, stop, cancel)
+	probe, probeDone := startSessionProbe(e, stop)
+	vic429 := tooMany(e.vicTally)
 	size0, err0 := pageBytes(e.data, "feind")
 
 	var atk *attackProc
@@ -155,6 +160,7 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 		}
 	}
 	res.dur = time.Since(start)
+	res.vic429 = tooMany(e.vicTally) - vic429
 	res.srvCPU, res.srvWall = e.srv.cpu()-cpu0, time.Since(atkStart)
 	if atk != nil {
 		res.tallies, res.atkErr = atk.finish()
@@ -167,10 +173,31 @@ func runPhase(e *env, name string, nrs []int, quietN int) phaseResult {
 	res.growth, res.sizeErr = size1-size0, errors.Join(err0, err1)
 	close(stop)
 	<-smp.done
+	<-probeDone
+	res.probe = probe
 	res.heapMax, res.inuse, res.rssMax = smp.heapMax.Load(), smp.inuse.Load(), smp.rssMax.Load()
 	res.braked, res.heapErr, res.heapOK = smp.braked.Load(), smp.firstErr, smp.ok.Load()
 	res.loadMax = float64(smp.load100.Load()) / 100
 	return res
+}
+
+// settle waits until the server is idle again (under a quarter of a core
+// over half a second), at most 20 s, so that the next phase is not charged
+// with work an attack left behind: a page whose client has gone is still
+// rendered to its end. It says how long that took when it was more than
+// the first half second.
+func settle(e *env) {
+	start := time.Now()
+	for time.Since(start) < 20*time.Second && !e.srv.gone() {
+		cpu0, t0 := e.srv.cpu(), time.Now()
+		time.Sleep(500 * time.Millisecond)
+		if (e.srv.cpu() - cpu0).Seconds() < 0.25*time.Since(t0).Seconds() {
+			break
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		fmt.Printf("    Server erst nach %.1f s wieder ruhig (unter 0,25 Kernen)\n", d.Seconds())
+	}
 }
 
 // loadAverage is the machine's one-minute load average from /proc (0 where
@@ -226,6 +253,14 @@ func printPhase(r phaseResult, limit time.Duration) {
 		fmt.Printf("; Lastmittel der Maschine max %.1f", r.loadMax)
 	}
 	fmt.Println()
+	if r.probe != nil {
+		codes, _, _, _ := r.probe.counts()
+		fmt.Printf("    Opfer: 429 für recalls %d; Sitzungsprobe %v", r.vic429, codes)
+		if n, which := refused(r.probe); n > 0 {
+			fmt.Printf(", abgelehnt %s", which)
+		}
+		fmt.Println()
+	}
 	if len(r.tallies) == 0 {
 		return
 	}
@@ -278,6 +313,15 @@ func printSummary(rs []phaseResult, quiet99, limit time.Duration) {
 	tw.Flush()
 }
 
+// attackNrs lists the attacks' numbers: "1, 2, 4, …".
+func attackNrs() string {
+	nrs := make([]string, len(attacks))
+	for i, a := range attacks {
+		nrs[i] = fmt.Sprint(a.nr)
+	}
+	return strings.Join(nrs, ", ")
+}
+
 func slicesHas(s []int, v int) bool {
 	for _, x := range s {
 		if x == v {
@@ -314,7 +358,7 @@ func parsePhases(spec string) ([][]int, []string, error) {
 			found = found || a.nr == nr
 		}
 		if !found {
-			return nil, nil, fmt.Errorf("feind.angriffe: Angriff %d gibt es nicht (1, 2, 4, 5, 6)", nr)
+			return nil, nil, fmt.Errorf("feind.angriffe: Angriff %d gibt es nicht (%s)", nr, attackNrs())
 		}
 		phases, names = append(phases, []int{nr}), append(names, f)
 	}

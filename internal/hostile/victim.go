@@ -39,15 +39,8 @@ func seed(t *testing.T, hc *http.Client, base, key, prefix string, n int, text f
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += 4 {
-				body := map[string]any{"slug": fmt.Sprintf("%s/eintrag-%04d", prefix, i), "content": text(i)}
-				resp, err := hc.Do(newReq(context.Background(), http.MethodPost, base+"/api/v1/entries", key, body))
-				if err != nil {
+				if err := postEntry(hc, base, key, fmt.Sprintf("%s/eintrag-%04d", prefix, i), text(i)); err != nil {
 					errs <- err
-					return
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusCreated {
-					errs <- fmt.Errorf("seed %s %d: status %d", prefix, i, resp.StatusCode)
 					return
 				}
 			}
@@ -58,6 +51,20 @@ func seed(t *testing.T, hc *http.Client, base, key, prefix string, n int, text f
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// postEntry writes one version of slug over REST with key.
+func postEntry(hc *http.Client, base, key, slug, content string) error {
+	body := map[string]any{"slug": slug, "content": content}
+	resp, err := hc.Do(newReq(context.Background(), http.MethodPost, base+"/api/v1/entries", key, body))
+	if err != nil {
+		return fmt.Errorf("seed %s: %w", slug, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("seed %s: status %d", slug, resp.StatusCode)
+	}
+	return nil
 }
 
 func victimText(i int) string {
