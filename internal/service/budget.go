@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"munin/internal/limit"
 	"munin/internal/memory"
 )
 
@@ -28,7 +29,7 @@ type budget struct {
 	// (at least paceFloor). A project cannot write its whole hour's bytes in
 	// one burst, whose indexing would take the CPU from every other project
 	// for seconds; a team writing notes never notices.
-	pace map[memory.ProjectRef]*pace
+	pace map[memory.ProjectRef]*limit.Bucket
 	// paceFloor is the least a project may write at once: twice the largest
 	// content, so that every write the content limit allows can pass.
 	paceFloor int
@@ -64,7 +65,7 @@ type window struct {
 
 func newBudget(store budgetSource, fallback limits, now func() time.Time) *budget {
 	return &budget{store: store, fallback: fallback, now: now, projects: map[memory.ProjectRef]*window{},
-		pace: map[memory.ProjectRef]*pace{}, paceFloor: 2 * memory.DefaultMaxContent}
+		pace: map[memory.ProjectRef]*limit.Bucket{}, paceFloor: 2 * memory.DefaultMaxContent}
 }
 
 // reserve takes one write of size content bytes from the project's budget or
@@ -99,7 +100,7 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 			ref, w.bytes, w.limit.bytes, size)
 	}
 	p := b.pacer(ref, w.limit.bytes, now)
-	if wait, ok := p.take(now, size); !ok || wait > 0 {
+	if wait, ok := p.Take(now, size); !ok || wait > 0 {
 		err := memory.Errorf(memory.CodeBudgetExhausted,
 			"project %s writes its %d bytes per hour faster than they refill (at most %d at once); retry in %s",
 			ref, w.limit.bytes, b.paceBurst(w.limit.bytes), max(time.Second, wait.Round(time.Second)))
@@ -114,17 +115,17 @@ func (b *budget) reserve(ctx context.Context, ref memory.ProjectRef, size int) (
 // pacer is the project's byte pace for a budget of perHour bytes (made anew,
 // with what is left of the old one, when the budget changes). The caller
 // holds b.mu.
-func (b *budget) pacer(ref memory.ProjectRef, perHour int, now time.Time) *pace {
+func (b *budget) pacer(ref memory.ProjectRef, perHour int, now time.Time) *limit.Bucket {
 	perSecond := float64(perHour) / time.Hour.Seconds()
-	if p := b.pace[ref]; p != nil && p.perSecond == perSecond {
-		return p
+	old := b.pace[ref]
+	if old != nil && old.PerSecond() == perSecond {
+		return old
 	}
-	p := newPace(perSecond, b.paceBurst(perHour))
-	if old := b.pace[ref]; old != nil {
+	p := limit.NewBucket(perSecond, b.paceBurst(perHour))
+	if old != nil {
 		// What was spent stays spent: a budget changed back and forth
 		// must not hand out a fresh burst each time.
-		old.fill(now)
-		p.tokens, p.last = min(p.burst, old.tokens), now
+		p = old.Changed(now, perSecond, b.paceBurst(perHour))
 	}
 	b.pace[ref] = p
 	return p
@@ -170,7 +171,7 @@ func (b *budget) release(ref memory.ProjectRef, from *reservation, size int) {
 		return
 	}
 	if p := b.pace[ref]; p != nil {
-		p.give(b.now(), size) // the current pace, even if the budget changed since
+		p.Give(b.now(), size) // the current pace, even if the budget changed since
 	}
 	if w := b.projects[ref]; w == from.w && w.used > 0 {
 		w.used--

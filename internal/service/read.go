@@ -74,7 +74,7 @@ func (s *Service) recall(ctx context.Context, c memory.Caller, keys []memory.Key
 	// analyses. A recall across projects is one recall of that key, and so
 	// is a recall in any one project of the caller: naming its projects one
 	// by one is no way to a rate per project.
-	release, err := s.recallLimit.acquire(c.First())
+	release, err := s.recallLimit.acquire(ctx, c.First())
 	if err != nil {
 		return nil, err
 	}

@@ -35,11 +35,12 @@ func (g *gatedIndex) SearchProjects(ctx context.Context, refs []memory.ProjectRe
 // its further recalls come back at once with budget_exhausted and a
 // Retry-After, and another key's recall runs meanwhile.
 func TestRecallConcurrencyCapRefusesAtOnce(t *testing.T) {
-	env := servicetest.New(t, service.Options{RecallRate: -1})
+	opts := service.Options{RecallRate: -1, ProjectRecallConcurrency: -1}
+	env := servicetest.New(t, opts)
 	_, a := env.Key(t, "w", "a", "alice", memory.RoleRead)
 	_, b := env.Key(t, "w", "b", "bob", memory.RoleRead)
 	idx := &gatedIndex{Index: env.Index, project: a.First().Project, entered: make(chan struct{}, 100), gate: make(chan struct{})}
-	svc := service.New(env.Store, idx, service.Options{RecallRate: -1})
+	svc := service.New(env.Store, idx, opts)
 	var open sync.Once
 	openGate := func() { open.Do(func() { close(idx.gate) }) }
 	t.Cleanup(func() { openGate(); svc.Close() })

@@ -1,12 +1,14 @@
 package service
 
 import (
+	"cmp"
+	"context"
+	"fmt"
 	"math"
-	"sync"
+	"runtime"
 	"time"
 
-	"golang.org/x/time/rate"
-
+	"munin/internal/limit"
 	"munin/internal/memory"
 )
 
@@ -20,124 +22,120 @@ const (
 	DefaultRecallConcurrency = 4
 )
 
-// recallIdleSweep is how often the limiter drops the state of keys that have
-// not recalled for a while, so its memory follows the keys in use.
-const recallIdleSweep = time.Minute
+// The limits of a project (all its keys together) follow from the per-key
+// ones, so that a project admin who mints a hundred keys does not multiply
+// them: a project recalls at most ProjectRecallFactor times one key's rate,
+// and runs its recalls and heavy pages on at most half the cores at once
+// (ProjectRecallRunning) — the other half is always left to the other
+// projects. A project's recall beyond its running share waits up to
+// ProjectRecallWait for a place (its own agents queue behind each other;
+// the wait holds one of the project's requests in flight, which have their
+// own share of the server), then is refused.
+const (
+	ProjectRecallFactor = 5
+	ProjectRecallWait   = 2 * time.Second
+)
 
-// recallLimiter bounds the recalls of each key: a token bucket (rate, burst)
-// and a number running at once. Over either limit a recall is refused at
-// once with budget_exhausted and a Retry-After, rather than queued: a waiting
-// recall would hold its connection and one of the server's admission slots
-// (--max-inflight), so one key's excess would still crowd out the others.
+// ProjectRecallRunning is how many recalls (and CPU-heavy web pages) of one
+// project run at once: half the cores, at least one.
+func ProjectRecallRunning() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// recallLimiter bounds recalls per key — a token bucket and a number running
+// at once, both refused at once with budget_exhausted and a Retry-After
+// rather than queued: a waiting recall would hold its connection and one of
+// the server's admission slots, so one key's excess would still crowd out
+// the others — and per project: a rate (refused) and a number running
+// (waited for, see ProjectRecallWait).
 type recallLimiter struct {
-	rate       rate.Limit // 0: no rate limit
-	burst      int
-	concurrent int // 0: no limit on recalls at once
-	now        func() time.Time
-	// idle is how long a key's state outlives its last recall: by then its
-	// bucket is full again, so dropping it changes nothing.
-	idle time.Duration
-
-	mu        sync.Mutex
-	keys      map[int64]*keyRecalls
-	lastSweep time.Time
+	perKey         *limit.Keyed[int64]
+	projectRate    *limit.Keyed[memory.ProjectRef]
+	projectRunning *limit.Keyed[memory.ProjectRef]
+	wait           time.Duration
 }
 
-// keyRecalls is one key's state.
-type keyRecalls struct {
-	bucket  *rate.Limiter // nil without a rate limit
-	running int
-	last    time.Time
+// recallRules are the limits of a recallLimiter; a zero field is no limit.
+type recallRules struct {
+	rate                  float64 // per key, per second
+	burst                 int
+	concurrent            int // per key
+	projectRate           float64
+	projectBurst          int
+	projectConcurrent     int
+	projectConcurrentWait time.Duration
 }
 
-// newRecallLimiter builds the limiter; perSecond or concurrent ≤ 0 switches
-// that limit off.
-func newRecallLimiter(perSecond float64, burst, concurrent int, now func() time.Time) *recallLimiter {
-	l := &recallLimiter{burst: burst, concurrent: max(concurrent, 0), now: now, idle: recallIdleSweep, keys: map[int64]*keyRecalls{}}
-	if perSecond > 0 {
-		l.rate = rate.Limit(perSecond)
-		// Time for an empty bucket to fill up again.
-		refill := time.Duration(float64(burst) / perSecond * float64(time.Second))
-		l.idle = max(l.idle, refill)
+func newRecallLimiter(r recallRules, now func() time.Time) *recallLimiter {
+	return &recallLimiter{
+		perKey:         limit.New[int64](limit.Rule{InFlight: r.concurrent, Rate: r.rate, Burst: r.burst}, now),
+		projectRate:    limit.New[memory.ProjectRef](limit.Rule{Rate: r.projectRate, Burst: r.projectBurst}, now),
+		projectRunning: limit.New[memory.ProjectRef](limit.Rule{InFlight: r.projectConcurrent}, now),
+		wait:           r.projectConcurrentWait,
 	}
-	return l
 }
 
-// acquire admits one recall of key or says why not; release must be called
-// when an admitted recall is done.
-func (l *recallLimiter) acquire(key memory.Key) (release func(), err error) {
-	if l.rate == 0 && l.concurrent == 0 {
-		return func() {}, nil
+// acquire admits one recall (or heavy page) of key or says why not; release
+// must be called when an admitted one is done. It may wait (see
+// ProjectRecallWait) while key's project runs its share.
+func (l *recallLimiter) acquire(ctx context.Context, key memory.Key) (release func(), err error) {
+	rel, refused := limit.Acquire(l.perKey.Slot(key.ID), l.projectRate.Slot(key.Project))
+	if refused != nil {
+		return nil, l.refusal(key, refused)
 	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sweep(now)
-	k := l.keys[key.ID]
-	if k == nil {
-		k = &keyRecalls{}
-		if l.rate > 0 {
-			k.bucket = rate.NewLimiter(l.rate, l.burst)
+	wctx, cancel := context.WithTimeout(ctx, l.wait)
+	defer cancel()
+	running, err := l.projectRunning.Wait(wctx, key.Project)
+	if err != nil {
+		rel()
+		if ctx.Err() != nil {
+			return nil, memory.Errorf(memory.CodeUnavailable, "recall cancelled while waiting for its project's turn")
 		}
-		l.keys[key.ID] = k
-	}
-	k.last = now
-	if l.concurrent > 0 && k.running >= l.concurrent {
-		e := memory.Errorf(memory.CodeBudgetExhausted, "key %d (%s) may run %d recalls at once; retry in 1 s", key.ID, key.Agent, l.concurrent)
+		e := memory.Errorf(memory.CodeBudgetExhausted, "project %s runs %d recalls at once, the most one project may, and none ended within %s; retry in 1 s",
+			key.ProjectLabel(), l.projectRunning.Rule().InFlight, l.wait)
 		e.RetryAfter = time.Second
 		return nil, e
 	}
-	if k.bucket != nil && !k.bucket.AllowN(now, 1) {
-		// The bucket holds less than one token: the next one is this far off.
-		wait := time.Duration((1 - k.bucket.TokensAt(now)) / float64(l.rate) * float64(time.Second))
-		secs := max(1, int(math.Ceil(wait.Seconds())))
-		e := memory.Errorf(memory.CodeBudgetExhausted, "key %d (%s) may recall %g times per second; retry in %d s", key.ID, key.Agent, float64(l.rate), secs)
-		e.RetryAfter = time.Duration(secs) * time.Second
-		return nil, e
-	}
-	k.running++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			k.running--
-			l.mu.Unlock()
-		})
-	}, nil
+	return func() { running(); rel() }, nil
 }
 
-// sweep drops keys idle for longer than l.idle, at most once per
-// recallIdleSweep; l.mu is held.
-func (l *recallLimiter) sweep(now time.Time) {
-	if now.Sub(l.lastSweep) < recallIdleSweep {
-		return
+// refusal is the error of a refused recall: which limit, and when to retry.
+func (l *recallLimiter) refusal(key memory.Key, r *limit.Refusal) error {
+	secs := max(1, int(math.Ceil(r.RetryAfter.Seconds())))
+	var msg string
+	switch {
+	case r.Index == 0 && r.Verdict == limit.OverInFlight:
+		msg = fmt.Sprintf("key %d (%s) may run %d recalls at once", key.ID, key.Agent, l.perKey.Rule().InFlight)
+	case r.Index == 0:
+		msg = fmt.Sprintf("key %d (%s) may recall %g times per second", key.ID, key.Agent, l.perKey.Rule().Rate)
+	default:
+		msg = fmt.Sprintf("project %s may recall %g times per second, all its keys together", key.ProjectLabel(), l.projectRate.Rule().Rate)
 	}
-	l.lastSweep = now
-	for id, k := range l.keys {
-		if k.running == 0 && now.Sub(k.last) > l.idle {
-			delete(l.keys, id)
-		}
-	}
+	e := memory.Errorf(memory.CodeBudgetExhausted, "%s; retry in %d s", msg, secs)
+	e.RetryAfter = time.Duration(secs) * time.Second
+	return e
 }
 
 // size is the number of keys the limiter holds state for (tests).
-func (l *recallLimiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.keys)
-}
+func (l *recallLimiter) size() int { return l.perKey.Len() }
 
-// recallLimiter builds the limiter the options ask for, defaults applied.
+// recallLimiter builds the limiter the options ask for, defaults applied. A
+// per-key limit switched off (negative) switches its project's off too.
 func (o Options) recallLimiter() *recallLimiter {
-	perSecond, burst, concurrent := o.RecallRate, o.RecallBurst, o.RecallConcurrency
-	if perSecond == 0 {
-		perSecond = DefaultRecallRate
+	r := recallRules{rate: o.RecallRate, burst: o.RecallBurst, concurrent: o.RecallConcurrency,
+		projectConcurrentWait: ProjectRecallWait}
+	if r.rate == 0 {
+		r.rate = DefaultRecallRate
 	}
-	if burst <= 0 {
-		burst = DefaultRecallBurst
+	if r.burst <= 0 {
+		r.burst = DefaultRecallBurst
 	}
-	if concurrent == 0 {
-		concurrent = DefaultRecallConcurrency
+	if r.concurrent == 0 {
+		r.concurrent = DefaultRecallConcurrency
 	}
-	return newRecallLimiter(perSecond, burst, concurrent, o.Now)
+	if r.rate > 0 {
+		r.projectRate, r.projectBurst = ProjectRecallFactor*r.rate, ProjectRecallFactor*r.burst
+	}
+	if r.concurrent > 0 && o.ProjectRecallConcurrency >= 0 {
+		r.projectConcurrent = cmp.Or(o.ProjectRecallConcurrency, ProjectRecallRunning())
+	}
+	return newRecallLimiter(r, o.Now)
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -37,7 +38,7 @@ func burstOf(l *recallLimiter, key memory.Key, n int) (int, []error) {
 	ok, refused := 0, []error{}
 	for range n {
 		wg.Go(func() {
-			release, err := l.acquire(key)
+			release, err := l.acquire(context.Background(), key)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -58,7 +59,7 @@ func burstOf(l *recallLimiter, key memory.Key, n int) (int, []error) {
 // of its own; a second later the rate's worth is admitted again.
 func TestRecallRateLimitPerKey(t *testing.T) {
 	clock := newTestClock()
-	l := newRecallLimiter(10, 50, 0, clock.Now)
+	l := newRecallLimiter(recallRules{rate: 10, burst: 50, concurrent: 0}, clock.Now)
 	a := memory.Key{ID: 1, Agent: "alice"}
 	b := memory.Key{ID: 2, Agent: "bob"}
 
@@ -91,13 +92,13 @@ func TestRecallRateLimitPerKey(t *testing.T) {
 // rounded up to whole seconds.
 func TestRecallRateRetryAfter(t *testing.T) {
 	clock := newTestClock()
-	l := newRecallLimiter(0.1, 1, 0, clock.Now)
+	l := newRecallLimiter(recallRules{rate: 0.1, burst: 1, concurrent: 0}, clock.Now)
 	a := memory.Key{ID: 7, Agent: "slow"}
-	if _, err := l.acquire(a); err != nil {
+	if _, err := l.acquire(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
 	clock.advance(2500 * time.Millisecond)
-	_, err := l.acquire(a)
+	_, err := l.acquire(context.Background(), a)
 	var me *memory.Error
 	if !errors.As(err, &me) || me.RetryAfter != 8*time.Second ||
 		me.Error() != "budget_exhausted: key 7 (slow) may recall 0.1 times per second; retry in 8 s" {
@@ -109,34 +110,34 @@ func TestRecallRateRetryAfter(t *testing.T) {
 // the next is refused at once (not queued) while another key is unaffected,
 // and a finished recall frees its place.
 func TestRecallConcurrencyCap(t *testing.T) {
-	l := newRecallLimiter(0, 0, 4, time.Now)
+	l := newRecallLimiter(recallRules{rate: 0, burst: 0, concurrent: 4}, time.Now)
 	a := memory.Key{ID: 1, Agent: "alice"}
 	b := memory.Key{ID: 2, Agent: "bob"}
 	var held []func()
 	for range 4 {
-		release, err := l.acquire(a)
+		release, err := l.acquire(context.Background(), a)
 		if err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, release)
 	}
-	_, err := l.acquire(a)
+	_, err := l.acquire(context.Background(), a)
 	var me *memory.Error
 	if !errors.As(err, &me) || me.Code != memory.CodeBudgetExhausted || me.RetryAfter != time.Second ||
 		me.Message != "key 1 (alice) may run 4 recalls at once; retry in 1 s" {
 		t.Fatalf("5th recall at once: %v, want budget_exhausted naming the cap", err)
 	}
 	for range 4 {
-		if _, err := l.acquire(b); err != nil {
+		if _, err := l.acquire(context.Background(), b); err != nil {
 			t.Fatalf("other key: %v", err)
 		}
 	}
 	held[0]()
 	held[0]() // a second release changes nothing
-	if _, err := l.acquire(a); err != nil {
+	if _, err := l.acquire(context.Background(), a); err != nil {
 		t.Fatalf("after one finished: %v", err)
 	}
-	if _, err := l.acquire(a); err == nil {
+	if _, err := l.acquire(context.Background(), a); err == nil {
 		t.Fatal("a double release freed two places")
 	}
 }
@@ -146,9 +147,9 @@ func TestRecallConcurrencyCap(t *testing.T) {
 // running a recall keeps its state.
 func TestRecallLimiterForgetsIdleKeys(t *testing.T) {
 	clock := newTestClock()
-	l := newRecallLimiter(10, 50, 4, clock.Now)
+	l := newRecallLimiter(recallRules{rate: 10, burst: 50, concurrent: 4}, clock.Now)
 	for id := range int64(100) {
-		release, err := l.acquire(memory.Key{ID: id})
+		release, err := l.acquire(context.Background(), memory.Key{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,8 +160,8 @@ func TestRecallLimiterForgetsIdleKeys(t *testing.T) {
 	if n := l.size(); n != 100 {
 		t.Fatalf("holds %d keys, want 100", n)
 	}
-	clock.advance(2 * recallIdleSweep)
-	if _, err := l.acquire(memory.Key{ID: 1000}); err != nil {
+	clock.advance(2 * time.Minute)
+	if _, err := l.acquire(context.Background(), memory.Key{ID: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	if n := l.size(); n != 2 {

@@ -45,6 +45,10 @@ type Options struct {
 	RecallRate        float64
 	RecallBurst       int
 	RecallConcurrency int
+	// ProjectRecallConcurrency is how many recalls and heavy pages of one
+	// project (all its keys) run at once (0: ProjectRecallRunning(),
+	// negative: no limit; also none when RecallConcurrency is negative).
+	ProjectRecallConcurrency int
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tests move it.
