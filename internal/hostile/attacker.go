@@ -77,7 +77,7 @@ func attackerMain(t *testing.T, raw string) {
 	var tallies []*tally
 	for _, nr := range spec.Nrs {
 		atk := attackByNr(nr)
-		tl := newTally(fmt.Sprintf("%d %s", atk.nr, atk.name))
+		tl := newTally(atk.label())
 		tallies = append(tallies, tl)
 		n := atk.workers(spec.Parallel)
 		hc := clientFor(tl, n, false)

@@ -60,6 +60,7 @@ func TestHostile(t *testing.T) {
 	seed(t, seedClient, srv.base, vicWrite, "wissen", *feindEintraege, victimText)
 	seed(t, seedClient, srv.base, atkWrite, "haeufig", *feindEintraege, attackerText(common))
 	seedHeavy(t, seedClient, srv.base, atkWrite)
+	checkSignInReached(t, srv.base)
 	seedClient.CloseIdleConnections()
 
 	e := &env{
@@ -135,6 +136,9 @@ func TestHostile(t *testing.T) {
 		for _, tl := range r.tallies {
 			if n, which := tl.badServerErrors(); n > 0 {
 				fail("Phase %s, %s: %d Antworten 5xx außer 503 (%s)", r.name, tl.name, n, which)
+			}
+			if why := reachedTarget(tl); why != "" {
+				fail("Phase %s, %s: %s", r.name, tl.name, why)
 			}
 		}
 		if srv.gone() || !srv.healthy() {
@@ -236,6 +240,18 @@ func checkServed(r phaseResult, fail func(string, ...any)) {
 		}
 		fail("Phase %s: Sitzungsprobe des Opferprojekts %d von %d abgelehnt (%s)", r.name, n, all, which)
 	}
+}
+
+// reachedTarget asks the attack whose answers tl counted whether it
+// reached what it attacks ("" if so, or if it has no such check).
+func reachedTarget(tl *tally) string {
+	for _, a := range attacks {
+		if a.label() == tl.name && a.reached != nil {
+			codes, _, _, _ := tl.counts()
+			return a.reached(codes)
+		}
+	}
+	return ""
 }
 
 // createKeys makes n keys of role read in workspace ws, project p, named

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -63,8 +64,7 @@ func slowLoginOnce(ctx context.Context, base, host string, tl *tally) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	head := fmt.Sprintf("POST /login HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\nkey=",
-		host, base, slowBody)
+	head := slowHead(base, host)
 	answered := make(chan struct{})
 	go func() {
 		defer close(answered)
@@ -102,6 +102,42 @@ func slowLoginOnce(ctx context.Context, base, host string, tl *tally) error {
 	conn.Close()
 	<-answered
 	return nil
+}
+
+// slowHead is the start of attack 12's request: the headers and the
+// body's first bytes.
+func slowHead(base, host string) string {
+	return fmt.Sprintf("POST /login HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\nkey=",
+		host, base, slowBody)
+}
+
+// checkSignInReached sends attack 12's request once at full speed, with a
+// key nobody has, and wants the sign-in's refusal of that key (401): the
+// proof that the slow requests get as far as the form reader. From the
+// slow requests themselves nothing tells: net/http reads what is left of a
+// body before it sends any answer, so even a 403 of the Origin check would
+// arrive only at the read deadline.
+func checkSignInReached(t *testing.T, base string) {
+	t.Helper()
+	host := strings.TrimPrefix(base, "http://")
+	conn, err := net.DialTimeout("tcp", host, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	req := slowHead(base, host) + strings.Repeat("a", slowBody-len("key="))
+	if _, err := conn.Write([]byte(req)); err != nil {
+		t.Fatalf("Anmeldeformular: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("Anmeldeformular: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("Anmeldeformular: die Anfrage von Angriff 12, schnell gesendet, bekam %d statt 401 (unbekannter Schlüssel): sie erreicht das Formular nicht", resp.StatusCode)
+	}
 }
 
 // tallyOf is the tally an attack's client counts its answers in, for an
