@@ -22,7 +22,17 @@ import (
 	"munin/internal/store"
 )
 
+// serve is munin serve: it runs until the first SIGINT or SIGTERM, which
+// starts a graceful shutdown; a second one ends the process at once, as an
+// operator pressing Ctrl-C twice expects.
 func serve(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := untilSignal()
+	defer stop()
+	return serveUntil(ctx, args, stdout, stderr)
+}
+
+// serveUntil is munin serve until ctx ends.
+func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg app.Config
 	fs := newFlags("serve", &cfg)
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (env MUNIN_ADDR)")
@@ -58,15 +68,13 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if *origins != "" {
 		cfg.AllowedOrigins = strings.Split(*origins, ",")
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.Logger = newLogger(stderr)
 	slog.SetDefault(cfg.Logger)
 	app.TuneGC()
 	cfg.Exclusive = true
-
-	// The first signal starts a graceful shutdown; a second one ends the
-	// process at once, as an operator pressing Ctrl-C twice expects.
-	ctx, stop := untilSignal()
-	defer stop()
+	if err := privateDataDir(cfg.DataDir, cfg.Logger); err != nil {
+		return err
+	}
 	a, err := app.Open(cfg)
 	if err != nil {
 		return err
@@ -81,7 +89,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	base := "http://" + ln.Addr().String()
-	if err := a.Welcome(ctx, stdout, base); err != nil {
+	if err := welcome(ctx, a, cfg, stdout, base); err != nil {
 		return err
 	}
 	cfg.Logger.Info("munin serving", "mcp", base+"/mcp", "api", base+"/api/v1", "data", cfg.DataDir)
@@ -127,8 +135,11 @@ func stdio(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("stdio: %s holds no Munin data; start stdio with --data set to the absolute path of the server's data directory", where)
 	}
 	// stdout belongs to the protocol: logs go to stderr only.
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.Logger = newLogger(stderr)
 	cfg.Exclusive = true
+	if err := privateDataDir(cfg.DataDir, cfg.Logger); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a, err := app.Open(cfg)

@@ -1,7 +1,9 @@
-// Package reqlog carries facts learned deep inside a request — who the
-// caller turned out to be — back out to the one log line the front door
-// writes for it. The front door (httpserver) opens the record; whatever
-// authenticates the caller (bearer key, web session) notes it.
+// Package reqlog is about what reaches the log. It carries facts learned
+// deep inside a request — who the caller turned out to be — back out to the
+// one log line the front door writes for it: the front door (httpserver)
+// opens the record; whatever authenticates the caller (bearer key, web
+// session) notes it. And its Safe handler, under the server's logger, keeps
+// any logged text from carrying a key or forging a log field.
 package reqlog
 
 import "context"
