@@ -1,8 +1,6 @@
 package web
 
 import (
-	"errors"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -94,6 +92,9 @@ func (h *Handler) logView(w http.ResponseWriter, r *http.Request, rq *request, n
 func (h *Handler) audit(w http.ResponseWriter, r *http.Request, rq *request) error {
 	return h.logView(w, r, rq, "audit", "Audit log", func(key memory.Key, d *logPage) (int64, error) {
 		var err error
+		// "misses" filters the search log; writes have no hits, and the
+		// audit page ignores it as the search log ignores "slug".
+		d.Filter.MissesOnly = false
 		if d.Audit, err = h.svc.AuditLog(r.Context(), rq.caller, key.Project, d.Filter); err != nil || len(d.Audit) < logRows {
 			return 0, err
 		}
@@ -255,10 +256,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request)
 			return err
 		}
 		// The key limits answer on the form, with Retry-After as REST would.
-		var me *memory.Error
-		if errors.As(err, &me) && me.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(me.RetryAfter.Seconds()))))
-		}
+		setRetryAfter(w, err)
 		return h.renderKeys(w, r, rq, statusOf(err), d, message(err))
 	}
 	d.Token, d.Created = token, &k

@@ -128,12 +128,15 @@ type entryPage struct {
 	History []memory.VersionInfo
 	Latest  memory.VersionInfo // the newest version, possibly a tombstone
 	// Shown is the version on display (nil: the entry is forgotten and no
-	// version was asked for); HTML is its rendered content.
+	// version was asked for); HTML is its rendered content, and Plain, when
+	// set, why it is shown as plain text instead of Markdown.
 	Shown    *memory.Version
 	HTML     template.HTML
+	Plain    string
 	IsLatest bool
-	// Diff mode.
-	Diff     []diffLine
+	// Diff mode: Diffing is set; Diff is the diff, perhaps cut (bounded).
+	Diffing  bool
+	Diff     diffTable
 	From, To memory.Version
 }
 
@@ -163,7 +166,10 @@ func (h *Handler) entry(w http.ResponseWriter, r *http.Request, rq *request) err
 		if d.To, err = h.versionOrTombstone(r, rq, key, slug, to, history); err != nil {
 			return err
 		}
-		d.Diff = lineDiff(d.From.Content, d.To.Content)
+		d.Diffing = true
+		if d.Diff, err = h.diffVersions(r, rq, key.Project, d.From, d.To); err != nil {
+			return err
+		}
 		title := "Diff of " + slug + " v" + strconv.Itoa(from) + "..v" + strconv.Itoa(to)
 		h.render(w, r, rq, http.StatusOK, "entry", projectView(key, title, d))
 		return nil
@@ -180,7 +186,11 @@ func (h *Handler) entry(w http.ResponseWriter, r *http.Request, rq *request) err
 		shown := asVersion(got)
 		d.Shown = &shown
 		d.IsLatest = got.Version == d.Latest.Version
-		d.HTML = renderMarkdown(got.Content)
+		out, err := h.renderVersion(r, rq, key.Project, shown)
+		if err != nil {
+			return err
+		}
+		d.HTML, d.Plain = out.HTML, out.Plain
 	}
 	h.render(w, r, rq, http.StatusOK, "entry", projectView(key, slug, d))
 	return nil

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,9 +26,11 @@ var templateFS embed.FS
 var staticFS embed.FS
 
 // pages holds one parsed template set per page: the shared layout plus the
-// page's own blocks, so pages can define "content" independently.
+// page's own blocks, so pages can define "content" independently; and the
+// cache of rendered entries and diffs the pages show.
 type pages struct {
 	byName map[string]*template.Template
+	cache  *renderCache
 }
 
 // funcs are the helpers templates may call.
@@ -51,7 +55,7 @@ func loadPages() (*pages, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pages{byName: map[string]*template.Template{}}
+	p := &pages{byName: map[string]*template.Template{}, cache: newRenderCache(renderCacheBytes)}
 	for _, n := range names {
 		base := path.Base(n)
 		if base == "layout.html" {
@@ -141,7 +145,17 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, rq *reques
 	if !errors.As(err, &me) {
 		h.log.Error("web: unexpected error", "path", memory.RedactKeys(r.URL.Path), "err", err)
 	}
+	setRetryAfter(w, err)
 	h.renderErrorStatus(w, r, rq, api.StatusOf(code), message(err))
+}
+
+// setRetryAfter sends the Retry-After of a refusal over a limit (a 429),
+// in whole seconds, as the REST API does.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	var me *memory.Error
+	if errors.As(err, &me) && me.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(me.RetryAfter.Seconds()))))
+	}
 }
 
 // renderErrorStatus shows msg on an error page with an explicit status.
