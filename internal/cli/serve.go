@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -121,6 +122,11 @@ func stdio(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	token := keys.String()
+	if token == "" {
+		// AuthenticateMemory would answer with the HTTP header a web client
+		// sends; a stdio user gives the key in the environment or a flag.
+		return errors.New("stdio needs a key: set MUNIN_KEY=munin_… in the MCP client's environment for this server (or pass --key, which every user of the machine sees in ps)")
+	}
 	if v, ok := os.LookupEnv("MUNIN_KEY"); token != "" && (!ok || v != token) {
 		fmt.Fprintln(stderr, "warning: --key is visible to every user of this machine (ps, /proc/*/cmdline); pass the key in MUNIN_KEY instead")
 	}

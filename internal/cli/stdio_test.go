@@ -88,3 +88,23 @@ func TestStdioRefusesServerAdminKey(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioWithoutKey: stdio started without a key says how a stdio user
+// gives one (MUNIN_KEY, --key), not the HTTP header a web client sends.
+func TestStdioWithoutKey(t *testing.T) {
+	dir := newDataDir(t)
+	t.Setenv("MUNIN_KEY", "")
+	os.Unsetenv("MUNIN_KEY")
+	err, out := run(t, "stdio", "--data", dir)
+	if err == nil {
+		t.Fatalf("stdio without a key started: %s", out)
+	}
+	for _, want := range []string{"MUNIN_KEY", "--key"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "Authorization") {
+		t.Errorf("error %q speaks of an HTTP header", err)
+	}
+}
