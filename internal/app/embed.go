@@ -40,7 +40,25 @@ func meaningOptions(c *embed.Client, st *store.Store, m *metrics.Metrics) search
 	}
 	var failures atomic.Int64
 	m.CounterFunc("munin_recall_meaning_failures_total", "Recalls that answered by words alone because the meaning path failed (query embedding, vectors).", "", "", func() float64 { return float64(failures.Load()) })
+	registerEndpointMetrics(m, c)
 	return search.MeaningOptions{Embedder: c, Vectors: st, OnFailure: func() { failures.Add(1) }}
+}
+
+// registerEndpointMetrics exposes the endpoint's failures as the client saw
+// them in every call, the worker's and the recalls': a rotated key (401,
+// 403) or a wrong URL (404) shows here by its reason, not as entries
+// refused one by one.
+func registerEndpointMetrics(m *metrics.Metrics, c *embed.Client) {
+	for _, kind := range embed.FailureKinds {
+		m.CounterFunc("munin_embed_endpoint_failures_total", "Failed calls to the embedding endpoint by reason: key (401, 403), not_found (404), status (other), timeout, network, answer (unusable: not JSON, too large, wrong count or dimension). A text the endpoint refuses (400, 413, 422) is not counted here.",
+			"reason", kind, func() float64 { return float64(c.Failures(kind)) })
+	}
+	m.GaugeFunc("munin_embed_endpoint_failing", "1 while the last call to the embedding endpoint failed (then the worker retries with backoff and recall answers by words), else 0.", func() float64 {
+		if c.Health().Failing {
+			return 1
+		}
+		return 0
+	})
 }
 
 // chainStored calls both functions with each stored batch (first may be nil).
@@ -62,7 +80,7 @@ func registerEmbedMetrics(m *metrics.Metrics, w *embed.Worker) {
 	m.CounterFunc("munin_embed_requests_total", "Calls to the embedding endpoint.", "", "", func() float64 { return float64(w.Stats().Calls) })
 	m.CounterFunc("munin_embed_errors_total", "Failed calls to the embedding endpoint (status, timeout, garbage) and failed stores of vectors.", "", "", func() float64 { return float64(w.Stats().Errors) })
 	m.CounterFunc("munin_embed_vectors_total", "Vectors computed and stored.", "", "", func() float64 { return float64(w.Stats().Embedded) })
-	m.CounterFunc("munin_embed_skipped_total", "Entries the embedding endpoint refused for good (4xx), skipped until they change.", "", "", func() float64 { return float64(w.Stats().Skipped) })
+	m.CounterFunc("munin_embed_skipped_total", "Entries the embedding endpoint refused for good (400, 413 or 422: the text, not the key or the URL), skipped until they change or the server restarts.", "", "", func() float64 { return float64(w.Stats().Skipped) })
 }
 
 // notifyingIndex is the search index as the service sees it when embeddings

@@ -100,11 +100,7 @@ func TestEmbeddingsOffByDefault(t *testing.T) {
 // worker's call, remembers return and recall finds them; after release every
 // entry gets its vector and the metrics count it.
 func TestEmbeddingsRememberDoesNotWait(t *testing.T) {
-	ep := embedtest.New(8)
-	t.Cleanup(ep.Close)
-	ep.SetMode(embedtest.Block)
-	a, base, token := serveWith(t, Config{Logger: quietLog(), EmbedURL: ep.URL, EmbedModel: "m"})
-	c := mustKey(t, a, token)
+	ep, a, base, c := withEndpoint(t, Config{}, func(ep *embedtest.Server) { ep.SetMode(embedtest.Block) })
 	remember(t, a, c, "first")
 	<-ep.Blocked() // the worker's call is now held by the endpoint
 	for i := range 20 {
