@@ -36,6 +36,7 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 	role := fs.String("role", "write", "read, write or admin (create)")
 	serverAdmin := fs.Bool("server-admin", false, "create a server-admin key: administers every project, reads no memory (create)")
 	finishEtcd := etcdFlags(fs, &cfg)
+	fs.Lookup("etcd").Usage += adminEtcdUsage
 	if help {
 		return helpFor(fs)
 	}
@@ -139,6 +140,7 @@ func projectCmd(args []string, stdout, stderr io.Writer) error {
 	var cfg app.Config
 	fs := newFlags("project list", &cfg)
 	finishEtcd := etcdFlags(fs, &cfg)
+	fs.Lookup("etcd").Usage += adminEtcdUsage
 	if help {
 		return helpFor(fs)
 	}

@@ -31,6 +31,7 @@ func clusterFlags(fs *flag.FlagSet, cfg *app.Config) (finish func() error) {
 		if err := etcd(); err != nil {
 			return err
 		}
+		cc.Secret = os.Getenv(clusterSecretEnv)
 		switch *mode {
 		case "sync":
 		case "async":
@@ -50,6 +51,16 @@ func clusterFlags(fs *flag.FlagSet, cfg *app.Config) (finish func() error) {
 
 // etcdFlags declares --etcd and --etcd-prefix, which cluster nodes and the
 // admin commands of a cluster share.
+//
+// The admin commands (key, project) with --etcd need no cluster secret, and
+// do not read it. Access to etcd is the trust boundary of a cluster: whoever
+// can write under the prefix can write key hashes, ownership records and
+// even the secret's fingerprint in /meta directly, with etcdctl — a secret
+// check in munin key would stop nobody who holds that access. The secret
+// guards what crosses the network without etcd, the nodes' calls to each
+// other, and with it one can read any workspace through an owner; handing
+// it to every admin's machine would widen it for no gain. So etcd must be
+// protected itself (its authentication, client certificates, a firewall).
 func etcdFlags(fs *flag.FlagSet, cfg *app.Config) (finish func() error) {
 	endpoints := fs.String("etcd", "", "comma-separated etcd endpoints of the cluster, e.g. http://10.0.0.1:2379 (env MUNIN_ETCD)")
 	fs.StringVar(&cfg.Cluster.Prefix, "etcd-prefix", "", "etcd key prefix of the cluster (env MUNIN_ETCD_PREFIX; default /munin)")
@@ -59,7 +70,9 @@ func etcdFlags(fs *flag.FlagSet, cfg *app.Config) (finish func() error) {
 				cfg.Cluster.Etcd = append(cfg.Cluster.Etcd, e)
 			}
 		}
-		cfg.Cluster.Secret = os.Getenv(clusterSecretEnv)
 		return nil
 	}
 }
+
+// adminEtcdUsage is added to --etcd's help on the admin commands.
+const adminEtcdUsage = "; needs no cluster secret: whoever can write to etcd administers the cluster, so protect etcd itself (its authentication, client certificates)"
