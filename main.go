@@ -10,6 +10,8 @@
 //	munin export W/P [--out FILE] all versions of a project as JSON Lines
 //	munin import W/P [FILE]       read an export back, idempotently
 //	munin reindex [W/P]           build and check the search indexes
+//	munin version                 version, Go version, schema and index format versions
+//	munin help [COMMAND]          the commands, or one command's flags (munin COMMAND --help)
 package main
 
 import (
