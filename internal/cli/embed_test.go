@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -58,5 +59,11 @@ func TestReindexEmbeddings(t *testing.T) {
 	t.Setenv("MUNIN_EMBED_MODEL", "other")
 	if err, _ := run(t, "reindex", "--embeddings", "--data", dir, "w/p"); err == nil || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("failing endpoint: %v", err)
+	}
+	// A key the endpoint refuses fails the fill, naming the key, rather
+	// than skipping every entry as refused and reporting success.
+	ep.Fail(http.StatusUnauthorized)
+	if err, out := run(t, "reindex", "--embeddings", "--data", dir, "w/p"); err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "MUNIN_EMBED_KEY") {
+		t.Fatalf("endpoint refusing the key: %v\n%s", err, out)
 	}
 }
