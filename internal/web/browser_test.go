@@ -14,7 +14,8 @@ import (
 	"munin/internal/memory"
 )
 
-// chromiumPath finds Debian's Chromium, or skips the test.
+// chromiumPath finds Debian's Chromium, or skips the test (fails it with
+// MUNIN_REQUIRE_BROWSER=1, see noBrowser).
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	if p, err := exec.LookPath("chromium"); err == nil {
@@ -23,7 +24,7 @@ func chromiumPath(t *testing.T) string {
 	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
 		return "/usr/bin/chromium"
 	}
-	t.Skip("chromium not installed: apt-get install chromium to run the browser tests")
+	noBrowser(t)
 	return ""
 }
 

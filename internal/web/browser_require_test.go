@@ -1,0 +1,23 @@
+package web
+
+import (
+	"os"
+	"testing"
+)
+
+// requireBrowserEnv makes a missing browser a failure instead of a skip,
+// as MUNIN_REQUIRE_LITESTREAM does for Litestream: CI installs Chromium and
+// sets it, so that a failed install turns CI red instead of silently
+// skipping every browser test.
+const requireBrowserEnv = "MUNIN_REQUIRE_BROWSER"
+
+// noBrowser ends a browser test that found no Chromium: skipped, or failed
+// with MUNIN_REQUIRE_BROWSER=1.
+func noBrowser(t testing.TB) {
+	t.Helper()
+	const msg = "chromium not installed: apt-get install chromium to run the browser tests"
+	if os.Getenv(requireBrowserEnv) == "1" {
+		t.Fatalf("%s=1 but %s", requireBrowserEnv, msg)
+	}
+	t.Skip(msg)
+}
