@@ -31,14 +31,14 @@ const (
 	answerSlack = 16 << 10
 )
 
-// answerCap is the most bytes read of an answer to n texts: about 273 KiB
-// for a query, 8.4 MiB for a batch of memory.MaxEmbedBatch.
+// answerCap is the most bytes read of an answer to n texts: 273 KiB for a
+// query, 8.0 MiB for a batch of memory.MaxEmbedBatch (32).
 func answerCap(n int) int64 { return int64(n)*vectorBytes + answerSlack }
 
 // The answers being read at once are bounded too, not only each one: a
 // burst of recalls against an endpoint that answers huge bodies holds at
-// most maxQueryReads × answerCap(1) ≈ 4.4 MiB, the worker's batches at most
-// maxBatchReads × answerCap(32) ≈ 34 MiB. Queries have their own turns so
+// most maxQueryReads × answerCap(1) ≈ 4.3 MiB, the worker's batches at most
+// maxBatchReads × answerCap(32) ≈ 32 MiB. Queries have their own turns so
 // that batches never hold them up. A call waits for its turn within its
 // deadline (for a recall, the 2 s of the meaning path).
 const (
