@@ -84,17 +84,26 @@ func welcome(ctx context.Context, a *app.App, cfg app.Config, stdout io.Writer, 
 	return nil
 }
 
-// writePrivate writes text to a new file of mode 0600 at path. What was
-// there is removed first, and the file is created exclusively, so that
-// neither an old file's mode nor a planted symlink decides where the keys go.
+// writePrivate writes text to a file of mode 0600 at path. It is written
+// beside it first and renamed into place, so whoever waits for the file
+// (a script taking the keys) never reads half of it; the temporary name is
+// created exclusively after removing what was there, so neither an old
+// file's mode nor a planted symlink decides where the keys go.
 func writePrivate(path, text string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	tmp := path + ".tmp"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
 	_, err = f.WriteString(text)
-	return errors.Join(err, f.Sync(), f.Close())
+	if err = errors.Join(err, f.Sync(), f.Close()); err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return errors.Join(err, os.Remove(tmp))
+	}
+	return nil
 }

@@ -166,3 +166,36 @@ func TestServeLogIsSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePrivate: the key file is 0600 whatever was at its name — an old
+// file open to others, or a symlink planted to send the keys elsewhere.
+func TestWritePrivate(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := filepath.Join(dir, "elsewhere")
+	if err := os.WriteFile(elsewhere, []byte("untouched"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "old")
+	if err := os.WriteFile(old, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{old, link, filepath.Join(dir, "new")} {
+		if err := writePrivate(path, "keys"); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v, want a regular file of mode 0600", path, err, fi.Mode())
+		}
+		if b, _ := os.ReadFile(path); string(b) != "keys" {
+			t.Errorf("%s holds %q", path, b)
+		}
+	}
+	if b, _ := os.ReadFile(elsewhere); string(b) != "untouched" {
+		t.Errorf("the symlink's target was written: %q", b)
+	}
+}
