@@ -5,6 +5,10 @@ import (
 	"html"
 	"html/template"
 	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
 )
 
 // The bounds of rendering one entry's Markdown. goldmark's parser is
@@ -14,18 +18,24 @@ import (
 // (emphasis delimiters are matched pairwise within a paragraph). Those
 // costs grow with the nesting of containers and with the inline markers of
 // a paragraph times its length, so both are measured in one linear pass
-// before goldmark sees the text; content past a bound is shown as escaped
+// before goldmark parses the text inline; content past a bound is shown as escaped
 // plain text — every character still there, nothing interpreted.
 const (
 	// maxMarkdownNesting is the deepest nesting of block containers
 	// (blockquotes, list items) at the start of one line that is rendered.
 	// Notes nest a list in a quote in a list; nobody writes 32 levels.
 	maxMarkdownNesting = 32
-	// maxInlineWork bounds the sum, over the runs of non-blank lines, of
-	// the run's inline markers times its length in bytes: the worst case
-	// of goldmark's inline parsing of a paragraph. 16M is some tens of
-	// milliseconds of the worst input; a 64 KiB note of prose and code
-	// with blank lines between its paragraphs stays far below it.
+	// maxContainerMarkers bounds the container markers of all lines
+	// together, and lines with a '|' (table rows) count one each: each
+	// opens a block, some microseconds of goldmark's time, and 64 KiB of
+	// "- " made 20,000 list items (60–130 ms), of "|x|" a table of 16,000
+	// rows (95 ms). A long note of bullet points has one or two thousand.
+	maxContainerMarkers = 8192
+	// maxInlineWork bounds the sum, over the paragraphs and headings, of
+	// their inline markers times their length in bytes: the worst case of
+	// goldmark's inline parsing of a paragraph. 16M is some tens of
+	// milliseconds of the worst input; a 64 KiB note of prose, lists and
+	// code stays far below it.
 	maxInlineWork = 16 << 20
 	// minMarkdownOutput is the least output allowed; an entry's rendered
 	// HTML may be the larger of it and markdownExpansion times its source.
@@ -36,6 +46,7 @@ const (
 // Reasons an entry is shown as plain text instead of rendered Markdown.
 const (
 	plainNesting = "its Markdown nests blockquotes or lists deeper than 32 levels"
+	plainBlocks  = "its Markdown has more than 8,192 blockquote, list and table-row markers"
 	plainInline  = "its Markdown has too many links, emphasis or code markers in long paragraphs"
 	plainOutput  = "its rendered Markdown would be too large"
 )
@@ -71,26 +82,72 @@ func plainText(src, reason string) rendered {
 }
 
 // markdownTooCostly says why src would cost goldmark too much, or "".
+// First a pass over the lines counts container markers (the block
+// parser's cost); then goldmark's block parser alone — without inline
+// parsers, so linear — finds the paragraphs and headings whose inline
+// content would be parsed, and their markers times their length is summed.
 func markdownTooCostly(src string) string {
-	work, markers, run := 0, 0, 0
+	containers := 0
 	for line := range strings.Lines(src) {
-		if strings.TrimSpace(line) == "" {
-			work += markers * run
-			markers, run = 0, 0
-			continue
-		}
-		if containerDepth(line) > maxMarkdownNesting {
+		depth := containerDepth(line)
+		if depth > maxMarkdownNesting {
 			return plainNesting
 		}
-		run += len(line)
-		markers += strings.Count(line, "[") + strings.Count(line, "]") + strings.Count(line, "(") +
-			strings.Count(line, ")") + strings.Count(line, "<") + strings.Count(line, "*") +
-			strings.Count(line, "_") + strings.Count(line, "~") + strings.Count(line, "!") + strings.Count(line, "`")
-		if work+markers*run > maxInlineWork {
-			return plainInline
+		if strings.Contains(line, "|") {
+			depth++
+		}
+		if containers += depth; containers > maxContainerMarkers {
+			return plainBlocks
 		}
 	}
+	source := []byte(src)
+	doc := blockParser.Parse(text.NewReader(source))
+	work := 0
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n.Kind() {
+		case ast.KindParagraph, ast.KindTextBlock, ast.KindHeading:
+		default:
+			return ast.WalkContinue, nil
+		}
+		size, markers := 0, 0
+		lines := n.Lines()
+		for i := range lines.Len() {
+			at := lines.At(i)
+			seg := at.Value(source)
+			size += len(seg)
+			markers += inlineMarkers(seg)
+		}
+		work += size * markers
+		return ast.WalkSkipChildren, nil
+	})
+	if work > maxInlineWork {
+		return plainInline
+	}
 	return ""
+}
+
+// blockParser is goldmark's parser with its block parsers only: it finds
+// the blocks whose text the full parser would parse inline, at a cost
+// linear in the text (container depth bounded). Without the paragraph
+// transformers, link reference definitions count as the paragraph they
+// stand in: 9,000 of them cost goldmark 65 ms, and here they exceed the
+// inline bound instead.
+var blockParser = parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
+
+// inlineMarkers counts the characters that open or close inline
+// constructs (links, images, emphasis, strikethrough, code, raw HTML).
+func inlineMarkers(b []byte) int {
+	n := 0
+	for _, c := range b {
+		switch c {
+		case '[', ']', '(', ')', '<', '*', '_', '~', '!', '`':
+			n++
+		}
+	}
+	return n
 }
 
 // containerDepth counts the block container markers a line starts with:

@@ -18,6 +18,10 @@ func TestMarkdownBoundsFallBackToText(t *testing.T) {
 		{"nested quotes with spaces", strings.Repeat("> ", n/2), plainNesting},
 		{"nested ordered lists", strings.Repeat("1. ", n/3), plainNesting},
 		{"quotes in lists", strings.Repeat("- > ", n/4), plainNesting},
+		{"many list items", strings.Repeat("- a\n", n/4), plainBlocks},
+		{"many short quotes", strings.Repeat("> - a\n", n/6), plainBlocks},
+		{"many table rows", "|a|b|\n|-|-|\n" + strings.Repeat("|x|\n", n/4), plainBlocks},
+		{"many link definitions", strings.Repeat("[a]: b\n", n/7), plainInline},
 		{"link openers on one line", strings.Repeat("[a](", n/4), plainInline},
 		{"image openers", strings.Repeat("![a](", n/5), plainInline},
 		{"pointy destinations", strings.Repeat("[a](< ", n/6), plainInline},
@@ -53,6 +57,9 @@ func TestMarkdownBoundsKeepNotes(t *testing.T) {
 		{"nesting", "> - quoted list\n>   1. nested\n>      > deeper", "<blockquote>"},
 		{"prose with links", prose.String(), `<a href="https://example.org/1"`},
 		{"code block", code.String(), "<pre><code"},
+		{"a table", "| a | b |\n|---|---|\n" + strings.Repeat("| [x](https://example.org) | *y* |\n", 500), "<table>"},
+		{"link definitions", strings.Repeat("See [a][] and [b][].\n\n", 50) + "[a]: https://a.example\n[b]: https://b.example\n", `<a href="https://a.example"`},
+		{"a long list", strings.Repeat("- a point worth making, with a [link](https://example.org)\n", 1000), "<li>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := renderBounded(tc.src)
