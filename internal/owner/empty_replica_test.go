@@ -17,7 +17,7 @@ import (
 // are missing. The new owner's first write answers unavailable naming the
 // empty replica, commits nothing, starts no replication into its own epoch
 // and leaves the recorded epoch where it was, so that a later takeover (once
-// the replica is back) still restores it.
+// the replica is back) still restores it — and one does.
 func TestTakeoverRefusesAnEmptyReplicaAtARecordedEpoch(t *testing.T) {
 	const recorded = 3
 	c := newFakeCluster("http://b", "http://b")
@@ -63,5 +63,16 @@ func TestTakeoverRefusesAnEmptyReplicaAtARecordedEpoch(t *testing.T) {
 	}
 	if _, _, err := n.st.Get(context.Background(), ref, "first", 0); err == nil {
 		t.Error("the refused write can be read")
+	}
+
+	// Once the replica is back, the next call takes the workspace over
+	// with everything the last owner acknowledged.
+	prev, _ := previousOwner(t, "acknowledged")
+	n.r.dir = prev.r.dir
+	if err := write(n, "after"); err != nil {
+		t.Fatalf("write once the replica is back: %v", err)
+	}
+	if v, _, err := n.st.Get(context.Background(), ref, "acknowledged", 0); err != nil || v.Content != "c acknowledged" {
+		t.Fatalf("the last owner's write after the replica came back: %+v %v", v, err)
 	}
 }
