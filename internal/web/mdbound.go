@@ -7,8 +7,11 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // The bounds of rendering one entry's Markdown. goldmark's parser is
@@ -108,7 +111,7 @@ func markdownTooCostly(src string) string {
 			return ast.WalkContinue, nil
 		}
 		switch n.Kind() {
-		case ast.KindParagraph, ast.KindTextBlock, ast.KindHeading:
+		case ast.KindParagraph, ast.KindTextBlock, ast.KindHeading, extast.KindTableCell:
 		default:
 			return ast.WalkContinue, nil
 		}
@@ -131,11 +134,13 @@ func markdownTooCostly(src string) string {
 
 // blockParser is goldmark's parser with its block parsers only: it finds
 // the blocks whose text the full parser would parse inline, at a cost
-// linear in the text (container depth bounded). Without the paragraph
-// transformers, link reference definitions count as the paragraph they
+// linear in the text (container depth bounded). GFM's tables are found, so
+// that each cell counts on its own, as goldmark parses it; without the
+// other paragraph transformer, link reference definitions count as the paragraph they
 // stand in: 9,000 of them cost goldmark 65 ms, and here they exceed the
 // inline bound instead.
-var blockParser = parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
+var blockParser = parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithParagraphTransformers(util.Prioritized(extension.NewTableParagraphTransformer(), 200)))
 
 // inlineMarkers counts the characters that open or close inline
 // constructs (links, images, emphasis, strikethrough, code, raw HTML).
