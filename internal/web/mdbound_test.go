@@ -27,6 +27,7 @@ func TestMarkdownBoundsFallBackToText(t *testing.T) {
 		{"pointy destinations", strings.Repeat("[a](< ", n/6), plainInline},
 		{"emphasis delimiters", strings.Repeat("*a_", n/3), plainInline},
 		{"brackets", strings.Repeat("[", n/2) + strings.Repeat("]", n/2), plainInline},
+		{"autolinks, 9 bytes out per byte in", strings.Repeat("www.a.b ", n/8), plainOutput},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := renderBounded(tc.src)
