@@ -9,14 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/memory"
 	"munin/internal/metrics"
+	"munin/internal/service"
 )
 
 // TestOverloadIsRefusedAtOnce fills the in-flight limit with requests that
 // block, then sends more: the excess gets 429 with Retry-After at once, the
 // probes still answer, and the accepted requests complete normally.
 func TestOverloadIsRefusedAtOnce(t *testing.T) {
-	const limit = 3
+	const limit = 4 // two per project
 	release := make(chan struct{})
 	entered := make(chan struct{}, limit)
 	blocking := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -26,6 +28,8 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 	})
 	m := metrics.New()
 	s := newStack(t, Config{MaxInFlight: limit, Metrics: m}, blocking, nil)
+	second, _ := s.env.Key(t, "ws", "second", "agent-2", memory.RoleWrite)
+	third, _ := s.env.Key(t, "ws", "third", "agent-3", memory.RoleWrite)
 	s.serve(t)
 
 	var wg sync.WaitGroup
@@ -34,7 +38,7 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			statuses <- s.post(t, "/mcp", `{}`)
+			statuses <- s.postAs(t, []string{s.token, second}[i%2], "/mcp", `{}`)
 		}()
 	}
 	for i := 0; i < limit; i++ {
@@ -43,7 +47,7 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 
 	for i := 0; i < 5; i++ {
 		req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(`{}`))
-		req.Header.Set("Authorization", "Bearer "+s.token)
+		req.Header.Set("Authorization", "Bearer "+third)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +57,7 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("request over the limit: %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
-		if code := errorCode(t, body); code != "unavailable" || !strings.Contains(string(body), "limit of 3") {
+		if code := errorCode(t, body); code != "unavailable" || !strings.Contains(string(body), "limit of 4 requests in flight") {
 			t.Fatalf("429 body %s", body)
 		}
 	}
@@ -62,7 +66,7 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	for _, want := range []string{"munin_http_overload_rejections_total 5", "munin_http_requests_in_flight 3"} {
+	for _, want := range []string{"munin_http_overload_rejections_total 5", "munin_http_requests_in_flight 4"} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("metrics lack %q", want)
 		}
@@ -90,9 +94,11 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 	}
 }
 
-func (s *stack) post(t *testing.T, path, body string) int {
+func (s *stack) post(t *testing.T, path, body string) int { return s.postAs(t, s.token, path, body) }
+
+func (s *stack) postAs(t *testing.T, token, path, body string) int {
 	req, _ := http.NewRequest("POST", s.base+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
@@ -135,7 +141,8 @@ func TestInFlightGaugeWithAndWithoutLimit(t *testing.T) {
 	for _, limit := range []int{64, -1} {
 		m := metrics.New()
 		var during string
-		h := admit(limit, m, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		l := newLimits(8, -1, -1, limit)
+		inner := limitPerKey(l, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 			rec := httptest.NewRecorder()
 			m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 			for _, line := range strings.Split(rec.Body.String(), "\n") {
@@ -143,6 +150,9 @@ func TestInFlightGaugeWithAndWithoutLimit(t *testing.T) {
 					during = line
 				}
 			}
+		}))
+		h := admitAnonymous(l, m, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inner.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), memory.NewCaller(memory.Key{ID: 1}))))
 		}))
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/api/v1/entries", nil))
 		if during != "munin_http_requests_in_flight 1" {

@@ -16,7 +16,7 @@ import (
 // key is served meanwhile even with a server-wide limit of one request.
 // Other answers go out at once.
 func TestHandlerRefusalIsHeldWithoutItsSlot(t *testing.T) {
-	l := newKeyLimits(-1, 1000, time.Second) // no in-flight limit, a rate never reached
+	l := newLimits(-1, 1000, time.Second, 1) // one request in flight on the server, a rate never reached
 	over := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Key") == "a" {
 			w.Header().Set("Retry-After", "3")
@@ -26,7 +26,7 @@ func TestHandlerRefusalIsHeldWithoutItsSlot(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{}`))
 	})
-	h := admit(1, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := admitAnonymous(l, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := memory.Key{ID: 1, Agent: "a"}
 		if r.Header.Get("X-Key") == "b" {
 			key = memory.Key{ID: 2, Agent: "b"}
@@ -40,14 +40,7 @@ func TestHandlerRefusalIsHeldWithoutItsSlot(t *testing.T) {
 		req.Header.Set("X-Key", who)
 		return http.DefaultClient.Do(req)
 	}
-	held := func() int {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if st := l.keys[1]; st != nil {
-			return st.held
-		}
-		return 0
-	}
+	held := func() int { return l.heldKey.Busy(1) }
 	refused := make(chan int, 1)
 	go func() {
 		resp, err := send("a")

@@ -2,16 +2,13 @@ package httpserver
 
 import (
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"munin/internal/api"
+	"munin/internal/limit"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -35,195 +32,165 @@ const (
 	// and its connection closed.
 	maxHeldPerKey = 128
 	maxHeld       = 2048
-	// keyStateIdle is how long a key's state outlives its last request once
-	// its bucket is full again.
-	keyStateIdle = time.Minute
 )
 
-// keyLimits counts each key's requests in flight and requests per second.
-// Keys idle for keyStateIdle have no entry, so its size follows the keys in use.
+// keyLimits is the server's admission control after authentication — the
+// requests in flight of each key, of each project (all its keys: a project
+// that mints keys does not multiply its share) and of the server, and each
+// key's requests per second — and the anonymous stage before it (see
+// admitAnonymous). Every level is a limit.Keyed.
 type keyLimits struct {
-	inFlight int        // ≤0: no limit
-	rate     rate.Limit // ≤0: no limit
-	burst    int
-	hold     time.Duration
-	now      func() time.Time
+	hold time.Duration
+	// now is the clock of every level (tests move it).
+	now func() time.Time
 
-	mu        sync.Mutex
-	keys      map[int64]*keyState
-	held      int // refusals held back, all keys
-	lastSweep time.Time
+	key     *limit.Keyed[int64]
+	project *limit.Keyed[memory.ProjectRef]
+	server  *limit.Keyed[struct{}]
 
-	// refused counts refusals by verdict (overInFlight, overRate), for
-	// the metrics.
-	refused [3]atomic.Int64
+	anonAddr *limit.Keyed[string]
+	anonAll  *limit.Keyed[struct{}]
+
+	heldKey *limit.Keyed[int64]
+	heldAll *limit.Keyed[struct{}]
+
+	// refused counts refusals by verdict, for the metrics.
+	refused [4]atomic.Int64
 }
 
-type keyState struct {
-	busy, held int
-	bucket     *rate.Limiter
-	seen       time.Time
-}
-
-// newKeyLimits returns nil if neither limit is set.
+// newKeyLimits makes the per-key limits alone (tests); NewKeyLimits adds
+// the project and server levels.
 func newKeyLimits(inFlight int, perSecond float64, hold time.Duration) *keyLimits {
-	if inFlight <= 0 && perSecond <= 0 {
-		return nil
-	}
-	return &keyLimits{inFlight: inFlight, rate: rate.Limit(perSecond), burst: max(1, int(2*perSecond)),
-		hold: hold, now: time.Now, keys: map[int64]*keyState{}}
+	return newLimits(inFlight, perSecond, hold, -1)
 }
 
-// verdict is what admit decided for one request.
-type verdict int
-
-const (
-	admitted verdict = iota
-	overInFlight
-	overRate
-)
-
-// admit counts a request of key id; stream requests count only against the
-// rate (their number has its own cap in mcpserver).
-func (l *keyLimits) admit(id int64, stream bool) verdict {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	l.sweep(now)
-	st := l.keys[id]
-	if st == nil {
-		st = &keyState{}
-		if l.rate > 0 {
-			st.bucket = rate.NewLimiter(l.rate, l.burst)
-		}
-		l.keys[id] = st
+// newLimits makes every level; server ≤ 0 is no server-wide limit (and then
+// none per project).
+func newLimits(inFlight int, perSecond float64, hold time.Duration, server int) *keyLimits {
+	l := &keyLimits{hold: hold, now: time.Now}
+	clock := func() time.Time { return l.now() }
+	l.key = limit.New[int64](limit.Rule{InFlight: inFlight, Rate: perSecond, Burst: max(1, int(2*perSecond))}, clock)
+	if server > 0 {
+		l.server = limit.New[struct{}](limit.Rule{InFlight: server}, clock)
+		l.project = limit.New[memory.ProjectRef](limit.Rule{InFlight: max(1, server/ProjectShare)}, clock)
 	}
-	st.seen = now
+	l.anonAddr = limit.New[string](limit.Rule{InFlight: anonPerAddress, Rate: anonRate, Burst: 2 * anonRate, MaxKeys: anonAddresses}, clock)
+	l.anonAll = limit.New[struct{}](limit.Rule{InFlight: anonInFlight}, clock)
+	l.heldKey = limit.New[int64](limit.Rule{InFlight: maxHeldPerKey}, clock)
+	l.heldAll = limit.New[struct{}](limit.Rule{InFlight: maxHeld}, clock)
+	return l
+}
+
+// admit takes the units of one request of key: its key's (a stream only
+// its rate), its project's and the server's.
+func (l *keyLimits) admit(key memory.Key, stream bool) (release func(), refused *limit.Refusal) {
+	if stream {
+		return limit.Acquire(l.key.RateSlot(key.ID))
+	}
+	return limit.Acquire(l.key.Slot(key.ID), l.project.Slot(key.Project), l.server.Slot(struct{}{}))
+}
+
+// refusal is the message of a refused request.
+func (l *keyLimits) refusal(key memory.Key, r *limit.Refusal) string {
 	switch {
-	case !stream && l.inFlight > 0 && st.busy >= l.inFlight:
-		return overInFlight
-	case st.bucket != nil && !st.bucket.AllowN(now, 1):
-		return overRate
+	case r.Index == 0 && r.Verdict == limit.OverRate:
+		return fmt.Sprintf("key %d (%s) sends more than %g requests per second, the most one key may", key.ID, key.Agent, l.key.Rule().Rate)
+	case r.Index == 0:
+		return fmt.Sprintf("key %d (%s) has %d requests in flight, the most one key may", key.ID, key.Agent, l.key.Rule().InFlight)
+	case r.Index == 1:
+		return fmt.Sprintf("project %s has %d requests in flight, the most one project may (1/%d of the server's %d)",
+			key.ProjectLabel(), l.project.Rule().InFlight, ProjectShare, l.server.Rule().InFlight)
 	}
-	if !stream {
-		st.busy++
-	}
-	return admitted
+	return fmt.Sprintf("server is at its limit of %d requests in flight", l.server.Rule().InFlight)
 }
 
-// retryAfter is when key id may send again after refusal v, in whole
-// seconds (at least one): for the rate, when its bucket holds a token again
-// (more than a second below one request per second); for requests in
-// flight nobody knows, so a second.
-func (l *keyLimits) retryAfter(id int64, v verdict) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	st := l.keys[id]
-	if v != overRate || st == nil || st.bucket == nil {
-		return 1
-	}
-	missing := 1 - st.bucket.TokensAt(l.now())
-	return max(1, int(math.Ceil(missing/float64(l.rate))))
-}
-
-func (l *keyLimits) done(id int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if st := l.keys[id]; st != nil {
-		st.busy--
-	}
-}
-
-// holdRefusal reports how long a refusal of key id is held back (0: not at
-// all); a held one counts until unhold.
-func (l *keyLimits) holdRefusal(id int64) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	st := l.keys[id]
-	if l.hold <= 0 || st == nil || st.held >= maxHeldPerKey || l.held >= maxHeld {
-		return 0
-	}
-	st.held++
-	l.held++
-	return l.hold
-}
-
-// holdBack holds a refusal of key id back for the hold (DefaultRefusalHold)
-// after giving its admission slot back, unless too many are held already;
-// it reports whether it held. The request ending ends the hold early.
+// holdBack holds a refusal back for the hold (DefaultRefusalHold) after
+// giving the request's slots back, unless too many are held already (for
+// key id or in all); it reports whether it held. The request ending ends
+// the hold early.
 func (l *keyLimits) holdBack(r *http.Request, id int64) bool {
-	hold := l.holdRefusal(id)
-	if hold <= 0 {
+	if l.hold <= 0 {
 		return false
 	}
+	release, refused := limit.Acquire(l.heldKey.Slot(id), l.heldAll.Slot(struct{}{}))
+	if refused != nil {
+		return false
+	}
+	defer release()
 	freeSlot(r.Context())
-	t := time.NewTimer(hold)
+	t := time.NewTimer(l.hold)
+	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-r.Context().Done():
-		t.Stop()
 	}
-	l.unhold(id)
 	return true
 }
 
-func (l *keyLimits) unhold(id int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if st := l.keys[id]; st != nil {
-		st.held--
-	}
-	l.held--
-}
-
-// sweep drops the state of keys with nothing in flight or held whose bucket
-// has refilled, at most once per keyStateIdle. The caller holds mu.
-func (l *keyLimits) sweep(now time.Time) {
-	if now.Sub(l.lastSweep) < keyStateIdle {
-		return
-	}
-	l.lastSweep = now
-	for id, st := range l.keys {
-		full := st.bucket == nil || st.bucket.TokensAt(now) >= float64(l.burst)
-		if st.busy == 0 && st.held == 0 && full && now.Sub(st.seen) >= keyStateIdle {
-			delete(l.keys, id)
+// admitInternal admits the calls of the other nodes of a cluster: they
+// count against the server's requests in flight (not a key's or a
+// project's: the entry node charged those) and may send bodies of any size
+// the front door allows. The handler checks the cluster secret from the
+// headers before it reads the body, so a call without it holds the slot
+// for microseconds.
+func admitInternal(l *keyLimits, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		release, refused := limit.Acquire(l.server.Slot(struct{}{}))
+		if refused != nil {
+			if t := ticketOf(r.Context()); t != nil {
+				t.m.Rejected()
+			}
+			w.Header().Set("Retry-After", "1")
+			api.WriteErrorStatus(w, http.StatusTooManyRequests, memory.CodeUnavailable,
+				fmt.Sprintf("server is at its limit of %d requests in flight; retry after 1 second", l.server.Rule().InFlight))
+			return
 		}
-	}
+		if t := ticketOf(r.Context()); t != nil {
+			t.admitted(release)
+		} else {
+			defer release()
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
-// KeyLimits are the limits per key of one server, to be shared with a
+// KeyLimits are the admission limits of one server, to be shared with a
 // handler that authenticates on its own (the web UI's sessions), so that a
 // key's requests count the same whichever way they come.
 type KeyLimits struct{ l *keyLimits }
 
-// NewKeyLimits makes the limits per key that cfg asks for (its
+// NewKeyLimits makes the limits that cfg asks for (its MaxInFlight,
 // MaxInFlightPerKey, RatePerKey and RefusalHold, defaults applied).
 func NewKeyLimits(cfg Config) *KeyLimits {
 	cfg = cfg.withDefaults()
-	return &KeyLimits{newKeyLimits(cfg.MaxInFlightPerKey, cfg.RatePerKey, cfg.RefusalHold)}
+	return &KeyLimits{newLimits(cfg.MaxInFlightPerKey, cfg.RatePerKey, cfg.RefusalHold, cfg.MaxInFlight)}
 }
 
-// Refused is how many requests the limits refused for being over a key's
-// requests in flight (inFlight true) or over its requests per second.
+// Refused is how many requests the limits refused for being over the
+// requests in flight of a key, a project or the server (inFlight true) or
+// over a key's requests per second.
 func (k *KeyLimits) Refused(inFlight bool) int64 {
 	if k == nil || k.l == nil {
 		return 0
 	}
 	if inFlight {
-		return k.l.refused[overInFlight].Load()
+		return k.l.refused[limit.OverInFlight].Load()
 	}
-	return k.l.refused[overRate].Load()
+	return k.l.refused[limit.OverRate].Load()
 }
 
 // Limit wraps next with the limits; the key is the first key of the caller
 // in the request context (service.WithCaller): a request carrying several
-// keys is one request of the agent that holds them, charged once. Its refusals are the API's 429 with Retry-After.
+// keys is one request of the agent that holds them, charged once, to that
+// key's project. Its refusals are the API's 429 with Retry-After.
 func (k *KeyLimits) Limit(next http.Handler) http.Handler { return limitPerKey(k.l, next) }
 
-// limitPerKey answers a key's requests beyond its limits 429 with
-// Retry-After, before the body is read. It sits behind requireKey. The
-// refusal gives its admission slot back and is held back DefaultRefusalHold
-// (see there). A nil l: no limits.
+// limitPerKey admits a request that showed its key (it sits behind
+// requireKey, or the web UI's session check): it takes the key's, the
+// project's and the server's units and lifts the anonymous bounds
+// (ticket.admitted), or answers 429 with Retry-After before the body is
+// read. The refusal gives the request's slots back and is held back
+// DefaultRefusalHold (see there). A nil l: no limits.
 func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
 	if l == nil {
 		return next
@@ -235,23 +202,22 @@ func limitPerKey(l *keyLimits, next http.Handler) http.Handler {
 			return
 		}
 		key := c.First()
-		v := l.admit(key.ID, exempt(r))
-		if v != admitted {
-			l.refused[v].Add(1)
-		}
-		if v == admitted {
-			if !exempt(r) {
-				defer l.done(key.ID)
+		release, refused := l.admit(key, isStream(r))
+		if refused == nil {
+			if t := ticketOf(r.Context()); t != nil {
+				t.admitted(release)
+			} else {
+				defer release()
 			}
 			next.ServeHTTP(w, r)
 			return
 		}
-		msg := fmt.Sprintf("key %d (%s) has %d requests in flight, the most one key may", key.ID, key.Agent, l.inFlight)
-		if v == overRate {
-			msg = fmt.Sprintf("key %d (%s) sends more than %g requests per second, the most one key may", key.ID, key.Agent, float64(l.rate))
+		l.refused[refused.Verdict].Add(1)
+		if t := ticketOf(r.Context()); t != nil && refused.Index == 2 {
+			t.m.Rejected() // the server is full, not just this key or project
 		}
-		retry := l.retryAfter(key.ID, v)
-		msg += fmt.Sprintf("; retry after %d s", retry)
+		retry := seconds(refused.RetryAfter)
+		msg := l.refusal(key, refused) + fmt.Sprintf("; retry after %d s", retry)
 		if !l.holdBack(r, key.ID) {
 			w.Header().Set("Connection", "close")
 		}

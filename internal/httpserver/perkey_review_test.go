@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/limit"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -107,73 +109,70 @@ func TestStreamsDoNotTakeTheKeysSlots(t *testing.T) {
 	fixed := time.Now()
 	r.now = func() time.Time { return fixed }
 	for i := range 2 {
-		if v := r.admit(1, true); v != admitted {
-			t.Fatalf("stream %d of the burst: verdict %d", i+1, v)
+		if _, refused := r.admit(memory.Key{ID: 1}, true); refused != nil {
+			t.Fatalf("stream %d of the burst: %+v", i+1, refused)
 		}
 	}
-	if v := r.admit(1, true); v != overRate {
-		t.Fatalf("a stream past the rate: verdict %d, want overRate", v)
+	if _, refused := r.admit(memory.Key{ID: 1}, true); refused == nil || refused.Verdict != limit.OverRate {
+		t.Fatalf("a stream past the rate: %+v, want over the rate", refused)
 	}
 }
 
 // TestHeldRefusalsAreBounded: at most maxHeldPerKey refusals of one key and
-// maxHeld in all are held back; beyond them a refusal is sent at once. Many
-// goroutines holding and letting go leave no count behind.
+// maxHeld in all are held back; beyond them a refusal is sent at once.
+// Many goroutines holding and letting go leave no count behind.
 func TestHeldRefusalsAreBounded(t *testing.T) {
-	l := newKeyLimits(1, -1, time.Second)
-	keys := maxHeld/maxHeldPerKey + 1
-	for id := range int64(keys) {
-		l.admit(id, false) // the state a refusal is held on
-		l.done(id)
+	l := newKeyLimits(1, -1, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a held refusal ends at once when its request has ended
+	r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
+	var taken []func()
+	hold := func(id int64) {
+		release, refused := limit.Acquire(l.heldKey.Slot(id), l.heldAll.Slot(struct{}{}))
+		if refused != nil {
+			t.Fatalf("hold %d of key %d refused: %+v", len(taken)+1, id, refused)
+		}
+		taken = append(taken, release)
 	}
 	for range maxHeldPerKey {
-		if l.holdRefusal(0) == 0 {
-			t.Fatal("a refusal under the key's cap was not held")
-		}
+		hold(0)
 	}
-	if d := l.holdRefusal(0); d != 0 {
-		t.Fatalf("refusal %d of one key held %s, want sent at once", maxHeldPerKey+1, d)
+	if l.holdBack(r, 0) {
+		t.Fatalf("refusal %d of one key was held, want sent at once", maxHeldPerKey+1)
 	}
-	for id := int64(1); id < int64(keys)-1; id++ {
-		for range maxHeldPerKey {
-			l.holdRefusal(id)
-		}
+	if !l.holdBack(r, 1) {
+		t.Fatal("another key's refusal was not held")
 	}
-	if d := l.holdRefusal(int64(keys) - 1); d != 0 || l.held != maxHeld {
-		t.Fatalf("refusal past %d held in all: held %s (%d held), want sent at once", maxHeld, d, l.held)
+	for id := int64(1); len(taken) < maxHeld; id++ {
+		hold(id)
 	}
-	for id := range int64(keys) - 1 {
-		for range maxHeldPerKey {
-			l.unhold(id)
-		}
+	if l.holdBack(r, 1_000_000) {
+		t.Fatalf("refusal past %d held in all was held, want sent at once", maxHeld)
+	}
+	for _, release := range taken {
+		release()
 	}
 
 	var wg sync.WaitGroup
 	for w := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			id := int64(w % 4)
 			for range 200 {
-				if l.admit(id, false) == admitted {
-					l.done(id)
+				if release, refused := l.admit(memory.Key{ID: id}, false); refused == nil {
+					release()
 					continue
 				}
-				if l.holdRefusal(id) > 0 {
-					l.unhold(id)
-				}
+				l.holdBack(r, id)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.held != 0 {
-		t.Fatalf("%d refusals still counted as held", l.held)
-	}
-	for id, st := range l.keys {
-		if st.held != 0 || st.busy != 0 {
-			t.Fatalf("key %d: %d held, %d busy after every request ended", id, st.held, st.busy)
+	for id := range int64(4) {
+		if h, b := l.heldKey.Busy(id), l.key.Busy(id); h != 0 || b != 0 {
+			t.Fatalf("key %d: %d held, %d busy after every request ended", id, h, b)
 		}
+	}
+	if n := l.heldAll.Busy(struct{}{}); n != 0 {
+		t.Fatalf("%d refusals still counted as held", n)
 	}
 }

@@ -93,7 +93,8 @@ func TestKeyLimitsUnderConcurrency(t *testing.T) {
 			defer wg.Done()
 			id := int64(w % keys)
 			for range 200 {
-				if l.admit(id, false) != admitted {
+				release, refused := l.admit(memory.Key{ID: id}, false)
+				if refused != nil {
 					continue
 				}
 				mu.Lock()
@@ -103,14 +104,14 @@ func TestKeyLimitsUnderConcurrency(t *testing.T) {
 				}
 				held[id]--
 				mu.Unlock()
-				l.done(id)
+				release()
 			}
 		}()
 	}
 	wg.Wait()
-	for id, st := range l.keys {
-		if st.busy != 0 {
-			t.Errorf("key %d still has %d requests in flight", id, st.busy)
+	for id := range int64(keys) {
+		if n := l.key.Busy(id); n != 0 {
+			t.Errorf("key %d still has %d requests in flight", id, n)
 		}
 	}
 }
@@ -122,12 +123,12 @@ func TestKeyLimitsUnderConcurrency(t *testing.T) {
 func TestKeyRateRefusalIsHeldWithoutItsSlot(t *testing.T) {
 	now := time.Now()
 	var clock sync.Mutex
-	l := newKeyLimits(-1, 1, 2*time.Second) // 1/s, burst 2
+	l := newLimits(-1, 1, 2*time.Second, 1) // 1/s, burst 2; one request in flight on the server
 	l.now = func() time.Time { clock.Lock(); defer clock.Unlock(); return now }
 	keyA := memory.Key{ID: 1, Agent: "a"}
 	keyB := memory.Key{ID: 2, Agent: "b"}
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{}`)) })
-	h := admit(1, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := admitAnonymous(l, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := keyA
 		if r.Header.Get("X-Key") == "b" {
 			key = keyB
@@ -159,10 +160,7 @@ func TestKeyRateRefusalIsHeldWithoutItsSlot(t *testing.T) {
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		l.mu.Lock()
-		n := l.keys[keyA.ID].held
-		l.mu.Unlock()
-		if n == 1 {
+		if l.heldKey.Busy(keyA.ID) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -179,23 +177,19 @@ func TestKeyRateRefusalIsHeldWithoutItsSlot(t *testing.T) {
 		!strings.Contains(body, "more than 1 requests per second") {
 		t.Fatalf("request over the rate: %s, Retry-After %q: %s", st, retry, body)
 	}
-	l.mu.Lock()
 	l.hold = -1 // refusals are sent at once, their connection closed
-	l.mu.Unlock()
 	code, retry, body := get(context.Background(), "a")
 	if code != http.StatusTooManyRequests || retry == "" || errorCode(t, []byte(body)) != "unavailable" ||
 		!strings.Contains(body, "more than 1 requests per second") {
 		t.Fatalf("request over the rate, not held: %d, Retry-After %q: %s", code, retry, body)
 	}
 	clock.Lock()
-	now = now.Add(2 * keyStateIdle)
+	now = now.Add(2 * time.Minute)
 	clock.Unlock()
 	if st, _, body := get(context.Background(), "b"); st != http.StatusOK {
 		t.Fatalf("after the idle time: %d %s", st, body)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, kept := l.keys[keyA.ID]; kept || len(l.keys) != 1 {
-		t.Fatalf("state of idle keys is kept: %d keys", len(l.keys))
+	if n := l.key.Len(); n != 1 {
+		t.Fatalf("state of idle keys is kept: %d keys", n)
 	}
 }

@@ -132,8 +132,8 @@ func New(cfg Config, svc *service.Service, mcp http.Handler, apiHandler http.Han
 }
 
 // newHandler assembles routes and middleware, outermost first:
-// recover → log → admission → origin → body cap → (route) → auth → per-key
-// limit → body buffer → handler.
+// recover → log → anonymous admission → origin → body cap → (route) → auth
+// → admission (key, project, server) → body buffer → handler.
 func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, streams *streamCloser, ready *readiness) http.Handler {
 	r := mux.NewRouter()
 	// Paths reach the handlers as sent: a slug with ".." must be refused by
@@ -142,7 +142,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	r.NotFoundHandler = http.HandlerFunc(notFound)
 
 	perKey := cfg.KeyLimits
-	if perKey == nil {
+	if perKey == nil || perKey.l == nil {
 		perKey = NewKeyLimits(cfg)
 	}
 	authed := func(refuse refuseFunc, h http.Handler) http.Handler {
@@ -151,15 +151,17 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	// CORS sits outside the method and key checks: a preflight is an
 	// OPTIONS request without a key, answered before either.
 	cors := crossOrigin(newOriginPolicy(cfg.AllowedOrigins))
-	r.Handle("/healthz", http.HandlerFunc(healthz)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/readyz", ready).Methods(http.MethodGet, http.MethodHead)
+	// allowMethods, not Methods: a wrong method must get 405, not fall
+	// through to the web UI's catch-all and its 404 page.
+	r.Handle("/healthz", allowMethods(http.HandlerFunc(healthz), http.MethodGet, http.MethodHead))
+	r.Handle("/readyz", allowMethods(ready, http.MethodGet, http.MethodHead))
 	if cfg.Metrics != nil {
-		r.Handle("/metrics", requireKey(svc, requireServerAdmin(cfg.Metrics.Handler()))).Methods(http.MethodGet)
+		r.Handle("/metrics", allowMethods(requireKey(svc, requireServerAdmin(cfg.Metrics.Handler())), http.MethodGet, http.MethodHead))
 	}
 	r.Handle("/mcp", cors(allowMethods(authed(refuseRPC, streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
 	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(refuseREST, holdHandlerRefusals(perKey.l, apiHandler))))
 	if cfg.Internal != nil {
-		r.PathPrefix(cfg.InternalPrefix).Handler(cfg.Internal)
+		r.PathPrefix(cfg.InternalPrefix).Handler(admitInternal(perKey.l, cfg.Internal))
 	}
 	if cfg.Web != nil {
 		r.PathPrefix("/").Handler(cfg.Web)
@@ -170,7 +172,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	var h http.Handler = r
 	h = limitBody(cfg.MaxBodyBytes, h)
 	h = checkOrigin(newOriginPolicy(cfg.AllowedOrigins), h)
-	h = admit(cfg.MaxInFlight, cfg.Metrics, h)
+	h = admitAnonymous(perKey.l, cfg.Metrics, h)
 	h = logRequests(cfg.Logger, cfg.Metrics, h)
 	h = recoverPanics(cfg.Logger, h)
 	return h
