@@ -59,6 +59,12 @@ type Options struct {
 	// EmbedBacklog, when set (embeddings on), counts a project's live
 	// entries waiting for their vector; project summaries show it.
 	EmbedBacklog func(ctx context.Context, ref memory.ProjectRef) (int, error)
+	// EmbedHealth, when set (embeddings on), tells whether the embedding
+	// endpoint is failing and why, in a fixed sentence fit for anyone who
+	// reads a project (no URL, answer or key): project summaries show it,
+	// so a person sees that meaning search is paused instead of silently
+	// missing entries.
+	EmbedHealth func() (failing bool, reason string)
 }
 
 // Service is the one place where Munin's rules live.
