@@ -243,6 +243,9 @@ func Open(cfg Config) (*App, error) {
 
 		DefaultWriteBudgetBytes: cfg.WriteBudgetBytes,
 	}
+	if embedder != nil {
+		svcOpts.EmbedHealth = func() (bool, string) { h := embedder.Health(); return h.Failing, h.Reason }
+	}
 	var svcStore service.Store = st
 	var internal http.Handler
 	if cn != nil {
@@ -251,8 +254,9 @@ func Open(cfg Config) (*App, error) {
 		svcOpts.Ready = cn.ready
 	}
 	svc := service.New(svcStore, index, svcOpts)
-	// One set of limits per key for REST, MCP and the web UI's sessions.
-	perKey := httpserver.NewKeyLimits(httpserver.Config{MaxInFlightPerKey: cfg.MaxInFlightPerKey, RatePerKey: cfg.RatePerKey})
+	// One set of admission limits (key, project, server) for REST, MCP and
+	// the web UI's sessions.
+	perKey := httpserver.NewKeyLimits(httpserver.Config{MaxInFlight: cfg.MaxInFlight, MaxInFlightPerKey: cfg.MaxInFlightPerKey, RatePerKey: cfg.RatePerKey})
 	ui, err := web.New(svc, web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins, LimitKey: perKey.Limit})
 	if err != nil {
 		if worker != nil {
