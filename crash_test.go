@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -321,33 +320,46 @@ func startChild(t *testing.T, bin, data string, wantKey bool) child {
 		t.Fatal(err)
 	}
 	cmd.Stderr = logFile // request logs: kept for a failing run, not printed
-	stdout, _ := cmd.StdoutPipe()
+	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	c := child{cmd: cmd, url: "http://" + addr + "/mcp"}
-	if wantKey {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := keyLine.FindStringSubmatch(sc.Text()); m != nil {
-				c.token = m[1]
-				break
-			}
-		}
-		if c.token == "" {
-			t.Fatal("no key printed on first start")
-		}
-	}
-	go io.Copy(io.Discard, stdout) // the banner only; never let the child block on it
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if conn, err := net.Dial("tcp", addr); err == nil {
 			conn.Close()
+			if wantKey {
+				c.token = firstKey(t, data)
+			}
 			return c
 		}
 	}
 	t.Fatal("server did not come up")
 	return c
+}
+
+// firstKey returns the project key of the first start. The child's stdout
+// is no terminal, so the server writes its keys to first-keys.txt in the
+// data directory (renamed into place whole) rather than printing them;
+// the project key is the first key line there.
+func firstKey(t *testing.T, data string) string {
+	t.Helper()
+	path := filepath.Join(data, "first-keys.txt")
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(text), "\n") {
+			if m := keyLine.FindStringSubmatch(line); m != nil {
+				return m[1]
+			}
+		}
+		t.Fatalf("no key in %s", path)
+	}
+	t.Fatalf("no %s on first start", path)
+	return ""
 }
 
 func connectMCP(ctx context.Context, url, token string) (*client.Client, error) {
