@@ -157,7 +157,7 @@ func TestRealServerRoundTripOverMCP(t *testing.T) {
 		LatestVersion int    `json:"latest_version"`
 	}
 	call(t, c, "get", map[string]any{"slug": "decisions/db-choice"}, &got)
-	if got.Version != 2 || got.LatestVersion != 2 || got.Title != "Database choice" || got.Agent != "admin" || !strings.Contains(got.Content, "one writer") {
+	if got.Version != 2 || got.LatestVersion != 2 || got.Title != "Database choice" || got.Agent != "first-admin" || !strings.Contains(got.Content, "one writer") {
 		t.Fatalf("get latest = %+v", got)
 	}
 	call(t, c, "get", map[string]any{"slug": "decisions/db-choice", "version": 1}, &got)

@@ -351,7 +351,7 @@ func (s *Service) BootstrapKeys(ctx context.Context) (FirstKeys, error) {
 	if k.ServerAdmin, _, err = s.CreateServerAdminKey(ctx, "operator"); err != nil {
 		return FirstKeys{}, err
 	}
-	if k.Project, _, err = s.CreateKey(ctx, DefaultProject, "admin", memory.RoleAdmin); err != nil {
+	if k.Project, _, err = s.CreateKey(ctx, DefaultProject, "first-admin", memory.RoleAdmin); err != nil {
 		return FirstKeys{}, err
 	}
 	return k, nil
