@@ -30,7 +30,7 @@ type inproc struct {
 
 func startInproc(t *testing.T, dir, addr string) *inproc {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: dir, Addr: addr, BudgetOff: true, RecallRate: -1, RatePerKey: -1,
+	a, err := app.Open(app.Config{DataDir: dir, Addr: addr, BudgetOff: true, RecallRate: -1, RecallConcurrency: -1, RatePerKey: -1,
 		MaxInFlightPerKey: -1, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ const upWait = time.Minute
 // serveLimitsOff are the serve flags both the cluster and the single node
 // run with: the test measures durability and speed, not the limits that
 // protect keys from each other.
-var serveLimitsOff = []string{"--budget-off", "--rate-per-key=-1", "--max-inflight-per-key=-1", "--max-inflight=-1", "--recall-rate=-1"}
+var serveLimitsOff = []string{"--budget-off", "--rate-per-key=-1", "--max-inflight-per-key=-1", "--max-inflight=-1", "--recall-rate=-1", "--recall-concurrency=-1"}
 
 // buildMunin builds this module's binary into a temp directory, or returns
 // -cluster.munin.

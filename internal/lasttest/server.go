@@ -47,6 +47,9 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		// Each agent recalls in a closed loop, ~33/s with 32 agents and
 		// hundreds/s in a sweep's first steps: far beyond one key's rate.
 		RecallRate: -1,
+		// Recalls at once, per key and per project (half the cores): a
+		// closed loop of 32 agents in one project would queue behind them.
+		RecallConcurrency: -1,
 		// The same for every request of a key: the load test measures the
 		// server's speed, not the limits that protect keys from each other.
 		RatePerKey:        -1,
