@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -37,6 +38,10 @@ type ProjectSummary struct {
 	// counts live entries still waiting for their vector.
 	Embeddings   bool
 	EmbedBacklog int
+	// EmbedFailing is why meaning search is paused — the embedding
+	// endpoint fails, in a fixed sentence anyone reading the project may
+	// see — or empty while it answers (or embeddings are off).
+	EmbedFailing string
 }
 
 // Projects returns the projects the caller may see: every project for a
@@ -90,6 +95,11 @@ func (s *Service) summary(ctx context.Context, key memory.Key) (ProjectSummary, 
 		p.Embeddings = true
 		if p.EmbedBacklog, err = s.opts.EmbedBacklog(ctx, key.Project); err != nil {
 			return p, s.internalErr("embedding backlog", key, err)
+		}
+	}
+	if s.opts.EmbedHealth != nil {
+		if failing, reason := s.opts.EmbedHealth(); failing {
+			p.EmbedFailing = cmp.Or(reason, "the embedding endpoint fails")
 		}
 	}
 	return p, nil
