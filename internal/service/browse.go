@@ -164,6 +164,11 @@ func (s *Service) AuditLog(ctx context.Context, c memory.Caller, ref memory.Proj
 	if err := checkFilter(f); err != nil {
 		return nil, err
 	}
+	if f.MissesOnly {
+		// Searches without hits are rows of the search log; the audit log
+		// has no hit counts to filter by.
+		return nil, memory.Errorf(memory.CodeInvalid, "misses applies to the search log, not the audit log")
+	}
 	rows, err := s.store.AuditRows(ctx, key.Project, f)
 	if err != nil {
 		return nil, s.internalErr("audit log", key, err)

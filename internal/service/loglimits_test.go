@@ -35,3 +35,15 @@ func TestLogPageLimits(t *testing.T) {
 		t.Errorf("audit log at the limit: %v", err)
 	}
 }
+
+// TestAuditLogRefusesMisses: "misses only" is a filter of the search log;
+// asked of the audit log it is invalid, not a database error (the store
+// would build SQL over a column the audit log has not).
+func TestAuditLogRefusesMisses(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, c := env.Key(t, "ws", "p", "reader", memory.RoleRead)
+	_, err := env.Svc.AuditLog(context.Background(), c, c.First().Project, memory.LogFilter{MissesOnly: true})
+	if memory.ErrorCode(err) != memory.CodeInvalid || !strings.Contains(err.Error(), "misses") {
+		t.Fatalf("audit log with misses only: %v, want invalid naming misses", err)
+	}
+}
