@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"munin/internal/memory"
 	"munin/internal/service"
 )
 
@@ -27,8 +28,11 @@ const (
 // gatePass carries the caller from the gate to mcp-go's calls of the
 // session manager (sessionResolver → boundIDs).
 type gatePass struct {
-	owner  owner
-	ticket *ticket // set for an initialize only
+	owner owner
+	// project is what a session opened by this request is charged to: the
+	// project of the caller's first key.
+	project memory.ProjectRef
+	ticket  *ticket // set for an initialize only
 	// evicted are the sessions of the caller's keys ended to make room for
 	// this one; orphan an id mcp-go was given with no place left for it.
 	evicted []string
@@ -60,7 +64,7 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ids := g.srv.ids
-	pass := &gatePass{owner: ownerOf(c)}
+	pass := &gatePass{owner: ownerOf(c), project: c.First().Project}
 	agent := c.First().Agent
 	id := r.Header.Get(server.HeaderKeySessionID)
 	switch {
@@ -68,12 +72,12 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !isInitialize(r) {
 			break // mcp-go answers: a call without a session is 404
 		}
-		t, evicted, err := ids.admit(pass.owner)
+		t, evicted, err := ids.admit(pass.owner, pass.project)
 		for _, id := range evicted { // before the answer, so the client sees it gone
 			g.dropEvicted(id, agent)
 		}
 		if err != nil {
-			g.refuseSession(w, err)
+			g.refuseSession(w, err, pass.project)
 			return
 		}
 		pass.ticket = t
@@ -92,12 +96,12 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet:
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
-		n, err := ids.openStream(id, pass.owner, cancel)
+		done, err := ids.openStream(id, pass.owner, cancel)
 		if err != nil {
 			g.refuseStream(w, err)
 			return
 		}
-		defer ids.closeStream(id, pass.owner, n)
+		defer done()
 		r = r.WithContext(ctx)
 	}
 	defer g.finish(pass, id, r.Method, agent)
@@ -132,16 +136,22 @@ func (g gate) finish(pass *gatePass, id, method, agent string) {
 
 func (g gate) dropEvicted(id, agent string) {
 	g.srv.dropState(id)
-	g.srv.log.Debug("mcp session ended: one of its keys opened one more than its limit",
-		"session", shortID(id), "agent", agent, "limit", g.srv.ids.maxPerKey)
+	g.srv.log.Debug("mcp session ended: one of its keys or its project opened one more than its limit",
+		"session", shortID(id), "agent", agent, "key_limit", g.srv.ids.maxPerKey, "project_limit", g.srv.ids.maxPerProject)
 }
 
-func (g gate) refuseSession(w http.ResponseWriter, err error) {
+func (g gate) refuseSession(w http.ResponseWriter, err error, p memory.ProjectRef) {
 	ids := g.srv.ids
-	if err == errOpeningTooMany {
+	switch err {
+	case errOpeningTooMany:
 		writeRPCError(w, http.StatusTooManyRequests, openingRetryAfter, fmt.Sprintf(
 			"unavailable: a key of this request is opening more than %d MCP sessions at once (its limit); retry in %s",
 			ids.maxPerKey, openingRetryAfter))
+		return
+	case errProjectOpening:
+		writeRPCError(w, http.StatusTooManyRequests, openingRetryAfter, fmt.Sprintf(
+			"unavailable: project %s is opening more than %d MCP sessions at once (its share of the server's %d); retry in %s",
+			projectLabel(p), ids.maxPerProject, ids.maxTotal, openingRetryAfter))
 		return
 	}
 	writeRPCError(w, http.StatusTooManyRequests, sessionsRetryAfter, fmt.Sprintf(
@@ -149,14 +159,24 @@ func (g gate) refuseSession(w http.ResponseWriter, err error) {
 		ids.maxTotal, sessionsRetryAfter, g.srv.idleTTL))
 }
 
+// projectLabel names a project in a refusal ("server" for a server-admin
+// key's, which is none).
+func projectLabel(p memory.ProjectRef) string { return memory.Key{Project: p}.ProjectLabel() }
+
 func (g gate) refuseStream(w http.ResponseWriter, err error) {
 	if err == errUnknownSession { // ended between use and openStream
 		writeRPCError(w, http.StatusNotFound, 0, "not_found: the MCP session ended; open a new session with initialize")
 		return
 	}
+	if err == errProjectStreamFull {
+		writeRPCError(w, http.StatusTooManyRequests, streamsRetryAfter, fmt.Sprintf(
+			"unavailable: the keys of this session's project already have %d open GET streams on %s (the project's limit); close one and retry in %s",
+			g.srv.ids.projectStreams.Rule().InFlight, Endpoint, streamsRetryAfter))
+		return
+	}
 	writeRPCError(w, http.StatusTooManyRequests, streamsRetryAfter, fmt.Sprintf(
 		"unavailable: a key of this request already has %d open GET streams on %s (its limit); close one and retry in %s",
-		g.srv.ids.maxStreams, Endpoint, streamsRetryAfter))
+		g.srv.ids.keyStreams.Rule().InFlight, Endpoint, streamsRetryAfter))
 }
 
 // isInitialize reports whether a POST body is an initialize request, the

@@ -6,15 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
-
+	"munin/internal/limit"
 	"munin/internal/memory"
 )
 
@@ -36,6 +33,31 @@ const (
 	// DefaultMaxStreamsPerKey bounds the open GET (SSE) streams of one key,
 	// counted like its sessions; the excess is refused with 429.
 	DefaultMaxStreamsPerKey = 8
+)
+
+// The limits of a project — all its keys together, however many its admin
+// mints. The per-key limits alone are multiplied by minting keys (157 read
+// keys of one project filled the whole session table in 3.4 s, and every
+// other project's initialize was refused).
+const (
+	// ProjectSessionShare: one project holds at most 1/ProjectSessionShare
+	// of the server's session table (MaxSessions/8: 1,250 of 10,000). A
+	// session is charged to the project of the caller's first key (a
+	// server-admin key's zero project counts as one project of its own).
+	// A project at its share that opens one more ends its own least
+	// recently used session, as a key at its limit does, so a project that
+	// floods only ever ends its own sessions; the table fills only when at
+	// least eight projects hold their share, and a project below its share
+	// is refused only then. 1,250 is still twenty agents at their
+	// per-key limit of 64.
+	ProjectSessionShare = 8
+	// ProjectStreamKeys: the keys of one project together hold at most
+	// ProjectStreamKeys times one key's open GET streams (32 by default).
+	// Each open stream holds a connection and a goroutine for as long as the
+	// client likes; four keys' worth serves a team whose agents mostly call
+	// tools and leaves the rest to other projects. The excess is refused
+	// with 429, like a key's.
+	ProjectStreamKeys = 4
 )
 
 const (
@@ -60,27 +82,32 @@ func (o owner) keys() []string { return strings.Split(string(o), ",") }
 type session struct {
 	id    string
 	owner owner
-	// lru holds the session's element in the list of each of its keys, in
-	// the order of owner.keys(); the front is the most recently used.
+	// project is the project the session is charged to: that of the first
+	// key of the caller who opened it.
+	project memory.ProjectRef
+	// lru holds the session's element in the list of each of its holders,
+	// in the order of holdersLocked (its keys, then its project); the front
+	// of a list is the most recently used.
 	lru     []*list.Element
 	streams map[uint64]context.CancelFunc
 }
 
-// keyState is what one key holds, alone or with other keys.
-type keyState struct {
+// holder is the sessions one key or one project holds.
+type holder struct {
 	lru     list.List // of *session
 	pending int       // initializes admitted but not yet given an id
-	streams int       // open GET streams
 }
 
-func (k *keyState) empty() bool { return k.lru.Len() == 0 && k.pending == 0 && k.streams == 0 }
+func (h *holder) empty() bool { return h.lru.Len() == 0 && h.pending == 0 }
 
 // Reasons a session or stream is refused.
 var (
-	errUnknownSession = errors.New("unknown session")
-	errSessionsFull   = errors.New("server session limit reached")
-	errOpeningTooMany = errors.New("key opens too many sessions at once")
-	errStreamsFull    = errors.New("key stream limit reached")
+	errUnknownSession    = errors.New("unknown session")
+	errSessionsFull      = errors.New("server session limit reached")
+	errOpeningTooMany    = errors.New("key opens too many sessions at once")
+	errProjectOpening    = errors.New("project opens too many sessions at once")
+	errStreamsFull       = errors.New("key stream limit reached")
+	errProjectStreamFull = errors.New("project stream limit reached")
 )
 
 // sessionIDs issues session ids and is the one record of which sessions are
@@ -91,13 +118,19 @@ var (
 // well-formed id it does not know is reported as terminated (404, "start a
 // new session").
 type sessionIDs struct {
-	maxTotal, maxPerKey, maxStreams int
+	maxTotal, maxPerKey, maxPerProject int
 
-	mu         sync.Mutex
-	live       map[string]*session
-	keys       map[string]*keyState // by key id
-	pending    int
+	mu       sync.Mutex
+	live     map[string]*session
+	keys     map[string]*holder // by key id
+	projects map[memory.ProjectRef]*holder
+	pending  int
+	// nextStream numbers the streams of a session.
 	nextStream uint64
+
+	// keyStreams and projectStreams count open GET streams (see openStream).
+	keyStreams     *limit.Keyed[string]
+	projectStreams *limit.Keyed[memory.ProjectRef]
 
 	open atomic.Int64 // len(live), readable without the lock
 
@@ -107,63 +140,79 @@ type sessionIDs struct {
 
 func newSessionIDs(maxTotal, maxPerKey, maxStreams int) *sessionIDs {
 	return &sessionIDs{
-		maxTotal: maxTotal, maxPerKey: maxPerKey, maxStreams: maxStreams,
-		live: make(map[string]*session), keys: make(map[string]*keyState),
+		maxTotal: maxTotal, maxPerKey: maxPerKey, maxPerProject: max(1, maxTotal/ProjectSessionShare),
+		live: make(map[string]*session), keys: make(map[string]*holder), projects: make(map[memory.ProjectRef]*holder),
+		keyStreams:     limit.New[string](limit.Rule{InFlight: maxStreams}, nil),
+		projectStreams: limit.New[memory.ProjectRef](limit.Rule{InFlight: ProjectStreamKeys * maxStreams}, nil),
 	}
 }
 
-// keyStatesLocked returns the state of each of who's keys, made if new.
-func (s *sessionIDs) keyStatesLocked(who owner) []*keyState {
+// holdersLocked returns the holders a session of who charged to project p
+// counts for, made if new: each of who's keys, then p. The last one's limit
+// is maxPerProject, the others' maxPerKey.
+func (s *sessionIDs) holdersLocked(who owner, p memory.ProjectRef) []*holder {
 	ids := who.keys()
-	out := make([]*keyState, len(ids))
-	for i, id := range ids {
-		k := s.keys[id]
-		if k == nil {
-			k = &keyState{}
-			s.keys[id] = k
-		}
-		out[i] = k
+	out := make([]*holder, 0, len(ids)+1)
+	for _, id := range ids {
+		out = append(out, holderIn(s.keys, id))
 	}
-	return out
+	return append(out, holderIn(s.projects, p))
 }
 
-// dropIfEmptyLocked forgets the states of who's keys that hold nothing.
-func (s *sessionIDs) dropIfEmptyLocked(who owner) {
+func holderIn[K comparable](m map[K]*holder, k K) *holder {
+	h := m[k]
+	if h == nil {
+		h = &holder{}
+		m[k] = h
+	}
+	return h
+}
+
+// dropIfEmptyLocked forgets the holders of who's keys and of p that hold
+// nothing, so that memory follows the live sessions.
+func (s *sessionIDs) dropIfEmptyLocked(who owner, p memory.ProjectRef) {
 	for _, id := range who.keys() {
-		if k := s.keys[id]; k != nil && k.empty() {
+		if h := s.keys[id]; h != nil && h.empty() {
 			delete(s.keys, id)
 		}
 	}
+	if h := s.projects[p]; h != nil && h.empty() {
+		delete(s.projects, p)
+	}
 }
-
-var _ server.SessionIdManager = (*sessionIDs)(nil)
 
 // ticket is a place for one new session, taken by admit before mcp-go
 // handles an initialize and turned into a live session by Generate.
 type ticket struct {
-	owner owner
-	used  bool
-	id    string // the session Generate opened on it
+	owner   owner
+	project memory.ProjectRef
+	used    bool
+	id      string // the session Generate opened on it
 }
 
-// admit reserves a session for who. For each of who's keys that already
-// holds its limit, the key's least recently used session (alone or with
-// other keys) is ended and its id returned in evicted, even when admit then
-// refuses: the caller must drop mcp-go's state for each. The ticket must be
-// released after the request, whether Generate used it or not.
-func (s *sessionIDs) admit(who owner) (t *ticket, evicted []string, err error) {
+// admit reserves a session for who, charged to project p. For each of who's
+// keys that already holds its limit, and for p at its share, the least
+// recently used session of that key or project (whoever of it opened it) is
+// ended and its id returned in evicted, even when admit then refuses: the
+// caller must drop mcp-go's state for each. The ticket must be released
+// after the request, whether Generate used it or not.
+func (s *sessionIDs) admit(who owner, p memory.ProjectRef) (t *ticket, evicted []string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ks := s.keyStatesLocked(who)
-	for _, k := range ks {
+	hs := s.holdersLocked(who, p)
+	for i, h := range hs {
+		limit, busy := s.maxPerKey, errOpeningTooMany
+		if i == len(hs)-1 {
+			limit, busy = s.maxPerProject, errProjectOpening
+		}
 		// Each round ends a live session, so the loop is bounded by them.
-		for k.lru.Len()+k.pending >= s.maxPerKey {
-			if k.lru.Len() == 0 {
+		for h.lru.Len()+h.pending >= limit {
+			if h.lru.Len() == 0 {
 				s.refusedFull.Add(1)
-				s.dropIfEmptyLocked(who)
-				return nil, evicted, errOpeningTooMany
+				s.dropIfEmptyLocked(who, p)
+				return nil, evicted, busy
 			}
-			old := k.lru.Back().Value.(*session)
+			old := h.lru.Back().Value.(*session)
 			s.endLocked(old)
 			s.evicted.Add(1)
 			evicted = append(evicted, old.id)
@@ -171,14 +220,14 @@ func (s *sessionIDs) admit(who owner) (t *ticket, evicted []string, err error) {
 	}
 	if len(s.live)+s.pending >= s.maxTotal {
 		s.refusedFull.Add(1)
-		s.dropIfEmptyLocked(who)
+		s.dropIfEmptyLocked(who, p)
 		return nil, evicted, errSessionsFull
 	}
-	for _, k := range s.keyStatesLocked(who) { // an eviction may have dropped an emptied state
-		k.pending++
+	for _, h := range s.holdersLocked(who, p) { // an eviction may have dropped an emptied holder
+		h.pending++
 	}
 	s.pending++
-	return &ticket{owner: who}, evicted, nil
+	return &ticket{owner: who, project: p}, evicted, nil
 }
 
 // release gives back a ticket Generate did not use.
@@ -189,11 +238,11 @@ func (s *sessionIDs) release(t *ticket) {
 		return
 	}
 	t.used = true
-	for _, k := range s.keyStatesLocked(t.owner) {
-		k.pending--
+	for _, h := range s.holdersLocked(t.owner, t.project) {
+		h.pending--
 	}
 	s.pending--
-	s.dropIfEmptyLocked(t.owner)
+	s.dropIfEmptyLocked(t.owner, t.project)
 }
 
 // generate issues a new id on ticket t; without a ticket (a path the gate
@@ -212,10 +261,10 @@ func (s *sessionIDs) generate(t *ticket) string {
 	}
 	t.used, t.id = true, id
 	s.pending--
-	sess := &session{id: id, owner: t.owner}
-	for _, k := range s.keyStatesLocked(t.owner) {
-		k.pending--
-		sess.lru = append(sess.lru, k.lru.PushFront(sess))
+	sess := &session{id: id, owner: t.owner, project: t.project}
+	for _, h := range s.holdersLocked(t.owner, t.project) {
+		h.pending--
+		sess.lru = append(sess.lru, h.lru.PushFront(sess))
 	}
 	s.live[id] = sess
 	s.open.Add(1)
@@ -235,8 +284,8 @@ func (s *sessionIDs) use(id string, who owner) bool {
 		s.unknown.Add(1)
 		return false
 	}
-	for i, k := range s.keyStatesLocked(who) {
-		k.lru.MoveToFront(sess.lru[i])
+	for i, h := range s.holdersLocked(who, sess.project) {
+		h.lru.MoveToFront(sess.lru[i])
 	}
 	return true
 }
@@ -249,195 +298,25 @@ func (s *sessionIDs) isLive(id string) bool {
 	return ok
 }
 
-// openStream records a GET stream of who on session id; cancel ends it when
-// the session ends. closeStream must follow with the returned number.
-func (s *sessionIDs) openStream(id string, who owner, cancel context.CancelFunc) (uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess, ok := s.live[id]
-	if !ok || sess.owner != who {
-		s.unknown.Add(1)
-		return 0, errUnknownSession
-	}
-	ks := s.keyStatesLocked(who)
-	for _, k := range ks {
-		if k.streams >= s.maxStreams {
-			s.refusedStreams.Add(1)
-			return 0, errStreamsFull
-		}
-	}
-	for _, k := range ks {
-		k.streams++
-	}
-	s.nextStream++
-	if sess.streams == nil {
-		sess.streams = make(map[uint64]context.CancelFunc)
-	}
-	sess.streams[s.nextStream] = cancel
-	return s.nextStream, nil
-}
-
-func (s *sessionIDs) closeStream(id string, who owner, n uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sess, ok := s.live[id]; ok {
-		delete(sess.streams, n)
-	}
-	for _, k := range s.keyStatesLocked(who) {
-		k.streams--
-	}
-	s.dropIfEmptyLocked(who)
-}
-
 // endLocked forgets a live session and ends its streams.
 func (s *sessionIDs) endLocked(sess *session) {
 	delete(s.live, sess.id)
 	s.open.Add(-1)
-	for i, k := range s.keyStatesLocked(sess.owner) {
-		k.lru.Remove(sess.lru[i])
+	for i, h := range s.holdersLocked(sess.owner, sess.project) {
+		h.lru.Remove(sess.lru[i])
 	}
 	for _, cancel := range sess.streams {
 		cancel()
 	}
 	sess.streams = nil
-	s.dropIfEmptyLocked(sess.owner)
+	s.dropIfEmptyLocked(sess.owner, sess.project)
 }
 
-// size reports what the manager holds: live sessions, keys with state,
-// and tickets not yet used (for tests: nothing may grow on refused ids).
-func (s *sessionIDs) size() (live, keys, pending int) {
+// size reports what the manager holds: live sessions, keys and projects
+// with state, and tickets not yet used (for tests: nothing may grow on
+// refused ids, and nothing stays once the sessions end).
+func (s *sessionIDs) size() (live, keys, projects, pending int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.live), len(s.keys), s.pending
-}
-
-// Generate, Validate and Terminate serve mcp-go where a request is not at
-// hand (the idle sweeper, shutdown); requests get a boundIDs.
-
-// Generate issues an id that is never live: sessions are opened only on a
-// ticket, through boundIDs.
-func (s *sessionIDs) Generate() string { return s.generate(nil) }
-
-// Validate reports a live id as valid, a well-formed unknown one as
-// terminated (ended, expired or from before a restart), anything else as
-// malformed.
-func (s *sessionIDs) Validate(id string) (isTerminated bool, err error) {
-	s.mu.Lock()
-	_, ok := s.live[id]
-	s.mu.Unlock()
-	if ok {
-		return false, nil
-	}
-	if rest, ok := strings.CutPrefix(id, sessionPrefix); ok && len(rest) == 32 && isHex(rest) {
-		return true, nil
-	}
-	return false, fmt.Errorf("malformed session id")
-}
-
-// Terminate ends a session (DELETE, idle expiry, shutdown).
-func (s *sessionIDs) Terminate(id string) (isNotAllowed bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sess, ok := s.live[id]; ok {
-		s.endLocked(sess)
-	}
-	return false, nil
-}
-
-func isHex(s string) bool {
-	_, err := hex.DecodeString(s)
-	return err == nil
-}
-
-// boundIDs is the manager as one request sees it: ids belong to its caller,
-// and a new session is opened only on the ticket the gate took for it.
-type boundIDs struct {
-	ids  *sessionIDs
-	pass *gatePass
-}
-
-// Generate opens the session the gate admitted. An initialize that carries
-// a live Mcp-Session-Id of its caller also opens a new session (mcp-go
-// ignores the header there); its place is taken here, and if there is none
-// the id is not recorded and the gate makes mcp-go forget it.
-func (b boundIDs) Generate() string {
-	if b.pass.ticket == nil {
-		t, evicted, err := b.ids.admit(b.pass.owner)
-		b.pass.evicted = append(b.pass.evicted, evicted...)
-		if err != nil {
-			b.pass.orphan = b.ids.generate(nil)
-			return b.pass.orphan
-		}
-		b.pass.ticket = t
-	}
-	return b.ids.generate(b.pass.ticket)
-}
-
-// Validate is sessionIDs.Validate, with another caller's id as unknown.
-func (b boundIDs) Validate(id string) (isTerminated bool, err error) {
-	if !b.owns(id) {
-		return b.ids.Validate("") // malformed: 404
-	}
-	return b.ids.Validate(id)
-}
-
-// Terminate ends the caller's own session only.
-func (b boundIDs) Terminate(id string) (isNotAllowed bool, err error) {
-	if !b.owns(id) {
-		return true, nil
-	}
-	return b.ids.Terminate(id)
-}
-
-func (b boundIDs) owns(id string) bool {
-	b.ids.mu.Lock()
-	defer b.ids.mu.Unlock()
-	sess, ok := b.ids.live[id]
-	return !ok || sess.owner == b.pass.owner // an unknown id is nobody's: Validate says so
-}
-
-// sessionResolver hands mcp-go a boundIDs for a request that came through
-// the gate, and the bare manager otherwise (the sweeper passes nil).
-type sessionResolver struct{ ids *sessionIDs }
-
-// ResolveSessionIdManager implements server.SessionIdManagerResolver.
-func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
-	if req != nil {
-		if pass, ok := req.Context().Value(gatePassKey{}).(*gatePass); ok {
-			return boundIDs{ids: r.ids, pass: pass}
-		}
-	}
-	return r.ids
-}
-
-// SessionStats counts what the session limits did since the start.
-type SessionStats struct {
-	// Unknown counts requests refused with 404 for an id that is not a live
-	// session of the caller.
-	Unknown int64
-	// Evicted counts sessions ended because one of their keys opened one
-	// more than its limit.
-	Evicted int64
-	// RefusedFull counts new sessions refused with 429 at the server's limit.
-	RefusedFull int64
-	// RefusedStreams counts GET streams refused with 429 at a key's limit.
-	RefusedStreams int64
-}
-
-// SessionStats reports the session counters for the metrics.
-func (s *Server) SessionStats() SessionStats {
-	return SessionStats{
-		Unknown:        s.ids.unknown.Load(),
-		Evicted:        s.ids.evicted.Load(),
-		RefusedFull:    s.ids.refusedFull.Load(),
-		RefusedStreams: s.ids.refusedStreams.Load(),
-	}
-}
-
-// OpenSessions is the number of MCP sessions the server currently keeps.
-func (s *Server) OpenSessions() int64 { return s.ids.open.Load() }
-
-// Close stops the idle-session sweeper and ends every session.
-func (s *Server) Close(ctx context.Context) error {
-	return s.http.Shutdown(ctx)
+	return len(s.live), len(s.keys), len(s.projects), s.pending
 }

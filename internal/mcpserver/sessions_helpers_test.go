@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -191,4 +192,39 @@ func (l *logBuffer) String() string {
 
 func debugLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// projectSessions is how many live sessions (and tickets) project p holds.
+func (s *sessionIDs) projectSessions(p memory.ProjectRef) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.projects[p]; h != nil {
+		return h.lru.Len() + h.pending
+	}
+	return 0
+}
+
+// streamsCounted is the sum of the open streams counted for the keys of
+// tokens and for their projects (each key and project once).
+func (h *sessHarness) streamsCounted(t testing.TB, tokens ...string) int {
+	t.Helper()
+	keys := map[int64]bool{}
+	projects := map[memory.ProjectRef]bool{}
+	for _, tok := range tokens {
+		c, err := h.env.Svc.Authenticate(context.Background(), tok)
+		if err != nil {
+			t.Fatalf("authenticate: %v", err)
+		}
+		for _, k := range c.Keys() {
+			keys[k.ID], projects[k.Project] = true, true
+		}
+	}
+	n := 0
+	for id := range keys {
+		n += h.srv.ids.keyStreams.Busy(strconv.FormatInt(id, 10))
+	}
+	for p := range projects {
+		n += h.srv.ids.projectStreams.Busy(p)
+	}
+	return n
 }

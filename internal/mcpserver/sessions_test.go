@@ -87,8 +87,8 @@ func TestInventedSessionIDsAreRefused(t *testing.T) {
 	if n := h.srv.OpenSessions(); n != open {
 		t.Errorf("open sessions %d after the invented ids, want %d", n, open)
 	}
-	if live, keys, pending := h.srv.ids.size(); live != 1 || keys != 1 || pending != 0 {
-		t.Errorf("manager holds %d live sessions, %d keys, %d tickets; want 1, 1, 0", live, keys, pending)
+	if live, keys, projects, pending := h.srv.ids.size(); live != 1 || keys != 1 || projects != 1 || pending != 0 {
+		t.Errorf("manager holds %d live sessions, %d keys, %d projects, %d tickets; want 1, 1, 1, 0", live, keys, projects, pending)
 	}
 	if n := mcpgoSessions(t, h.srv); n != held {
 		t.Errorf("mcp-go holds %d per-session entries after the invented ids, want %d", n, held)
@@ -182,28 +182,39 @@ func TestSessionsPerKeyEvictLeastRecentlyUsed(t *testing.T) {
 
 // TestSessionsTotalLimit: past the server's limit a new session is refused
 // with 429, Retry-After and a message naming the limit; ending a session
-// makes room again.
+// makes room again. With a share of one session per project, eight projects
+// fill the table; a project at its share still opens one by ending its own
+// least recently used.
 func TestSessionsTotalLimit(t *testing.T) {
-	h := newSessHarness(t, Options{MaxSessions: 3})
-	a1, _, _ := h.open(t, h.tokA), h.open(t, h.tokA), h.open(t, h.tokB)
+	const total = ProjectSessionShare // one session per project
+	h := newSessHarness(t, Options{MaxSessions: total})
+	a1 := h.open(t, h.tokA)
+	others := make([]string, total) // one key in each of q0 … q7
+	for i := range others {
+		others[i], _ = h.env.Key(t, "ws", fmt.Sprintf("q%d", i), "agent", memory.RoleRead)
+	}
+	for _, tok := range others[:total-1] {
+		h.open(t, tok)
+	}
 	held := mcpgoSessions(t, h.srv)
-	for name, token := range map[string]string{"A": h.tokA, "B": h.tokB} {
-		a := h.send(t, http.MethodPost, token, "", initBody)
-		refusedAs(t, "key "+name+"'s initialize at the limit", a, http.StatusTooManyRequests, "unavailable")
-		if s, err := strconv.Atoi(a.header.Get("Retry-After")); err != nil || s <= 0 {
-			t.Errorf("Retry-After %q, want seconds", a.header.Get("Retry-After"))
-		}
-		if !strings.Contains(a.body, "limit of 3 MCP sessions") || a.header.Get("Mcp-Session-Id") != "" {
-			t.Errorf("refusal does not name the limit or carries a session: %s", a.body)
-		}
+	a := h.send(t, http.MethodPost, others[total-1], "", initBody)
+	refusedAs(t, "a ninth project's initialize at the limit", a, http.StatusTooManyRequests, "unavailable")
+	if s, err := strconv.Atoi(a.header.Get("Retry-After")); err != nil || s <= 0 {
+		t.Errorf("Retry-After %q, want seconds", a.header.Get("Retry-After"))
 	}
-	if n, m := h.srv.OpenSessions(), mcpgoSessions(t, h.srv); n != 3 || m != held {
-		t.Errorf("after refusals: %d sessions, %d mcp-go entries; want 3, %d", n, m, held)
+	if !strings.Contains(a.body, fmt.Sprintf("limit of %d MCP sessions", total)) || a.header.Get("Mcp-Session-Id") != "" {
+		t.Errorf("refusal does not name the limit or carries a session: %s", a.body)
 	}
-	if a := h.send(t, http.MethodDelete, h.tokA, a1, ""); a.code != http.StatusOK {
+	if n, m := h.srv.OpenSessions(), mcpgoSessions(t, h.srv); n != total || m != held {
+		t.Errorf("after the refusal: %d sessions, %d mcp-go entries; want %d, %d", n, m, total, held)
+	}
+	// Key B shares A's project, which holds its share: B's session ends A's.
+	b := h.open(t, h.tokB)
+	refusedAs(t, "A's session after B's initialize", h.send(t, http.MethodPost, h.tokA, a1, listBody), http.StatusNotFound, "not_found")
+	if a := h.send(t, http.MethodDelete, h.tokB, b, ""); a.code != http.StatusOK {
 		t.Fatalf("DELETE: %d %s", a.code, a.body)
 	}
-	h.open(t, h.tokB)
+	h.open(t, others[total-1])
 }
 
 // TestStreamsPerKeyLimit: a key's GET streams beyond its limit get 429 with
@@ -282,7 +293,7 @@ func TestSessionLimitsUnderConcurrency(t *testing.T) {
 						note(fmt.Sprintf("DELETE: %d", c))
 					}
 				}
-				live, _, _ := h.srv.ids.size()
+				live, _, _, _ := h.srv.ids.size()
 				if live > total {
 					note(fmt.Sprintf("%d live sessions over the limit of %d", live, total))
 				}
@@ -296,22 +307,20 @@ func TestSessionLimitsUnderConcurrency(t *testing.T) {
 	// Streams end asynchronously after their client hung up (bounded wait).
 	for i := 0; ; i++ {
 		h.srv.ids.mu.Lock()
-		streams := 0
 		for _, k := range h.srv.ids.keys {
-			streams += k.streams
 			if k.lru.Len() > perKey {
 				t.Errorf("a key holds %d sessions, over its limit of %d", k.lru.Len(), perKey)
 			}
 		}
 		h.srv.ids.mu.Unlock()
-		if streams == 0 {
+		if streams := h.streamsCounted(t, tokens...); streams == 0 {
 			break
 		} else if i == 200 {
-			t.Fatalf("%d streams still counted after every client hung up", streams)
+			t.Fatalf("%d streams still counted after every client hung up", h.streamsCounted(t, tokens...))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	live, _, pending := h.srv.ids.size()
+	live, _, _, pending := h.srv.ids.size()
 	if live > total || pending != 0 || int64(live) != h.srv.OpenSessions() {
 		t.Fatalf("live %d (limit %d), tickets %d, gauge %d", live, total, pending, h.srv.OpenSessions())
 	}
@@ -368,7 +377,8 @@ func TestModernRequestsIgnoreSessionHeader(t *testing.T) {
 // header there); at the server's limit the id it is given is not kept, and
 // mcp-go forgets it. Another key's id is 404, as everywhere.
 func TestInitializeWithSessionHeader(t *testing.T) {
-	h := newSessHarness(t, Options{MaxSessions: 2})
+	const total = 3 * ProjectSessionShare // a share of 3 sessions
+	h := newSessHarness(t, Options{MaxSessions: total})
 	s1 := h.open(t, h.tokA)
 	refusedAs(t, "B's initialize with A's id", h.send(t, http.MethodPost, h.tokB, s1, initBody), http.StatusNotFound, "not_found")
 
@@ -382,20 +392,22 @@ func TestInitializeWithSessionHeader(t *testing.T) {
 			t.Fatalf("session after re-initialize: %d %s", a.code, a.body)
 		}
 	}
-	// The server is full now: the id minted for a third is not kept.
-	// (mcp-go has already decided to answer 200 when it asks for the id.)
+	// Other projects fill the server: the id minted for A's third (within
+	// its project's share) is not kept. (mcp-go has already decided to
+	// answer 200 when it asks for the id.)
+	h.fill(t, total-2)
 	a = h.send(t, http.MethodPost, h.tokA, s1, initBody)
 	orphan := a.header.Get("Mcp-Session-Id")
 	if a.code != http.StatusOK || orphan == "" {
 		t.Fatalf("initialize with a header at the limit: %d %q %s", a.code, orphan, a.body)
 	}
 	refusedAs(t, "an id minted past the limit", h.send(t, http.MethodPost, h.tokA, orphan, listBody), http.StatusNotFound, "not_found")
-	if n := h.srv.OpenSessions(); n != 2 {
-		t.Fatalf("open sessions %d, want 2", n)
+	if n := h.srv.OpenSessions(); n != total {
+		t.Fatalf("open sessions %d, want %d", n, total)
 	}
-	for i := 0; mcpgoSessions(t, h.srv) != 3*2; i++ { // finish runs after the answer: bounded wait
+	for i := 0; mcpgoSessions(t, h.srv) != 3*total; i++ { // finish runs after the answer: bounded wait
 		if i == 200 {
-			t.Fatalf("mcp-go holds %d per-session entries for 2 live sessions", mcpgoSessions(t, h.srv))
+			t.Fatalf("mcp-go holds %d per-session entries for %d live sessions", mcpgoSessions(t, h.srv), total)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
