@@ -70,14 +70,17 @@ type Options struct {
 	// DefaultSessionIdleTTL); abandoned sessions must not keep their memory.
 	SessionIdleTTL time.Duration
 	// MaxSessions bounds the live sessions of the server (default
-	// DefaultMaxSessions); past it initialize is refused with 429.
+	// DefaultMaxSessions); past it initialize is refused with 429. One
+	// project holds at most MaxSessions/ProjectSessionShare of them; one
+	// more ends the project's least recently used.
 	MaxSessions int
 	// MaxSessionsPerKey bounds the live sessions of one key, alone or with
 	// others (default DefaultMaxSessionsPerKey); one more ends the key's
 	// least recently used.
 	MaxSessionsPerKey int
 	// MaxStreamsPerKey bounds the open GET streams of one key (default
-	// DefaultMaxStreamsPerKey); the excess is refused with 429.
+	// DefaultMaxStreamsPerKey), and ProjectStreamKeys times it those of one
+	// project; the excess is refused with 429.
 	MaxStreamsPerKey int
 	// Metrics, when set, counts tool calls by outcome and their latency.
 	Metrics *metrics.Metrics
@@ -142,7 +145,7 @@ func New(svc *service.Service, opts Options) *Server {
 	})
 	// mcp-go ends a session's id through the manager on DELETE and on idle
 	// expiry (not when a GET stream closes: the session lives on); the gate
-	// ends one when its key opens one more than its limit.
+	// ends one when its key or project opens one more than its limit.
 	s := &Server{svc: svc, log: opts.Logger, idleTTL: opts.SessionIdleTTL,
 		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey)}
 	serverOpts := []server.ServerOption{

@@ -227,3 +227,33 @@ func (h *sessHarness) fill(t *testing.T, n int) {
 		h.open(t, tok)
 	}
 }
+
+// TestSessionChargedToFirstKeysProject: a session counts against the share
+// of the project of the caller's first key only — a caller holding a key of
+// a full project besides its first does not end that project's sessions —
+// and server-admin keys share one project of their own.
+func TestSessionChargedToFirstKeysProject(t *testing.T) {
+	const total = 2 * ProjectSessionShare // a share of 2 sessions
+	h := newSessHarness(t, Options{MaxSessions: total})
+	tokQ := h.projectKeys(t, "q", 1)[0]
+	a1, a2 := h.open(t, h.tokA), h.open(t, h.tokA) // project p at its share
+	qa := h.open(t, tokQ+","+h.tokA)               // charged to q
+	for _, id := range []string{a1, a2} {
+		if a := h.send(t, http.MethodPost, h.tokA, id, listBody); a.code != http.StatusOK {
+			t.Fatalf("p's session after a session charged to q: %d %s", a.code, a.body)
+		}
+	}
+	h.open(t, h.tokA+","+tokQ) // charged to p: ends p's least recently used, a1
+	refusedAs(t, "p's least recently used session", h.send(t, http.MethodPost, h.tokA, a1, listBody), http.StatusNotFound, "not_found")
+	if a := h.send(t, http.MethodPost, tokQ+","+h.tokA, qa, listBody); a.code != http.StatusOK {
+		t.Fatalf("the session charged to q: %d %s", a.code, a.body)
+	}
+
+	admin1, _ := h.env.ServerAdmin(t, "admin-1")
+	admin2, _ := h.env.ServerAdmin(t, "admin-2")
+	s1, _, _ := h.open(t, admin1), h.open(t, admin2), h.open(t, admin2)
+	refusedAs(t, "the server admins' least recently used session", h.send(t, http.MethodPost, admin1, s1, listBody), http.StatusNotFound, "not_found")
+	if n := h.srv.ids.projectSessions(memory.ProjectRef{}); n != 2 {
+		t.Errorf("server-admin sessions %d, want their share of 2", n)
+	}
+}
