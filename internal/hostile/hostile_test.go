@@ -137,7 +137,10 @@ func TestHostile(t *testing.T) {
 			if n, which := tl.badServerErrors(); n > 0 {
 				fail("Phase %s, %s: %d Antworten 5xx außer 503 (%s)", r.name, tl.name, n, which)
 			}
-			if why := reachedTarget(tl); why != "" {
+			// Alone, an attack must reach its target; among all of them
+			// the others may use up the project's share first (attack 15's
+			// pages all 429 while 13 and 14 hold it), which is the point.
+			if why := reachedTarget(tl); why != "" && len(nrs) == 1 {
 				fail("Phase %s, %s: %s", r.name, tl.name, why)
 			}
 		}
