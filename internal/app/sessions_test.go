@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"munin/internal/mcpserver"
 )
 
 // TestIdleSessionsExpire opens 10,000 MCP sessions and never closes them:
@@ -19,8 +21,10 @@ func TestIdleSessionsExpire(t *testing.T) {
 	if raceEnabled {
 		sessions = 1_000
 	}
-	// One key opens them all, so its per-key limit is lifted for this test.
-	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:8080", SessionIdleTTL: ttl, MaxSessionsPerKey: sessions, RatePerKey: -1,
+	// One key opens them all, so its per-key limit and its project's share
+	// (1/ProjectSessionShare of the server's table) are lifted for this test.
+	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:8080", SessionIdleTTL: ttl, MaxSessionsPerKey: sessions,
+		MaxSessions: sessions * mcpserver.ProjectSessionShare, RatePerKey: -1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
