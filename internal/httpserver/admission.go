@@ -63,9 +63,16 @@ func admitAnonymous(l *keyLimits, m *metrics.Metrics, next http.Handler) http.Ha
 		t := &ticket{l: l, m: m, rc: http.NewResponseController(w)}
 		defer t.end()
 		if !claimsKey(r) {
-			release, refused := limit.Acquire(l.anonAddr.Slot(clientAddress(r)), l.anonAll.Slot(struct{}{}))
+			addr := clientAddress(r)
+			release, refused := limit.Acquire(l.anonAddr.Slot(addr), l.anonAll.Slot(struct{}{}))
 			if refused != nil {
 				m.Rejected()
+				// Held back like a keyed refusal (see DefaultRefusalHold): a
+				// client that reconnects at once would otherwise cost a core
+				// in refusals alone. The connection is closed: net/http
+				// would otherwise read the rest of an unread body before it
+				// answers, at whatever pace the client sends it.
+				l.holdBackAnonymous(r, addr)
 				w.Header().Set("Connection", "close")
 				w.Header().Set("Retry-After", strconv.Itoa(seconds(refused.RetryAfter)))
 				msg := fmt.Sprintf("too many requests without a key from your address (at most %d at once, %d per second); retry after %d s",

@@ -210,3 +210,87 @@ func TestProjectShareOfTheServer(t *testing.T) {
 		t.Fatalf("another project while the first holds its share: %d %s", st, body)
 	}
 }
+
+// TestAnonymousRefusalIsHeld: a refusal of a request without a key is held
+// back like a keyed one, so a client that reconnects at once is slowed to
+// a request per connection and hold instead of costing a core in refusals.
+func TestAnonymousRefusalIsHeld(t *testing.T) {
+	cfg := Config{Web: signInForm(nil), RefusalHold: time.Hour}
+	cfg.KeyLimits = NewKeyLimits(cfg)
+	s := newStack(t, cfg, nil, nil)
+	s.serve(t)
+	for range anonPerAddress {
+		slowBody(t, s.base, "/login", "")
+	}
+	refused := make(chan int, 1)
+	go func() {
+		resp, err := client.Get(s.base + "/")
+		if err != nil {
+			refused <- 0
+			return
+		}
+		resp.Body.Close()
+		refused <- resp.StatusCode
+	}()
+	l := cfg.KeyLimits.l
+	deadline := time.Now().Add(30 * time.Second)
+	for l.heldAddr.Busy("127.0.0.1") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the refusal of a request without a key was never held")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case code := <-refused:
+		t.Fatalf("the refusal went out during its hold: %d", code)
+	default:
+	}
+	if st := s.post(t, "/api/v1/entries", `{}`); st != http.StatusOK {
+		t.Fatalf("keyed request while an anonymous refusal is held: %d", st)
+	}
+}
+
+// TestProjectRequestRate: all keys of a project together send at most
+// ProjectRateFactor times one key's requests per second; the refusal names
+// the project, and another project keeps its own rate.
+func TestProjectRequestRate(t *testing.T) {
+	cfg := Config{RatePerKey: 1, RefusalHold: -1} // per key 1/s, bursts of 2
+	cfg.KeyLimits = NewKeyLimits(cfg)
+	now := time.Now()
+	cfg.KeyLimits.l.now = func() time.Time { return now }
+	s := newStack(t, cfg, nil, nil)
+	var keys []string
+	for i := range 15 { // 15 keys × 2 = 30 > the project's burst of 20
+		tok, _ := s.env.Key(t, "ws", "crowd", fmt.Sprintf("minted-%d", i), memory.RoleRead)
+		keys = append(keys, tok)
+	}
+	other, _ := s.env.Key(t, "ws", "other", "bystander", memory.RoleRead)
+	s.serve(t)
+	admitted, lastBody := 0, ""
+	for _, k := range keys {
+		for range 2 {
+			req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(`{}`))
+			req.Header.Set("Authorization", "Bearer "+k)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				admitted++
+			} else {
+				lastBody = string(body)
+			}
+		}
+	}
+	if want := 2 * ProjectRateFactor; admitted != want {
+		t.Fatalf("the project's keys sent %d requests in one instant, want its burst of %d", admitted, want)
+	}
+	if !strings.Contains(lastBody, "project ws/crowd sends more than 10 requests per second") {
+		t.Fatalf("refusal %s, want one naming the project's rate", lastBody)
+	}
+	if st := s.postAs(t, other, "/mcp", `{}`); st != http.StatusOK {
+		t.Fatalf("another project: %d", st)
+	}
+}

@@ -29,9 +29,16 @@ const (
 	// maxHeldPerKey and maxHeld bound the refusals held back for one key and
 	// in all (a held refusal costs a goroutine and its connection's buffers,
 	// about 16 KiB: 2,048 are 32 MiB); beyond them a refusal is sent at once
-	// and its connection closed.
+	// and its connection closed. Refusals of requests without a key have
+	// the same bounds of their own, per client address.
 	maxHeldPerKey = 128
 	maxHeld       = 2048
+	// ProjectRateFactor: all keys of a project together send at most this
+	// many times one key's requests per second (--rate-per-key), so that a
+	// project that mints keys cannot multiply its CPU with them — a flood of
+	// cheap requests (opening MCP sessions) costs a core at a few thousand
+	// a second.
+	ProjectRateFactor = 10
 )
 
 // keyLimits is the server's admission control after authentication — the
@@ -53,6 +60,11 @@ type keyLimits struct {
 
 	heldKey *limit.Keyed[int64]
 	heldAll *limit.Keyed[struct{}]
+	// heldAddr and heldAnon count the held refusals of requests without a
+	// key, apart from the keyed ones: a flood from many addresses cannot
+	// use up the holds that slow down a looping key.
+	heldAddr *limit.Keyed[string]
+	heldAnon *limit.Keyed[struct{}]
 
 	// refused counts refusals by verdict, for the metrics.
 	refused [4]atomic.Int64
@@ -72,11 +84,17 @@ func newLimits(inFlight int, perSecond float64, hold time.Duration, server int) 
 	l.key = limit.New[int64](limit.Rule{InFlight: inFlight, Rate: perSecond, Burst: max(1, int(2*perSecond))}, clock)
 	if server > 0 {
 		l.server = limit.New[struct{}](limit.Rule{InFlight: server}, clock)
-		l.project = limit.New[memory.ProjectRef](limit.Rule{InFlight: max(1, server/ProjectShare)}, clock)
+		project := limit.Rule{InFlight: max(1, server/ProjectShare)}
+		if perSecond > 0 {
+			project.Rate, project.Burst = ProjectRateFactor*perSecond, int(2*ProjectRateFactor*perSecond)
+		}
+		l.project = limit.New[memory.ProjectRef](project, clock)
 	}
 	l.anonAddr = limit.New[string](limit.Rule{InFlight: anonPerAddress, Rate: anonRate, Burst: 2 * anonRate, MaxKeys: anonAddresses}, clock)
 	l.anonAll = limit.New[struct{}](limit.Rule{InFlight: anonInFlight}, clock)
 	l.heldKey = limit.New[int64](limit.Rule{InFlight: maxHeldPerKey}, clock)
+	l.heldAddr = limit.New[string](limit.Rule{InFlight: maxHeldPerKey, MaxKeys: anonAddresses}, clock)
+	l.heldAnon = limit.New[struct{}](limit.Rule{InFlight: maxHeld}, clock)
 	l.heldAll = limit.New[struct{}](limit.Rule{InFlight: maxHeld}, clock)
 	return l
 }
@@ -97,6 +115,9 @@ func (l *keyLimits) refusal(key memory.Key, r *limit.Refusal) string {
 		return fmt.Sprintf("key %d (%s) sends more than %g requests per second, the most one key may", key.ID, key.Agent, l.key.Rule().Rate)
 	case r.Index == 0:
 		return fmt.Sprintf("key %d (%s) has %d requests in flight, the most one key may", key.ID, key.Agent, l.key.Rule().InFlight)
+	case r.Index == 1 && r.Verdict == limit.OverRate:
+		return fmt.Sprintf("project %s sends more than %g requests per second, the most one project may (all its keys together)",
+			key.ProjectLabel(), l.project.Rule().Rate)
 	case r.Index == 1:
 		return fmt.Sprintf("project %s has %d requests in flight, the most one project may (1/%d of the server's %d)",
 			key.ProjectLabel(), l.project.Rule().InFlight, ProjectShare, l.server.Rule().InFlight)
@@ -109,10 +130,19 @@ func (l *keyLimits) refusal(key memory.Key, r *limit.Refusal) string {
 // key id or in all); it reports whether it held. The request ending ends
 // the hold early.
 func (l *keyLimits) holdBack(r *http.Request, id int64) bool {
-	if l.hold <= 0 {
-		return false
-	}
-	release, refused := limit.Acquire(l.heldKey.Slot(id), l.heldAll.Slot(struct{}{}))
+	return l.hold > 0 && l.holdWith(r, l.heldKey.Slot(id), l.heldAll.Slot(struct{}{}))
+}
+
+// holdBackAnonymous holds a refusal of a request without a key back the
+// same way, counted by its client address.
+func (l *keyLimits) holdBackAnonymous(r *http.Request, addr string) bool {
+	return l.hold > 0 && l.holdWith(r, l.heldAddr.Slot(addr), l.heldAnon.Slot(struct{}{}))
+}
+
+// holdWith holds a refusal for the hold if own (the key's or the address's
+// count of held refusals) and all (of their kind) allow it.
+func (l *keyLimits) holdWith(r *http.Request, own, all limit.Slot) bool {
+	release, refused := limit.Acquire(own, all)
 	if refused != nil {
 		return false
 	}
