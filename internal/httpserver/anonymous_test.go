@@ -260,7 +260,7 @@ func TestProjectRequestRate(t *testing.T) {
 	cfg.KeyLimits.l.now = func() time.Time { return now }
 	s := newStack(t, cfg, nil, nil)
 	var keys []string
-	for i := range 15 { // 15 keys × 2 = 30 > the project's burst of 20
+	for i := range 8 { // 8 keys × 2 = 16 > the project's burst of 10
 		tok, _ := s.env.Key(t, "ws", "crowd", fmt.Sprintf("minted-%d", i), memory.RoleRead)
 		keys = append(keys, tok)
 	}
@@ -287,7 +287,7 @@ func TestProjectRequestRate(t *testing.T) {
 	if want := 2 * ProjectRateFactor; admitted != want {
 		t.Fatalf("the project's keys sent %d requests in one instant, want its burst of %d", admitted, want)
 	}
-	if !strings.Contains(lastBody, "project ws/crowd sends more than 10 requests per second") {
+	if !strings.Contains(lastBody, "project ws/crowd sends more than 5 requests per second") {
 		t.Fatalf("refusal %s, want one naming the project's rate", lastBody)
 	}
 	if st := s.postAs(t, other, "/mcp", `{}`); st != http.StatusOK {

@@ -38,7 +38,7 @@ const (
 	// project that mints keys cannot multiply its CPU with them — a flood of
 	// cheap requests (opening MCP sessions) costs a core at a few thousand
 	// a second.
-	ProjectRateFactor = 10
+	ProjectRateFactor = 5
 )
 
 // keyLimits is the server's admission control after authentication — the
