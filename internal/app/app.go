@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,6 +74,9 @@ type Config struct {
 	// sessions in total and per key, and open GET streams per key (0: the
 	// defaults in mcpserver).
 	MaxSessions, MaxSessionsPerKey, MaxStreamsPerKey int
+	// SessionOpenRate bounds the MCP sessions one project opens per second
+	// (0: mcpserver.DefaultSessionOpenRate, negative: no bound).
+	SessionOpenRate float64
 	// Exclusive claims the data directory for this process (store.LockDir):
 	// serving and importing need it, read-only commands do not.
 	Exclusive bool
@@ -265,7 +269,8 @@ func Open(cfg Config) (*App, error) {
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), cn.close(), lock.Unlock())
 	}
 	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m,
-		MaxSessions: cfg.MaxSessions, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxStreamsPerKey: cfg.MaxStreamsPerKey})
+		MaxSessions: cfg.MaxSessions, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
+		SessionOpenRate: cmp.Or(cfg.SessionOpenRate, mcpserver.DefaultSessionOpenRate)})
 	m.GaugeFunc("munin_writer_queue_depth", "Writes waiting for their workspace's writer.", func() float64 { return float64(st.Stats().Queued) })
 	m.GaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(mcp.OpenSessions()) })
 	registerSessionCounters(m, mcp)

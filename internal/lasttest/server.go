@@ -50,6 +50,8 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		// Recalls at once, per key and per project (half the cores): a
 		// closed loop of 32 agents in one project would queue behind them.
 		RecallConcurrency: -1,
+		// A sweep's step starts hundreds of agents in one project at once.
+		SessionOpenRate: -1,
 		// The same for every request of a key: the load test measures the
 		// server's speed, not the limits that protect keys from each other.
 		RatePerKey:        -1,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"munin/internal/limit"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -71,6 +73,13 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case id == "" && r.Method == http.MethodPost:
 		if !isInitialize(r) {
 			break // mcp-go answers: a call without a session is 404
+		}
+		if _, refused := limit.Acquire(ids.opens.RateSlot(pass.project)); refused != nil {
+			retry := max(1, int(math.Ceil(refused.RetryAfter.Seconds())))
+			writeRPCError(w, http.StatusTooManyRequests, time.Duration(retry)*time.Second, fmt.Sprintf(
+				"unavailable: project %s opens more than %g MCP sessions per second (all its keys together); retry in %d s",
+				projectLabel(pass.project), ids.opens.Rule().Rate, retry))
+			return
 		}
 		t, evicted, err := ids.admit(pass.owner, pass.project)
 		for _, id := range evicted { // before the answer, so the client sees it gone

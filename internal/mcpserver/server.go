@@ -82,6 +82,12 @@ type Options struct {
 	// DefaultMaxStreamsPerKey), and ProjectStreamKeys times it those of one
 	// project; the excess is refused with 429.
 	MaxStreamsPerKey int
+	// SessionOpenRate bounds the sessions all keys of one project together
+	// open per second, with bursts of SessionOpenBurstSeconds times it (0
+	// or negative: no bound; the application sets DefaultSessionOpenRate).
+	// Opening a session costs far more than a call on one, and the per-key
+	// rate multiplies with every key a project mints.
+	SessionOpenRate float64
 	// Metrics, when set, counts tool calls by outcome and their latency.
 	Metrics *metrics.Metrics
 }
@@ -147,7 +153,7 @@ func New(svc *service.Service, opts Options) *Server {
 	// expiry (not when a GET stream closes: the session lives on); the gate
 	// ends one when its key or project opens one more than its limit.
 	s := &Server{svc: svc, log: opts.Logger, idleTTL: opts.SessionIdleTTL,
-		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey)}
+		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey, opts.SessionOpenRate)}
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),

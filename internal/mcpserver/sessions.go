@@ -40,6 +40,13 @@ const (
 // keys of one project filled the whole session table in 3.4 s, and every
 // other project's initialize was refused).
 const (
+	// DefaultSessionOpenRate: the sessions one project opens per second,
+	// with bursts of SessionOpenBurstSeconds times it (100: a team's agents
+	// starting at once). 160 keys of one project opening sessions as fast
+	// as their request rate allowed opened 6,500 a second and took a core
+	// from the other projects (hostile-load test, attack 13).
+	DefaultSessionOpenRate  = 20
+	SessionOpenBurstSeconds = 5
 	// ProjectSessionShare: one project holds at most 1/ProjectSessionShare
 	// of the server's session table (MaxSessions/8: 1,250 of 10,000). A
 	// session is charged to the project of the caller's first key (a
@@ -131,6 +138,8 @@ type sessionIDs struct {
 	// keyStreams and projectStreams count open GET streams (see openStream).
 	keyStreams     *limit.Keyed[string]
 	projectStreams *limit.Keyed[memory.ProjectRef]
+	// opens is each project's rate of new sessions (nil: none).
+	opens *limit.Keyed[memory.ProjectRef]
 
 	open atomic.Int64 // len(live), readable without the lock
 
@@ -138,12 +147,14 @@ type sessionIDs struct {
 	unknown, evicted, refusedFull, refusedStreams atomic.Int64
 }
 
-func newSessionIDs(maxTotal, maxPerKey, maxStreams int) *sessionIDs {
+func newSessionIDs(maxTotal, maxPerKey, maxStreams int, openRate float64) *sessionIDs {
 	return &sessionIDs{
 		maxTotal: maxTotal, maxPerKey: maxPerKey, maxPerProject: max(1, maxTotal/ProjectSessionShare),
 		live: make(map[string]*session), keys: make(map[string]*holder), projects: make(map[memory.ProjectRef]*holder),
 		keyStreams:     limit.New[string](limit.Rule{InFlight: maxStreams}, nil),
 		projectStreams: limit.New[memory.ProjectRef](limit.Rule{InFlight: ProjectStreamKeys * maxStreams}, nil),
+		opens: limit.New[memory.ProjectRef](limit.Rule{Rate: openRate,
+			Burst: int(max(1, SessionOpenBurstSeconds*openRate))}, nil),
 	}
 }
 
