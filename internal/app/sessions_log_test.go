@@ -1,36 +1,20 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/reqlog/logtest"
 )
 
 // syncBuffer collects log lines written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = logtest.Buffer
 
 // mcpRequest sends one request to /mcp and returns its status; a stream
 // that was let through is closed at once.

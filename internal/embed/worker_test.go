@@ -1,7 +1,6 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,29 +11,15 @@ import (
 
 	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
+	"munin/internal/reqlog/logtest"
 	"munin/internal/store"
 )
 
 // The store implements the worker's contract.
 var _ Store = (*store.Store)(nil)
 
-// syncBuf is a log sink safe for the worker's goroutines.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuf collects log lines written from many goroutines.
+type syncBuf = logtest.Buffer
 
 type fixture struct {
 	st   *store.Store

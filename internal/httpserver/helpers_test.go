@@ -1,37 +1,21 @@
 package httpserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/reqlog/logtest"
 	"munin/internal/service"
 	"munin/internal/servicetest"
 )
 
-// logBuffer collects log output from handler goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// logBuffer collects log lines written from many goroutines.
+type logBuffer = logtest.Buffer
 
 // stack is the server over the real service with fake inner handlers.
 type stack struct {

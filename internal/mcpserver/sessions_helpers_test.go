@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"unsafe"
 
 	"munin/internal/memory"
+	"munin/internal/reqlog/logtest"
 	"munin/internal/service"
 	"munin/internal/servicetest"
 )
@@ -172,23 +172,8 @@ func syncMapField(t testing.TB, v any, name string) *sync.Map {
 	return (*sync.Map)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
-// logBuffer collects log output from many goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// logBuffer collects log lines written from many goroutines.
+type logBuffer = logtest.Buffer
 
 func debugLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))

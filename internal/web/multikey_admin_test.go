@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"munin/internal/memory"
 	"munin/internal/reqlog"
+	"munin/internal/reqlog/logtest"
 )
 
 // TestRevokedSecondKeyLeavesTheSession: revoking the second key of a
@@ -201,23 +201,8 @@ func TestKeysPageOfSeveralAdminKeys(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink that tests read after the server wrote to it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects log lines written from many goroutines.
+type lockedBuffer = logtest.Buffer
 
 // TestNoKeyInAnyPageOrLog: a two-key session, refused keys and key lists
 // included: no token appears in a page, a header, the request log's
