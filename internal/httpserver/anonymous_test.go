@@ -221,12 +221,20 @@ func TestProjectShareOfTheServer(t *testing.T) {
 // back like a keyed one, so a client that reconnects at once is slowed to
 // a request per connection and hold instead of costing a core in refusals.
 func TestAnonymousRefusalIsHeld(t *testing.T) {
-	cfg := Config{Web: signInForm(nil), RefusalHold: time.Hour}
+	entered := make(chan struct{}, anonPerAddress)
+	cfg := Config{Web: signInForm(entered), RefusalHold: time.Hour}
 	cfg.KeyLimits = NewKeyLimits(cfg)
 	s := newStack(t, cfg, nil, nil)
 	s.serve(t)
 	for range anonPerAddress {
 		slowBody(t, s.base, "/login", "")
+	}
+	for range anonPerAddress {
+		select {
+		case <-entered: // the address's anonymous slots fill up
+		case <-time.After(30 * time.Second):
+			t.Fatal("the slow sign-in bodies never reached the form")
+		}
 	}
 	refused := make(chan int, 1)
 	go func() {
