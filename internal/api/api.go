@@ -30,8 +30,11 @@ type handler struct {
 	svc *service.Service
 }
 
-// keyed is a route body that runs with the authenticated caller.
-type keyed func(w http.ResponseWriter, r *http.Request, c memory.Caller)
+// keyed is a route body that runs with the authenticated caller. It either
+// answers the request and returns nil, or answers nothing and returns the
+// error: with writes every error in one place (the shape of tailscale's
+// tsweb.ReturnHandler), so no route repeats the error answer.
+type keyed func(w http.ResponseWriter, r *http.Request, c memory.Caller) error
 
 // New returns the REST API handler. It serves paths starting with Prefix and
 // expects the caller in the request context; without one it answers 401.
@@ -65,21 +68,32 @@ func New(svc *service.Service) http.Handler {
 	return r
 }
 
-// with runs fn with the caller from the context, or answers 401. The middleware
-// should have refused the request already; this guards a mount without it.
+// with runs fn with the caller from the context, or answers 401, and writes
+// the error fn returns. The middleware should have refused a request without
+// a caller already; this guards a mount without it.
 func (h *handler) with(fn keyed) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := service.CallerFrom(r.Context())
+		if err == nil {
+			err = fn(w, r, c)
+		}
 		if err != nil {
 			WriteError(w, err)
-			return
 		}
-		fn(w, r, c)
 	})
 }
 
+// reply answers res with status, or returns err for with to answer.
+func reply(w http.ResponseWriter, status int, res any, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, res)
+	return nil
+}
+
 func notFound(w http.ResponseWriter, r *http.Request) {
-	WriteError(w, memory.Errorf(memory.CodeNotFound, "no route %s %s; see the README for the endpoints under %s", r.Method, r.URL.Path, Prefix))
+	WriteError(w, memory.Errorf(memory.CodeNotFound, "no route %s %s; see docs/rest-api.md for the endpoints under %s", r.Method, r.URL.Path, Prefix))
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
@@ -97,10 +111,7 @@ func (p prefixed) Handle(path string, h http.Handler) *mux.Route {
 // me: GET /me → {projects: [{project, role, agent}], server_admin?}: the
 // projects the caller's keys reach, the default first. It takes no
 // parameters (a project would only filter what the caller already knows).
-func (h *handler) me(w http.ResponseWriter, r *http.Request, c memory.Caller) {
-	if _, err := readParams(r); err != nil {
-		WriteError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, h.svc.Me(c))
+func (h *handler) me(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
+	_, err := readParams(r)
+	return reply(w, http.StatusOK, h.svc.Me(c), err)
 }

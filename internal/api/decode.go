@@ -22,16 +22,14 @@ const fallbackMaxBody = 8 << 20
 
 // decodeJSON reads exactly one JSON object of the request into dst, strictly:
 // no query parameters (a JSON body carries everything), application/json
-// only, no unknown fields, no trailing data. On failure it has answered the
-// request (400, 413 or 415 naming the problem) and returns false.
-func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) bool {
+// only, no unknown fields, no trailing data. Its error names the problem
+// (answered as 400, 413 or 415).
+func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if _, err := readParams(r); err != nil {
-		WriteError(w, err)
-		return false
+		return err
 	}
 	if err := checkContentType(r); err != nil {
-		WriteErrorStatus(w, http.StatusUnsupportedMediaType, memory.CodeInvalid, err.Error())
-		return false
+		return statusError{status: http.StatusUnsupportedMediaType, err: memory.Errorf(memory.CodeInvalid, "%s", err)}
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, fallbackMaxBody))
 	dec.DisallowUnknownFields()
@@ -47,13 +45,11 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) bool {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			WriteError(w, memory.Errorf(memory.CodeTooLarge, "request body exceeds %d bytes", tooBig.Limit))
-			return false
+			return memory.Errorf(memory.CodeTooLarge, "request body exceeds %d bytes", tooBig.Limit)
 		}
-		WriteError(w, memory.Errorf(memory.CodeInvalid, "%s", describeJSONError(err)))
-		return false
+		return memory.Errorf(memory.CodeInvalid, "%s", describeJSONError(err))
 	}
-	return true
+	return nil
 }
 
 var errTrailing = errors.New("request body must be exactly one JSON value; found more after it")

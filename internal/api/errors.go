@@ -73,8 +73,23 @@ func WriteError(w http.ResponseWriter, err error) {
 	if me != nil && me.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(me.RetryAfter.Seconds()))))
 	}
-	WriteErrorStatus(w, StatusOf(code), code, publicMessage(err))
+	status := StatusOf(code)
+	var se statusError
+	if errors.As(err, &se) {
+		status = se.status
+	}
+	WriteErrorStatus(w, status, code, publicMessage(err))
 }
+
+// statusError gives an error a status that its code does not map to (415 for
+// a body that is not JSON, which is still code invalid).
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e statusError) Error() string { return e.err.Error() }
+func (e statusError) Unwrap() error { return e.err }
 
 // WriteErrorStatus writes the JSON error body with an explicit status, for the
 // few answers that have no code of their own (415, 405, 413 before a read).

@@ -16,49 +16,43 @@ type budgetRequest struct {
 }
 
 // recallGet: GET /recall?q=&project=&limit=&tags=a,b → {hits}.
-func (h *handler) recallGet(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+func (h *handler) recallGet(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
 	p, err := readParams(r, "q", "project", "limit", "tags")
 	if err != nil {
-		WriteError(w, err)
-		return
+		return err
 	}
 	limit, err := p.int("limit")
 	if err != nil {
-		WriteError(w, err)
-		return
+		return err
 	}
-	h.recall(w, r, c, service.RecallRequest{Project: p.str("project"), Query: p.str("q"), Limit: limit, Tags: p.list("tags")})
+	return h.recall(w, r, c, service.RecallRequest{Project: p.str("project"), Query: p.str("q"), Limit: limit, Tags: p.list("tags")})
 }
 
 // recallPost: POST /recall {query, project, limit, tags} → {hits}; for queries that
 // should not end up in URLs and access logs.
-func (h *handler) recallPost(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+func (h *handler) recallPost(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
 	var in service.RecallRequest
-	if !decodeJSON(w, r, &in) {
-		return
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
 	}
-	h.recall(w, r, c, in)
+	return h.recall(w, r, c, in)
 }
 
-func (h *handler) recall(w http.ResponseWriter, r *http.Request, c memory.Caller, q service.RecallRequest) {
+func (h *handler) recall(w http.ResponseWriter, r *http.Request, c memory.Caller, q service.RecallRequest) error {
 	res, err := h.svc.Recall(r.Context(), c, q)
-	if err != nil {
-		WriteError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	return reply(w, http.StatusOK, res, err)
 }
 
 // setBudget: PUT /project/budget {project, writes_per_hour, bytes_per_hour}
 // → 204; admin keys of the project only. A field left out keeps its value.
-func (h *handler) setBudget(w http.ResponseWriter, r *http.Request, c memory.Caller) {
+func (h *handler) setBudget(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
 	var in budgetRequest
-	if !decodeJSON(w, r, &in) {
-		return
+	if err := decodeJSON(w, r, &in); err != nil {
+		return err
 	}
 	if err := h.svc.SetWriteBudgets(r.Context(), c, in.Project, in.WritesPerHour, in.BytesPerHour); err != nil {
-		WriteError(w, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
