@@ -198,7 +198,7 @@ func Open(cfg Config) (*App, error) {
 		}
 	}
 	m := metrics.New()
-	sopts := store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, OnBatch: m.Batch, OnAck: m.ReplicaAck}
+	sopts := store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, Observer: m}
 	var cn *clusterNode
 	if cfg.Cluster.Enabled {
 		ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)

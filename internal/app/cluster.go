@@ -117,42 +117,6 @@ func joinCluster(ctx context.Context, cfg Config) (*clusterNode, error) {
 	return cn, nil
 }
 
-// ackGather is the longest a replica confirmation waits for the writes it
-// expects (store.Options.AckGather: as many as lately came together; a lone
-// writer never waits): 32 writers over 6 workspaces on 3 nodes went from 2.9
-// to 5.0 writes per confirmation and −22 % CPU per remember against a fixed
-// 3 ms gather (AUSBAUSTUFEN.md, stage 8).
-const ackGather = 25 * time.Millisecond
-
-// storeOptions adds the ownership and replication hooks to the store.
-func (cn *clusterNode) storeOptions(o store.Options) store.Options {
-	o.Replicated = true
-	// A node's own copy of a workspace is never trusted after a crash: the
-	// successor (or this node, restarted) restores it from the replica. So
-	// an fsync per commit buys nothing; what an acknowledgement promises is
-	// the replica's (sync mode), and WAL with NORMAL never corrupts a file.
-	o.Synchronous = "NORMAL"
-	o.AckGather = ackGather
-	o.BeforeOpen = cn.mgr.BeforeOpen
-	o.AfterOpen = func(ctx context.Context, ws string) error {
-		if err := cn.mgr.AfterOpen(ctx, ws); err != nil {
-			return err
-		}
-		// This node owns the workspace (again): whatever its budget counted
-		// before, the owners in between wrote more.
-		if b := cn.budget.Load(); b != nil {
-			b.ForgetWorkspace(ws)
-		}
-		return nil
-	}
-	o.BeforeCommit, o.AfterCommit, o.BeforeClose = cn.mgr.BeforeCommit, cn.mgr.AfterCommit, cn.mgr.BeforeClose
-	o.ProjectExists = func(ctx context.Context, ref memory.ProjectRef) error {
-		_, err := cn.control.Project(ctx, ref)
-		return err
-	}
-	return o
-}
-
 // localBackend is this node's own data and index, served to the router and
 // to the other nodes.
 type localBackend struct {

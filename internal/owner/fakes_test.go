@@ -204,11 +204,7 @@ func newNode(t *testing.T, c *fakeCluster, opts Options) *node {
 		opts.Rank = func(ws string, nodes []string) []string { return nodes }
 	}
 	m := New(c, r, opts)
-	st, err := store.Open(opts.DataDir, store.Options{
-		Replicated: true, BeforeOpen: m.BeforeOpen, AfterOpen: m.AfterOpen,
-		BeforeCommit: m.BeforeCommit, AfterCommit: m.AfterCommit, BeforeClose: m.BeforeClose,
-		ProjectExists: func(context.Context, memory.ProjectRef) error { return nil },
-	})
+	st, err := store.Open(opts.DataDir, store.Options{Cluster: everyProject{m}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,3 +215,9 @@ func newNode(t *testing.T, c *fakeCluster, opts Options) *node {
 	})
 	return &node{m: m, st: st, c: c, r: r}
 }
+
+// everyProject is the Manager as the store's Cluster, with every project
+// existing (the application asks the cluster's control data).
+type everyProject struct{ *Manager }
+
+func (everyProject) ProjectExists(context.Context, memory.ProjectRef) error { return nil }

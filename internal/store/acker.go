@@ -6,15 +6,15 @@ import "time"
 // past it the writer waits before its next commit.
 const ackQueue = 64
 
-// ackBatch is a committed batch whose callers wait for Options.AfterCommit.
+// ackBatch is a committed batch whose callers wait for Cluster.AfterCommit.
 type ackBatch struct {
 	live      []*writeReq
 	results   []writeResp
 	committed time.Time
 }
 
-// acker acknowledges committed batches when Options.AfterCommit is set
-// (cluster mode: the replica must hold them first). It runs beside the
+// acker acknowledges committed batches when Options.Cluster is set (the
+// replica must hold them first, see Cluster.AfterCommit). It runs beside the
 // writer, so the next batch commits while the previous one replicates, and
 // one AfterCommit covers every batch committed before it started: it takes
 // all batches waiting (see collect), runs AfterCommit once, and answers
@@ -27,7 +27,7 @@ func (ws *workspace) acker() {
 	gather.Stop()
 	for b := range ws.acks {
 		pending = ws.collect(append(pending[:0], b), recent.most(), gather)
-		err := ws.s.opts.AfterCommit(ws.name)
+		err := ws.s.opts.Cluster.AfterCommit(ws.name)
 		writes := 0
 		for _, p := range pending {
 			writes += len(p.live)
@@ -41,8 +41,8 @@ func (ws *workspace) acker() {
 		}
 		if err != nil {
 			ws.s.log.Warn("writes not acknowledged", "workspace", ws.name, "batches", len(pending), "writes", writes, "err", err)
-		} else if on := ws.s.opts.OnAck; on != nil {
-			on(writes, time.Since(pending[0].committed))
+		} else if obs := ws.s.opts.Observer; obs != nil {
+			obs.ReplicaAck(writes, time.Since(pending[0].committed))
 		}
 		recent.add(writes)
 		clear(pending)

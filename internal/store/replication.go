@@ -29,19 +29,21 @@ func init() {
 	})
 }
 
-// writerDriver is the driver name for a file's writer connection.
+// writerDriver is the driver name for a file's writer connection: a
+// workspace file of a cluster node is replicated.
 func writerDriver(opts Options) string {
-	if opts.Replicated {
+	if opts.Cluster != nil {
 		return replicatedDriver
 	}
 	return "sqlite3"
 }
 
-// unacknowledged turns the failure of Options.AfterCommit into the answer of
-// every write of the batch: the writes are committed in the local file but
-// not acknowledged, so the caller learns that the outcome is not known to be
-// durable and may retry (with its idempotency key, a retry of a write that
-// did survive returns the first result).
+// unacknowledged turns the failure of Cluster.AfterCommit (or BeforeCommit)
+// into the answer of every write of the batch: after AfterCommit the writes
+// are committed in the local file but not acknowledged, so the caller
+// learns that the outcome is not known to be durable and may retry (with
+// its idempotency key, a retry of a write that did survive returns the
+// first result).
 func unacknowledged(err error) error {
 	var coded *memory.Error
 	if errors.As(err, &coded) {

@@ -27,7 +27,7 @@ func autoCheckpoint(t *testing.T, s *Store, ws string) (workspace, control int) 
 	return workspace, control
 }
 
-// With Replicated set, the writer of a workspace file never checkpoints on
+// With a Cluster set, the writer of a workspace file never checkpoints on
 // its own (the replicator must see every WAL frame first); the control
 // database, which is not replicated, and every file of a default store keep
 // SQLite's automatic checkpoints.
@@ -37,7 +37,11 @@ func TestReplicatedWriterLeavesCheckpointsToTheReplicator(t *testing.T) {
 		wantWS     int
 	}{{false, 1000}, {true, 0}} {
 		t.Run(fmt.Sprint("replicated=", c.replicated), func(t *testing.T) {
-			s, err := Open(t.TempDir(), Options{Replicated: c.replicated})
+			var opts Options
+			if c.replicated {
+				opts.Cluster = hooks{}
+			}
+			s, err := Open(t.TempDir(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,10 +65,10 @@ func TestAfterCommitGatesTheAnswers(t *testing.T) {
 	var hook atomic.Pointer[func() error]
 	setHook := func(f func() error) { hook.Store(&f) }
 	setHook(func() error { return nil })
-	s, err := Open(t.TempDir(), Options{AfterCommit: func(string) error {
+	s, err := Open(t.TempDir(), Options{Cluster: hooks{afterCommit: func(string) error {
 		calls.Add(1)
 		return (*hook.Load())()
-	}})
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,12 +147,12 @@ func TestAfterCommitGatesTheAnswers(t *testing.T) {
 func TestCloseWorkspaceWaitsForOpeners(t *testing.T) {
 	inBefore, release := make(chan struct{}), make(chan struct{})
 	var closes atomic.Int64
-	s, err := Open(t.TempDir(), Options{BeforeClose: func(string) {
+	s, err := Open(t.TempDir(), Options{Cluster: hooks{beforeClose: func(string) {
 		if closes.Add(1) == 1 {
 			close(inBefore)
 			<-release
 		}
-	}})
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,14 +229,15 @@ func TestCloseWorkspaceUnderWrites(t *testing.T) {
 
 // BeforeOpen runs once per open however many callers want the workspace,
 // a slow BeforeOpen of one workspace holds up no other, and a failing
-// BeforeOpen or AfterOpen fails the open (no file, no writer) until a
-// later call succeeds.
+// BeforeOpen or AfterOpen fails the open (no file, no writer; a file
+// AfterOpen refused is closed through BeforeClose) until a later call
+// succeeds.
 func TestOpenHooks(t *testing.T) {
 	slow, release := make(chan struct{}), make(chan struct{})
-	var opens, afters atomic.Int64 // "fast" opens only once "slow" is held
+	var opens, afters, closes atomic.Int64 // "fast" opens only once "slow" is held
 	var failBefore, failAfter atomic.Bool
-	s, err := Open(t.TempDir(), Options{
-		BeforeOpen: func(ctx context.Context, ws string) error {
+	s, err := Open(t.TempDir(), Options{Cluster: hooks{
+		beforeOpen: func(ctx context.Context, ws string) error {
 			if failBefore.Load() {
 				return memory.Errorf(memory.CodeUnavailable, "restore of %s failed", ws)
 			}
@@ -243,14 +248,15 @@ func TestOpenHooks(t *testing.T) {
 			opens.Add(1)
 			return nil
 		},
-		AfterOpen: func(ctx context.Context, ws string) error {
+		afterOpen: func(ctx context.Context, ws string) error {
 			afters.Add(1)
 			if failAfter.Load() {
 				return errors.New("register failed")
 			}
 			return nil
 		},
-	})
+		beforeClose: func(string) { closes.Add(1) },
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,15 +288,20 @@ func TestOpenHooks(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		name string
-		flag *atomic.Bool
-	}{{"BeforeOpen", &failBefore}, {"AfterOpen", &failAfter}} {
+		name   string
+		flag   *atomic.Bool
+		closes int64 // BeforeClose runs for a file AfterOpen refused, which was open
+	}{{"BeforeOpen", &failBefore, 0}, {"AfterOpen", &failAfter, 1}} {
 		if err := s.CloseWorkspace("slow"); err != nil {
 			t.Fatal(err)
 		}
 		c.flag.Store(true)
+		closed := closes.Load()
 		if _, err := s.Append(context.Background(), slowRef, memory.Write{Slug: "no", Title: "t", Content: "c", Agent: "a"}); err == nil {
 			t.Errorf("%s failing: Append succeeded", c.name)
+		}
+		if got := closes.Load() - closed; got != c.closes {
+			t.Errorf("%s failing: BeforeClose ran %d times, want %d", c.name, got, c.closes)
 		}
 		if n := len(s.Stats().Workspaces); n != 1 {
 			t.Errorf("%s failing: %d workspaces open, want 1 (fast)", c.name, n)
@@ -308,12 +319,12 @@ func TestOpenHooks(t *testing.T) {
 // refuses is refused with its error.
 func TestProjectExistsReplacesControl(t *testing.T) {
 	known := memory.ProjectRef{Workspace: "elsewhere", Project: "p"}
-	s, err := Open(t.TempDir(), Options{ProjectExists: func(ctx context.Context, ref memory.ProjectRef) error {
+	s, err := Open(t.TempDir(), Options{Cluster: hooks{projectExists: func(ctx context.Context, ref memory.ProjectRef) error {
 		if ref == known {
 			return nil
 		}
 		return memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
-	}})
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,12 +338,12 @@ func TestProjectExistsReplacesControl(t *testing.T) {
 // answered with the error and none is in the file.
 func TestBeforeCommitRefusesTheBatch(t *testing.T) {
 	var refuse atomic.Bool
-	s, err := Open(t.TempDir(), Options{BeforeCommit: func(string) error {
+	s, err := Open(t.TempDir(), Options{Cluster: hooks{beforeCommit: func(string) error {
 		if refuse.Load() {
 			return errors.New("lease expired")
 		}
 		return nil
-	}})
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,25 +372,25 @@ func TestBeforeCommitRefusesTheBatch(t *testing.T) {
 
 // With AckGather, a lone write is confirmed at once, however long the
 // gather; after a confirmation covered two writes, the next waits for two
-// (not for the gather's end) and covers both; OnAck is told each count.
+// (not for the gather's end) and covers both; the Observer is told each count.
 func TestAckGatherWaitsForAsManyAsBefore(t *testing.T) {
 	var calls atomic.Int64
 	entered, release := make(chan struct{}), make(chan struct{})
 	acks := make(chan int, 8)
 	s, err := Open(t.TempDir(), Options{AckGather: time.Minute,
-		AfterCommit: func(string) error {
+		Cluster: hooks{afterCommit: func(string) error {
 			if calls.Add(1) == 2 { // the second call holds, so that two writes queue behind it
 				close(entered)
 				<-release
 			}
 			return nil
-		},
-		OnAck: func(writes int, waited time.Duration) {
+		}},
+		Observer: ackObserver(func(writes int, waited time.Duration) {
 			if waited <= 0 {
-				t.Errorf("OnAck with a wait of %s", waited)
+				t.Errorf("ReplicaAck with a wait of %s", waited)
 			}
 			acks <- writes
-		}})
+		})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,15 +450,15 @@ func TestAckGatherWaitsForAsManyAsBefore(t *testing.T) {
 		t.Errorf("AfterCommit ran %d times, want 4 (lone, held, c+d, e+f)", got)
 	}
 	var got []int
-	for range 4 { // OnAck runs after the answers
+	for range 4 { // ReplicaAck runs after the answers
 		select {
 		case w := <-acks:
 			got = append(got, w)
 		case <-time.After(30 * time.Second):
-			t.Fatalf("OnAck counts %v, then no more", got)
+			t.Fatalf("ReplicaAck counts %v, then no more", got)
 		}
 	}
 	if fmt.Sprint(got) != "[1 1 2 2]" {
-		t.Errorf("OnAck counts %v, want [1 1 2 2]", got)
+		t.Errorf("ReplicaAck counts %v, want [1 1 2 2]", got)
 	}
 }

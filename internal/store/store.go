@@ -58,49 +58,22 @@ type Options struct {
 	ReadConns int
 	// MaxBatch is the most writes one group-commit transaction takes (default 128).
 	MaxBatch int
-	// OnBatch, when set, is told the size and duration (BEGIN to COMMIT) of
-	// every committed writer batch (the batch-size metrics).
-	OnBatch func(writes int, took time.Duration)
-	// Replicated leaves checkpoints of the workspace files to a replicator
-	// that streams their WAL (cluster mode): automatic checkpoints are off
-	// on their writer connections.
-	Replicated bool
-	// BeforeCommit, when set, runs in a workspace's writer goroutine just
-	// before each COMMIT; an error rolls the batch back and becomes every
-	// write's answer (code unavailable unless it carries one). Cluster mode
-	// refuses here once the node may no longer own the workspace, so that a
-	// node whose lease ran out commits nothing a successor could miss.
-	BeforeCommit func(workspace string) error
-	// AfterCommit, when set, runs in a workspace's writer goroutine after
-	// each COMMIT and before any write of the batch is answered; an error
-	// becomes every such write's answer (code unavailable unless it carries
-	// one). Cluster mode waits here until the replica holds the batch and
-	// checks that the node still owns the workspace. One call per batch.
-	AfterCommit func(workspace string) error
-	// AckGather is how long AfterCommit may wait for more committed
-	// batches so that one call covers more writes: only while the batches
-	// waiting hold fewer writes than the previous call covered (a lone
-	// writer never waits). A replication costs the replicator a few ms of
-	// CPU whatever its size (measured in AUSBAUSTUFEN.md, stage 8), so under
-	// load fewer, larger ones leave more CPU for the requests.
+	// Observer, when set, is told the size and duration of every committed
+	// writer batch and of every replica confirmation (the metrics; see
+	// Observer).
+	Observer Observer
+	// Cluster, when set, makes the store one node's part of a cluster: it
+	// is called around every workspace's open, batch and close and tells
+	// which projects exist (see Cluster). Nil is a single server.
+	Cluster Cluster
+	// AckGather (cluster mode) is how long Cluster.AfterCommit may wait for
+	// more committed batches so that one call covers more writes: only
+	// while the batches waiting hold fewer writes than the previous call
+	// covered (a lone writer never waits). A replication costs the
+	// replicator a few ms of CPU whatever its size (measured in
+	// AUSBAUSTUFEN.md, stage 8), so under load fewer, larger ones leave
+	// more CPU for the requests.
 	AckGather time.Duration
-	// OnAck, when set, is told how many writes each successful AfterCommit
-	// acknowledged and how long the oldest of them waited for it after its
-	// COMMIT (the replica metrics).
-	OnAck func(writes int, waited time.Duration)
-	// BeforeClose, when set, runs when a workspace is closed, after its
-	// writer committed everything queued and before its connections close
-	// (cluster mode: a last replication, then the replicator lets go).
-	BeforeClose func(workspace string)
-	// BeforeOpen and AfterOpen, when set, run around opening a workspace's
-	// file (once per open; other callers of that workspace wait meanwhile,
-	// callers of other workspaces do not). An error fails the open. Cluster
-	// mode restores the file from the replica before and starts replicating
-	// it after.
-	BeforeOpen, AfterOpen func(ctx context.Context, workspace string) error
-	// ProjectExists, when set, replaces the control database in telling
-	// whether a project exists (cluster mode keeps control data in etcd).
-	ProjectExists func(ctx context.Context, ref memory.ProjectRef) error
 }
 
 // Store is Munin's storage. It is safe for concurrent use.
@@ -160,7 +133,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	ctlOpts := opts
-	ctlOpts.Replicated = false // only workspace files are replicated
+	ctlOpts.Cluster = nil // only workspace files are owned and replicated
 	ctl, err := openPool(context.Background(), filepath.Join(dir, controlFile), schemaControl, ctlOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -344,10 +317,11 @@ func (s *Store) workspace(ctx context.Context, name string, create bool) (*works
 
 // openWorkspace opens a workspace's file and starts its writer. With create
 // unset, a workspace without a control row is not_found and no file is
-// created (unless Options.ProjectExists stands in for the control database:
-// then its caller has checked the project).
+// created (unless Options.Cluster stands in for the control database: then
+// its caller has checked the project).
 func (s *Store) openWorkspace(ctx context.Context, name string, create bool) (*workspace, error) {
-	if !create && s.opts.ProjectExists == nil {
+	cl := s.opts.Cluster
+	if !create && cl == nil {
 		var one int
 		err := s.control.reader.QueryRowContext(ctx, "SELECT 1 FROM workspaces WHERE name = ?", name).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -357,8 +331,8 @@ func (s *Store) openWorkspace(ctx context.Context, name string, create bool) (*w
 			return nil, fmt.Errorf("look up workspace %s: %w", name, err)
 		}
 	}
-	if before := s.opts.BeforeOpen; before != nil {
-		if err := before(ctx, name); err != nil {
+	if cl != nil {
+		if err := cl.BeforeOpen(ctx, name); err != nil {
 			return nil, err
 		}
 	}
@@ -367,8 +341,8 @@ func (s *Store) openWorkspace(ctx context.Context, name string, create bool) (*w
 		return nil, fmt.Errorf("open workspace %s: %w", name, err)
 	}
 	ws := newWorkspace(s, name, p)
-	if after := s.opts.AfterOpen; after != nil {
-		if err := after(ctx, name); err != nil {
+	if cl != nil {
+		if err := cl.AfterOpen(ctx, name); err != nil {
 			return nil, errors.Join(err, ws.close())
 		}
 	}
@@ -381,8 +355,8 @@ func (s *Store) requireProject(ctx context.Context, ref memory.ProjectRef) (*wor
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	if _, ok := s.projects.Load(ref); !ok && s.opts.ProjectExists != nil {
-		if err := s.opts.ProjectExists(ctx, ref); err != nil {
+	if _, ok := s.projects.Load(ref); !ok && s.opts.Cluster != nil {
+		if err := s.opts.Cluster.ProjectExists(ctx, ref); err != nil {
 			return nil, err
 		}
 	} else if !ok {

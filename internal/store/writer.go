@@ -43,7 +43,7 @@ type workspace struct {
 	closed bool
 	done   chan struct{}
 	// acks carries committed batches to the acker goroutine when
-	// Options.AfterCommit is set (see acker.go); nil otherwise.
+	// Options.Cluster is set (see acker.go); nil otherwise.
 	acks     chan ackBatch
 	ackerEnd chan struct{}
 
@@ -58,7 +58,7 @@ func newWorkspace(s *Store, name string, p *pool) *workspace {
 		queue: make(chan *writeReq, s.opts.MaxBatch*4),
 		done:  make(chan struct{}),
 	}
-	if s.opts.AfterCommit != nil {
+	if s.opts.Cluster != nil {
 		ws.acks = make(chan ackBatch, ackQueue)
 		ws.ackerEnd = make(chan struct{})
 		go ws.acker()
@@ -105,12 +105,12 @@ func (ws *workspace) stop() {
 	}
 }
 
-// close stops the writer and closes the connections; Options.BeforeClose
+// close stops the writer and closes the connections; Cluster.BeforeClose
 // runs in between.
 func (ws *workspace) close() error {
 	ws.stop()
-	if before := ws.s.opts.BeforeClose; before != nil {
-		before(ws.name)
+	if cl := ws.s.opts.Cluster; cl != nil {
+		cl.BeforeClose(ws.name)
 	}
 	return ws.pool.close()
 }
@@ -229,8 +229,8 @@ func (ws *workspace) commit(batch []*writeReq) {
 	if hook := ws.s.hookBeforeCommit; hook != nil {
 		hook()
 	}
-	if before := ws.s.opts.BeforeCommit; before != nil {
-		if err := before(ws.name); err != nil {
+	if cl := ws.s.opts.Cluster; cl != nil {
+		if err := cl.BeforeCommit(ws.name); err != nil {
 			_ = tx.Rollback()
 			ws.s.log.Warn("batch refused before commit", "workspace", ws.name, "writes", len(live), "err", err)
 			failAll(unacknowledged(err))
@@ -244,8 +244,8 @@ func (ws *workspace) commit(batch []*writeReq) {
 	}
 	ws.s.batches.Add(1)
 	ws.s.writes.Add(int64(ok))
-	if on := ws.s.opts.OnBatch; on != nil {
-		on(len(live), time.Since(began))
+	if obs := ws.s.opts.Observer; obs != nil {
+		obs.Batch(len(live), time.Since(began))
 	}
 	if ws.acks != nil {
 		ws.acks <- ackBatch{live: live, results: results, committed: time.Now()}
