@@ -10,20 +10,15 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchtest"
 )
-
-var benchWords = strings.Fields(`the index database decision we chose because latency throughput
-replication backup restore cluster deploy rollout agent memory search query cache invalidation
-die Datenbank Entscheidung wir haben weil Latenz Durchsatz Sicherung Wiederherstellung Bereitstellung
-Speicher Suche Abfrage Zwischenspeicher und oder nicht mit für über unter Server Konfiguration
-Migration Schema Tabelle Spalte Index Protokoll Schlüssel Projekt Arbeitsbereich Version`)
 
 // fillSource writes n realistic entries: a title, ~500 bytes of mixed
 // English/German content and 2-3 tags.
 func fillSource(src *fakeSource, ref memory.ProjectRef, n int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	tags := []string{"db", "infra", "adr", "ops", "team:core", "bug", "idee", "api"}
-	pick := func() string { return benchWords[rng.IntN(len(benchWords))] }
+	pick := func() string { return searchtest.BenchWords[rng.IntN(len(searchtest.BenchWords))] }
 	for i := range n {
 		var b strings.Builder
 		for b.Len() < 500 {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"munin/internal/search/text"
 )
 
 // Compounds. German writes "Fehlerbericht" where a note may say "Bericht
@@ -69,7 +71,7 @@ func (x expansion) empty() bool { return len(x.compounds) == 0 && len(x.typos) =
 
 // compounds returns the splits of the query's words and the joins of
 // neighbouring words that the vocabulary knows, at most maxCompoundAlts.
-func compounds(words []queryWord, v *vocab) []alt {
+func compounds(words []text.Word, v *vocab) []alt {
 	var out []alt
 	seen := map[string]bool{}
 	add := func(a alt) bool {
@@ -80,10 +82,10 @@ func compounds(words []queryWord, v *vocab) []alt {
 		return len(out) < maxCompoundAlts
 	}
 	for _, w := range words {
-		for _, parts := range splits(w.lower, v) {
+		for _, parts := range splits(w.Lower, v) {
 			a := alt{}
 			for _, p := range parts {
-				a.parts = append(a.parts, stemsOf(p))
+				a.parts = append(a.parts, text.StemsOf(p))
 			}
 			if !add(a) {
 				return out
@@ -92,9 +94,9 @@ func compounds(words []queryWord, v *vocab) []alt {
 	}
 	for i := 0; i+1 < len(words) && i < maxJoinPairs; i++ {
 		a, b := words[i], words[i+1]
-		for _, pair := range [][2]queryWord{{a, b}, {b, a}} {
+		for _, pair := range [][2]text.Word{{a, b}, {b, a}} {
 			if c, ok := join(pair[0], pair[1], v); ok {
-				if !add(alt{parts: [][]string{stemsOf(c)}}) {
+				if !add(alt{parts: [][]string{text.StemsOf(c)}}) {
 					return out
 				}
 			}
@@ -181,20 +183,20 @@ func modifiers(left string) []string {
 // vocabulary knows, if any. The modifier is tried as written and as its
 // stems (Wünsche der Kunden → kunden+wünsche; Umgebung für Tests →
 // test+umgebung), each with every linking element.
-func join(mod, head queryWord, v *vocab) (string, bool) {
-	if utf8.RuneCountInString(mod.lower) < minPartRunes || utf8.RuneCountInString(head.lower) < minPartRunes ||
-		!isWord(mod.lower) || !isWord(head.lower) {
+func join(mod, head text.Word, v *vocab) (string, bool) {
+	if utf8.RuneCountInString(mod.Lower) < minPartRunes || utf8.RuneCountInString(head.Lower) < minPartRunes ||
+		!isWord(mod.Lower) || !isWord(head.Lower) {
 		return "", false
 	}
-	bases := []string{mod.lower}
-	for _, s := range mod.stems {
+	bases := []string{mod.Lower}
+	for _, s := range mod.Stems {
 		if !slices.Contains(bases, s) && utf8.RuneCountInString(s) >= minPartRunes {
 			bases = append(bases, s)
 		}
 	}
 	for _, base := range bases {
 		for _, link := range append([]string{""}, linkingElements...) {
-			c := base + link + head.lower
+			c := base + link + head.Lower
 			if utf8.RuneCountInString(c) > maxCompoundRunes {
 				return "", false
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchtest"
 )
 
 // BenchmarkRecallExpansions measures recall over the 10,000 bench entries
@@ -86,7 +87,7 @@ func BenchmarkRecallWorstQuery(b *testing.B) {
 	r := newTestRegistry(b, src, Options{IndexWait: time.Minute})
 	var words []string
 	for i := range memory.MaxQueryTerms {
-		words = append(words, benchWords[i%len(benchWords)]+"schluesselprojektdaten"[:4+i%16])
+		words = append(words, searchtest.BenchWords[i%len(searchtest.BenchWords)]+"schluesselprojektdaten"[:4+i%16])
 	}
 	q := memory.SearchQuery{Text: strings.Join(words, " ")}
 	if len(q.Text) > memory.MaxQuery {

@@ -10,6 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
 // Tiers. A recall ranks in up to three tiers, each a search of its own
@@ -44,7 +45,7 @@ var altFields = fieldBoosts[:0:0]
 
 func init() {
 	for _, fb := range fieldBoosts {
-		if fb.field == fieldTitle || fb.field == fieldContent {
+		if fb.field == text.FieldTitle || fb.field == text.FieldContent {
 			altFields = append(altFields, fb)
 		}
 	}
@@ -53,7 +54,7 @@ func init() {
 // pass is one tier's search.
 type pass struct {
 	tier  int
-	terms queryTerms
+	terms text.Terms
 	exp   expansion
 }
 
@@ -184,7 +185,7 @@ func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, id
 	defer v.close()
 	var exp expansion
 	if !r.opts.NoTypos {
-		exp.typos = typos(rc.terms.seq, v)
+		exp.typos = typos(rc.terms.Seq, v)
 	}
 	var out []match
 	type hitID struct {
@@ -194,7 +195,7 @@ func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, id
 	listed := map[hitID]bool{}
 	for tier := 0; tier < 3 && len(out) < rc.limit; tier++ {
 		if tier == 1 && !r.opts.NoCompounds {
-			exp.compounds = compounds(rc.terms.seq, v)
+			exp.compounds = compounds(rc.terms.Seq, v)
 		}
 		if v.err != nil {
 			return nil, memory.Internal(fmt.Errorf("search: read dictionaries: %w", v.err))

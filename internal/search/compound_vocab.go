@@ -6,11 +6,12 @@ import (
 	"sync"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 	"github.com/blevesearch/vellum/levenshtein"
+
+	"munin/internal/search/text"
 )
 
 // The vocabulary compounds are split against and typos corrected to is the
@@ -20,7 +21,7 @@ import (
 // uses could not find anything anyway. The dictionary holds stems, so a
 // candidate word is stemmed as the index stems it and known when one of its
 // stems is in the title or content dictionary of any searched project.
-var vocabFields = []string{fieldContent, fieldTitle}
+var vocabFields = []string{text.FieldContent, text.FieldTitle}
 
 // maxVocabLookups bounds the distinct terms one recall looks up in the
 // dictionaries (each a lookup per field and project): the compound splits
@@ -141,7 +142,7 @@ func (v *vocab) contains(term []byte) bool {
 
 // hasWord tells whether a lower-case word is known: one of its stems is.
 func (v *vocab) hasWord(lower string) bool {
-	for _, s := range stemsOf(lower) {
+	for _, s := range text.StemsOf(lower) {
 		if v.hasTerm(s) {
 			return true
 		}
@@ -154,7 +155,7 @@ func (v *vocab) hasWord(lower string) bool {
 // and "kundenwunsch" meet there, and an indexed word always has it (every
 // word is indexed with both stems), so the English stem adds nothing.
 func (v *vocab) hasCompound(lower string) bool {
-	stems := stemsOf(lower)
+	stems := text.StemsOf(lower)
 	return v.hasTerm(stems[len(stems)-1])
 }
 
@@ -176,7 +177,7 @@ func (v *vocab) df(term string) uint64 {
 	}
 	var n uint64
 	for _, rd := range v.readers {
-		tfr, err := rd.TermFieldReader(v.ctx, []byte(term), fieldContent, false, false, false)
+		tfr, err := rd.TermFieldReader(v.ctx, []byte(term), text.FieldContent, false, false, false)
 		if err != nil {
 			continue
 		}
@@ -228,16 +229,4 @@ func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
 			}
 		}
 	}
-}
-
-// stemsOf is what the index makes of one lower-case word: its English stem
-// and, where it differs, its German stem (the bothStems filter). A word from
-// a query already passed the tokenizer and the stop filters.
-func stemsOf(lower string) []string {
-	ts := bothStems{}.Filter(analysis.TokenStream{{Term: []byte(lower), Position: 1, Start: 0, End: len(lower), Type: analysis.AlphaNumeric}})
-	out := make([]string, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, string(t.Term))
-	}
-	return out
 }

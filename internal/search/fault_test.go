@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchtest"
 )
 
 // Faults of the disk under a running index: the server keeps serving, a
@@ -76,7 +77,7 @@ func TestDiskFullWhileIndexing(t *testing.T) {
 	}
 	t.Cleanup(lift)
 
-	src.put(projA, "big", "Big", "bigword "+randomWords(rand.New(rand.NewPCG(7, 8)), 1<<20))
+	src.put(projA, "big", "Big", "bigword "+searchtest.RandomWords(rand.New(rand.NewPCG(7, 8)), 1<<20))
 	refresh(t, r, projA, "big")
 	var cause string
 	eventually(t, "recall answers unavailable", func() bool {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
 // Fusion of the two paths of a recall. The keyword hits (ranked by TF-IDF,
@@ -92,19 +93,19 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 // readFused reads the keyword candidates that made the answer from the
 // Source, in one pass, and gives every hit its fused score and match. A
 // keyword candidate forgotten since the search is left out.
-func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit) ([]memory.Hit, error) {
+func (r *Registry) readFused(ctx context.Context, query string, cands []fusedHit) ([]memory.Hit, error) {
 	var ms []match
 	for _, c := range cands {
 		if c.m != nil {
 			ms = append(ms, *c.m)
 		}
 	}
-	read, err := r.readHits(ctx, text, ms)
+	read, err := r.readHits(ctx, query, ms)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]memory.Hit, 0, len(cands))
-	var mk *marker // snippet marks, built on the first meaning-only hit
+	var mk *text.Marker // snippet marks, built on the first meaning-only hit
 	for _, c := range cands {
 		h := c.hit
 		if c.m != nil {
@@ -116,9 +117,9 @@ func (r *Registry) readFused(ctx context.Context, text string, cands []fusedHit)
 			h = *kw
 		} else {
 			if mk == nil {
-				mk = r.newMarker(text)
+				mk = text.NewMarker(query)
 			}
-			h.Snippet = snippet(c.content, mk.spans(c.content))
+			h.Snippet = text.Snippet(c.content, mk.Spans(c.content))
 		}
 		h.Score, h.Match = c.score, c.hit.Match
 		out = append(out, h)

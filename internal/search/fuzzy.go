@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"unicode/utf8"
+
+	"munin/internal/search/text"
 )
 
 // Typos. A query word none of whose stems any searched entry uses is looked
@@ -34,19 +36,19 @@ const (
 
 // typos returns the corrections of the query's unknown words: for each, the
 // known terms one edit away from its stems, the most used first.
-func typos(words []queryWord, v *vocab) []alt {
+func typos(words []text.Word, v *vocab) []alt {
 	var out []alt
 	fixed := 0
 	for _, w := range words {
 		if fixed == maxTypoWords {
 			break
 		}
-		n := utf8.RuneCountInString(w.lower)
-		if n < minTypoRunes || n > maxTypoRunes || !isWord(w.lower) || v.hasAnyStem(w.stems) {
+		n := utf8.RuneCountInString(w.Lower)
+		if n < minTypoRunes || n > maxTypoRunes || !isWord(w.Lower) || v.hasAnyStem(w.Stems) {
 			continue
 		}
 		var cands []string
-		for _, s := range w.stems {
+		for _, s := range w.Stems {
 			if utf8.RuneCountInString(s) < minTypoRunes-1 {
 				continue
 			}

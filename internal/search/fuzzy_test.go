@@ -11,6 +11,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchtest"
 )
 
 // typoNotes: the notes the typos must find, and neighbours they must not.
@@ -191,7 +192,7 @@ func TestExpansionBadInput(t *testing.T) {
 	r := newTestRegistry(t, src, Options{})
 	var fifty []string
 	for i := range 50 {
-		fifty = append(fifty, benchWords[i%len(benchWords)]+"x")
+		fifty = append(fifty, searchtest.BenchWords[i%len(searchtest.BenchWords)]+"x")
 	}
 	long := strings.Repeat("Fehlerbericht", 78) // 1014 bytes, one word
 	for _, c := range []struct {
@@ -234,8 +235,8 @@ func TestExpansionBadInput(t *testing.T) {
 	}
 	v := newVocab(testCtx(t), []bleve.Index{idx})
 	defer v.close()
-	compounds(rc.terms.seq, v)
-	typos(rc.terms.seq, v)
+	compounds(rc.terms.Seq, v)
+	typos(rc.terms.Seq, v)
 	if v.lookups > maxVocabLookups {
 		t.Fatalf("%d dictionary lookups, bound %d", v.lookups, maxVocabLookups)
 	}

@@ -3,14 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2/analysis"
-	unitok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/search"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
 // Hits are read from the database, not from the index. The index stores no
@@ -31,9 +28,9 @@ type match struct {
 }
 
 // hitsFrom turns bleve's matches into hits, in order, leaving out entries
-// forgotten since the search. text is the query text, for the snippet marks.
-func (r *Registry) hitsFrom(ctx context.Context, text string, matches []match) ([]memory.Hit, error) {
-	read, err := r.readHits(ctx, text, matches)
+// forgotten since the search. query is the query text, for the snippet marks.
+func (r *Registry) hitsFrom(ctx context.Context, query string, matches []match) ([]memory.Hit, error) {
+	read, err := r.readHits(ctx, query, matches)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +44,7 @@ func (r *Registry) hitsFrom(ctx context.Context, text string, matches []match) (
 }
 
 // readHits is hitsFrom with one entry per match, nil where the entry is gone.
-func (r *Registry) readHits(ctx context.Context, text string, matches []match) ([]*memory.Hit, error) {
+func (r *Registry) readHits(ctx context.Context, query string, matches []match) ([]*memory.Hit, error) {
 	es := make([]entryRef, len(matches))
 	for i, m := range matches {
 		es[i] = entryRef{m.ref, m.dm.ID}
@@ -60,21 +57,21 @@ func (r *Registry) readHits(ctx context.Context, text string, matches []match) (
 		return nil, memory.Internal(fmt.Errorf("search %s: read hit %s: %w", es[i].ref, es[i].slug, err))
 	}
 	hits := make([]*memory.Hit, len(matches))
-	var mk *marker // built on the first hit
+	var mk *text.Marker // built on the first hit
 	for i, m := range matches {
 		v, ok := latest[i]
 		if !ok {
 			continue
 		}
 		if mk == nil {
-			mk = r.newMarker(text)
+			mk = text.NewMarker(query)
 		}
 		h := &memory.Hit{
 			Slug: m.dm.ID, Score: m.dm.Score, Title: v.Title, Version: v.Version,
 			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: m.ref,
 			Match: memory.MatchWords,
 		}
-		h.Snippet = snippet(v.Content, mk.spans(v.Content))
+		h.Snippet = text.Snippet(v.Content, mk.Spans(v.Content))
 		hits[i] = h
 	}
 	return hits, nil
@@ -144,290 +141,4 @@ func (r *Registry) latestOf(ctx context.Context, es []entryRef) (latest map[int]
 		return nil, nil, fmt.Errorf("search: read hits: %w", ctxErr)
 	}
 	return latest, failed, nil
-}
-
-// snippetAnalyzers are the analyzers of the content fields, in the order of
-// a marker's terms.
-var snippetAnalyzers = []string{analyzerEN}
-
-// marker finds a recall's query terms in the contents of its hits, for the
-// snippets' marks: what term locations held for the matched terms. It is
-// made once per recall, because analyzing words is the dear part and the
-// hits of one recall share most of their words.
-type marker struct {
-	analyzers []analysis.Analyzer
-	terms     []map[string]bool   // per analyzer: the query's terms
-	prefixes  []*prefixSet        // per analyzer: their first bytes
-	pieces    []map[string][]span // per analyzer: the marks in a piece of content, relative to it
-}
-
-// newMarker analyzes the query text as the content fields' match queries do.
-func (r *Registry) newMarker(text string) *marker {
-	m := &marker{}
-	for _, name := range snippetAnalyzers {
-		a := r.mapping.AnalyzerNamed(name)
-		terms := map[string]bool{}
-		for _, tok := range a.Analyze([]byte(text)) {
-			terms[string(tok.Term)] = true
-		}
-		m.analyzers = append(m.analyzers, a)
-		m.terms = append(m.terms, terms)
-		m.prefixes = append(m.prefixes, newPrefixSet(terms))
-		m.pieces = append(m.pieces, map[string][]span{})
-	}
-	return m
-}
-
-// spans returns the byte ranges of content whose analyzed term is a query
-// term of the same analyzer. Segmenting and stemming every word of a 64 KB
-// entry takes milliseconds, so only words that can stem to a query term are
-// analyzed: a stem keeps its word's first two letters, lower-cased and, for
-// the German stem, with umlauts normalized (both stemmers change endings
-// only). The content is first cut at ASCII whitespace, where every word ends
-// (the tokenizer never joins across it), and only pieces where a word may
-// start with a query term's prefix are segmented and analyzed, each distinct
-// piece once per recall.
-func (m *marker) spans(content string) []span {
-	var spans []span
-	for i, terms := range m.terms {
-		if len(terms) == 0 {
-			continue
-		}
-		for start := 0; start < len(content); {
-			if asciiSpace[content[start]] {
-				start++
-				continue
-			}
-			end := start + 1
-			for end < len(content) && !asciiSpace[content[end]] {
-				end++
-			}
-			piece := content[start:end]
-			if !pieceMayMatch(piece, m.prefixes[i]) {
-				start = end
-				continue
-			}
-			rel, ok := m.pieces[i][piece]
-			if !ok {
-				rel = m.pieceSpans(i, piece)
-				m.pieces[i][piece] = rel
-			}
-			for _, s := range rel {
-				spans = append(spans, span{start + s.start, start + s.end})
-			}
-			start = end
-		}
-	}
-	return spans
-}
-
-// pieceSpans is spans for one piece of content without whitespace, with
-// analyzer i.
-func (m *marker) pieceSpans(i int, piece string) []span {
-	var rel []span
-	for _, word := range wordTokenizer.Tokenize([]byte(piece)) {
-		if !mayMatch(word.Term, m.prefixes[i]) {
-			continue
-		}
-		for _, tok := range m.analyzers[i].Analyze(word.Term) {
-			if m.terms[i][string(tok.Term)] {
-				rel = append(rel, span{word.Start + tok.Start, word.Start + tok.End})
-			}
-		}
-	}
-	return rel
-}
-
-// asciiSpace marks the ASCII whitespace bytes. Each is a word boundary on
-// both sides for the tokenizer (Unicode word segmentation, UAX #29), and no
-// byte of a multi-byte UTF-8 rune is one.
-var asciiSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\v': true, '\f': true}
-
-// pieceMayMatch tells whether a word the tokenizer finds in piece (text
-// without ASCII whitespace) may start with one of prefixes. A word starts
-// where a run of Latin letters, digits and underscores starts, or anywhere
-// else: inside such a run Unicode word segmentation never breaks, so every
-// other position is tried (punctuation, other scripts), which may let a
-// piece through needlessly but never misses a word.
-func pieceMayMatch(piece string, prefixes *prefixSet) bool {
-	inRun := false
-	for i := 0; i < len(piece); {
-		// Most content is ASCII: a word starting with an ASCII byte can
-		// only stem to a query term when that byte, lower-cased, begins
-		// one (normalization changes only non-ASCII letters and drops an
-		// e after a, o or u, never a first letter).
-		if c := piece[i]; c < utf8.RuneSelf {
-			run := asciiWord[c]
-			if !(inRun && run) && prefixes.first[asciiLower(c)] && mayMatchString(piece[i:], prefixes) {
-				return true
-			}
-			inRun = run
-			i++
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(piece[i:])
-		run := isLatinWordRune(c)
-		if !(inRun && run) && mayMatchString(piece[i:], prefixes) {
-			return true
-		}
-		inRun = run
-		i += size
-	}
-	return false
-}
-
-// asciiWord marks the ASCII bytes isLatinWordRune accepts.
-var asciiWord = func() (w [utf8.RuneSelf]bool) {
-	for c := range w {
-		w[c] = isLatinWordRune(rune(c))
-	}
-	return w
-}()
-
-// asciiLower lower-cases an ASCII letter and leaves other bytes alone.
-func asciiLower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// isLatinWordRune tells whether c is a letter or digit below U+0250 (Latin
-// scripts) or the underscore: runs of these are never split into words.
-func isLatinWordRune(c rune) bool {
-	if c < utf8.RuneSelf {
-		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
-	}
-	return c < 0x250 && unicode.IsLetter(c)
-}
-
-// wordTokenizer splits content into words as the analyzers do.
-var wordTokenizer = unitok.NewUnicodeTokenizer()
-
-// mayMatch tells whether word, lower-cased and as the German analysis
-// normalizes it, starts with one of the query terms' prefixes.
-func mayMatch(word []byte, prefixes *prefixSet) bool {
-	return mayMatchString(string(word), prefixes)
-}
-
-// prefixSet holds the first one or two bytes of each query term, and the
-// first bytes alone for a quick refusal.
-type prefixSet struct {
-	heads map[string]bool
-	first [256]bool
-}
-
-func newPrefixSet(terms map[string]bool) *prefixSet {
-	ps := &prefixSet{heads: make(map[string]bool, len(terms))}
-	for t := range terms {
-		if t == "" {
-			continue
-		}
-		ps.heads[t[:min(2, len(t))]] = true
-		ps.first[t[0]] = true
-	}
-	return ps
-}
-
-// mayMatchString is mayMatch for text starting with the word; it looks at
-// four runes at most and does not allocate.
-func mayMatchString(word string, prefixes *prefixSet) bool {
-	c, _ := utf8.DecodeRuneInString(word)
-	if c == utf8.RuneError {
-		return false // a word starts with a letter, digit or mark
-	}
-	// The first rune decides most words: lower-cased, or normalized
-	// (umlauts lose their dots, ß becomes ss), its first byte must begin a
-	// query term.
-	var head [utf8.UTFMax]byte
-	lc := unicode.ToLower(c)
-	utf8.EncodeRune(head[:], lc)
-	if !prefixes.first[head[0]] {
-		switch lc {
-		case 'ä':
-			head[0] = 'a'
-		case 'ö':
-			head[0] = 'o'
-		case 'ü':
-			head[0] = 'u'
-		case 'ß':
-			head[0] = 's'
-		default:
-			return false
-		}
-		if !prefixes.first[head[0]] {
-			return false
-		}
-	}
-	// Two letters of output need at most four of input (normalization
-	// drops the e of ae, oe, ue).
-	var lowerBuf, normBuf [4 * utf8.UTFMax]byte
-	lower := lowerBuf[:0]
-	runes := 0
-	for _, c := range word {
-		if runes == 4 {
-			break
-		}
-		lower = utf8.AppendRune(lower, unicode.ToLower(c))
-		runes++
-	}
-	for _, w := range [][]byte{lower, appendGermanNormalized(normBuf[:0], lower)} {
-		for n := 1; n <= 2 && n <= len(w); n++ {
-			if prefixes.heads[string(w[:n])] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// germanNormalize is the German normalization of bleve's de analysis
-// (de.GermanNormalizeFilter), written out for the few lower-cased runes
-// mayMatch looks at: umlauts lose their dots, ß becomes ss, and the e of
-// ae, oe, ue is dropped.
-func germanNormalize(lower []byte) []byte {
-	return appendGermanNormalized(make([]byte, 0, len(lower)+2), lower)
-}
-
-// appendGermanNormalized appends germanNormalize(lower) to out.
-func appendGermanNormalized(out, lower []byte) []byte {
-	const (
-		n = iota // after anything else
-		v        // after a vowel that keeps a following e
-		u        // after a, o or u: a following e is dropped
-	)
-	state := n
-	for _, r := range string(lower) {
-		switch r {
-		case 'a', 'o':
-			state = u
-		case 'u':
-			if state == n {
-				state = u
-			} else {
-				state = v
-			}
-		case 'e':
-			drop := state == u
-			state = v
-			if drop {
-				continue
-			}
-		case 'i', 'q', 'y':
-			state = v
-		case 'ä':
-			r, state = 'a', v
-		case 'ö':
-			r, state = 'o', v
-		case 'ü':
-			r, state = 'u', v
-		case 'ß':
-			out = append(out, 's')
-			r, state = 's', n
-		default:
-			state = n
-		}
-		out = utf8.AppendRune(out, r)
-	}
-	return out
 }

@@ -6,20 +6,13 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
-// Field names in the index. Entries mix English and German and a query has
-// no language tag, so every text field holds each word's English (porter) and
-// German (snowball) stem (stems.go): "indexing" finds "index", "Datenbanken"
-// finds "Datenbank". The index stores no text and keeps no term vectors: a hit
-// is read from the database, its snippet marks found by analyzing the content
-// again (hits.go). Both cost more memory than the text (memory_test.go).
-const (
-	fieldTitle   = "title"   // both stems
-	fieldContent = "content" // both stems
-	fieldTags    = "tags"    // keyword: exact, case-sensitive filter
-	fieldKeys    = "keys"    // tags and slug, both stems: a query word scores on a tag, "db-choice" is found by "choice"
-)
+// The index stores no text and keeps no term vectors: a hit is read from the
+// database, its snippet marks found by analyzing the content again
+// (internal/search/text). Both cost more memory than the text
+// (memory_test.go). The fields and their analysis are text's.
 
 // indexFormat names the mapping and analysis an index on disk was built
 // with. Raise it with every change to newMapping, the analyzers (analyzers.go,
@@ -32,25 +25,25 @@ const indexFormat = 3
 // nothing goes to the _all field: every field is named and weighed in query.go.
 func newMapping() (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
-	if err := addAnalyzers(im); err != nil {
+	if err := text.AddAnalyzers(im); err != nil {
 		return nil, err
 	}
 
-	text := func(name, analyzer string) *mapping.FieldMapping {
+	field := func(name, analyzer string) *mapping.FieldMapping {
 		return &mapping.FieldMapping{Name: name, Type: "text", Analyzer: analyzer, Index: true}
 	}
 
 	doc := bleve.NewDocumentStaticMapping()
 	prop := doc.AddFieldMappingsAt
-	prop("title", text(fieldTitle, analyzerEN))
-	prop("content", text(fieldContent, analyzerEN))
+	prop("title", field(text.FieldTitle, text.AnalyzerEN))
+	prop("content", field(text.FieldContent, text.AnalyzerEN))
 	// Tags and slug share one field: each field is one more term search per
 	// query term, and both name what an entry is about in a few words.
-	prop("tags", text(fieldTags, keyword.Name), text(fieldKeys, analyzerEN))
-	prop("slug", text(fieldKeys, analyzerEN))
+	prop("tags", field(text.FieldTags, keyword.Name), field(text.FieldKeys, text.AnalyzerEN))
+	prop("slug", field(text.FieldKeys, text.AnalyzerEN))
 
 	im.DefaultMapping = doc
-	im.DefaultAnalyzer = analyzerEN
+	im.DefaultAnalyzer = text.AnalyzerEN
 	im.IndexDynamic = false
 	im.StoreDynamic = false
 	im.DocValuesDynamic = false

@@ -15,6 +15,8 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchtest"
+	"munin/internal/search/text"
 )
 
 // Memory of the in-memory index per byte of text. The README states these
@@ -37,67 +39,10 @@ type memCorpus struct {
 
 var memCorpora = []memCorpus{
 	// The attack of threat 2 (Stufe 5, AUSBAUSTUFEN.md): 64 KB of random words, nearly every word unique.
-	{"random64k", 32, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }, false},
+	{"random64k", 32, func(rng *rand.Rand) string { return searchtest.RandomWords(rng, 64<<10) }, false},
 	// Team notes: ~2 KB of prose over a Zipf-distributed vocabulary.
-	{"prose2k", 1024, func(rng *rand.Rand) string { return prose(rng, 2<<10) }, false},
-	{"random64k-refreshed", 32, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }, true},
-}
-
-// randomWords returns n bytes of random lower-case words of 3 to 10 letters.
-func randomWords(rng *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		for range 3 + rng.IntN(8) {
-			b.WriteByte(byte('a' + rng.IntN(26)))
-		}
-		b.WriteByte(' ')
-	}
-	return b.String()[:n]
-}
-
-// proseVocab is a vocabulary of 20,000 words: the bench words first (the most
-// frequent), then made-up words of syllables, so frequencies follow Zipf's
-// law as in real text, in English and German.
-var proseVocab = func() []string {
-	rng := rand.New(rand.NewPCG(7, 7))
-	syl := strings.Fields("ka te ri on da ber ung en sch ver ion al in pro ma lo ti ne re st ge an")
-	seen := map[string]bool{}
-	out := append([]string(nil), benchWords...)
-	for len(out) < 20_000 {
-		var b strings.Builder
-		for range 1 + rng.IntN(4) {
-			b.WriteString(syl[rng.IntN(len(syl))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}()
-
-// prose returns about n bytes of sentences over proseVocab.
-func prose(rng *rand.Rand, n int) string {
-	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(proseVocab)-1))
-	var b strings.Builder
-	for b.Len() < n {
-		words := 6 + rng.IntN(14)
-		for i := range words {
-			w := proseVocab[zipf.Uint64()]
-			if i == 0 {
-				w = strings.ToUpper(w[:1]) + w[1:]
-			}
-			b.WriteString(w)
-			if i < words-1 {
-				b.WriteByte(' ')
-			}
-		}
-		b.WriteString(". ")
-		if rng.IntN(5) == 0 {
-			b.WriteString("\n\n")
-		}
-	}
-	return b.String()
+	{"prose2k", 1024, func(rng *rand.Rand) string { return searchtest.Prose(rng, 2<<10) }, false},
+	{"random64k-refreshed", 32, func(rng *rand.Rand) string { return searchtest.RandomWords(rng, 64<<10) }, true},
 }
 
 // liveHeap is the live heap after two GCs.
@@ -183,7 +128,7 @@ func BenchmarkIndexMemoryVariants(b *testing.B) {
 		change func(fm *mappingField)
 	}{
 		{"shipped", func(*mappingField) {}},
-		{"with-vectors", func(fm *mappingField) { fm.IncludeTermVectors = fm.Type == "text" && fm.Analyzer == analyzerEN }},
+		{"with-vectors", func(fm *mappingField) { fm.IncludeTermVectors = fm.Type == "text" && fm.Analyzer == text.AnalyzerEN }},
 		{"with-stored-text", func(fm *mappingField) { fm.Store = fm.Store || fm.Type == "text" }},
 	}
 	for _, c := range memCorpora {
@@ -267,7 +212,7 @@ func TestIndexHoldsNoText(t *testing.T) {
 // its size: 470 bytes of heap per byte of text (see zap.go). The bound is
 // loose (the build measures ~8 for random words) and fails only on that.
 func TestRefreshSegmentsKeepNoSpareBuffer(t *testing.T) {
-	c := memCorpus{"random64k-refreshed", 16, func(rng *rand.Rand) string { return randomWords(rng, 64<<10) }, true}
+	c := memCorpus{"random64k-refreshed", 16, func(rng *rand.Rand) string { return searchtest.RandomWords(rng, 64<<10) }, true}
 	heap, text, _ := indexMemory(t, c, Options{})
 	if ratio := float64(heap) / float64(text); ratio > 40 {
 		t.Fatalf("refreshed entries hold %.0f bytes of heap per byte of text, want at most 40", ratio)
@@ -324,7 +269,7 @@ func TestLargeBatchPeakHeap(t *testing.T) {
 			var text uint64
 			slugs := make([]string, n)
 			for i := range slugs {
-				c := randomWords(rng, 64<<10)
+				c := searchtest.RandomWords(rng, 64<<10)
 				text += uint64(len(c))
 				slugs[i] = fmt.Sprintf("notes/entry-%05d", i)
 				src.put(projA, slugs[i], "Entry", c)
@@ -337,7 +282,7 @@ func TestLargeBatchPeakHeap(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, slug := range slugs {
-					src.put(projA, slug, "Entry", randomWords(rng, 64<<10))
+					src.put(projA, slug, "Entry", searchtest.RandomWords(rng, 64<<10))
 				}
 			}
 			before := liveHeap()

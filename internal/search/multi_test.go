@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchtest"
 )
 
 var (
@@ -110,7 +111,7 @@ func TestSearchProjectsScoresAsOneIndex(t *testing.T) {
 	union := memory.ProjectRef{Workspace: "ws", Project: "union"}
 	src := newFakeSource()
 	rng := rand.New(rand.NewPCG(3, 4))
-	words := append(slices.Clone(benchWords), "kafka", "postgres", "retention", "kafka", "Kafka")
+	words := append(slices.Clone(searchtest.BenchWords), "kafka", "postgres", "retention", "kafka", "Kafka")
 	tags := []string{"db", "ops", "adr"}
 	put := func(ref memory.ProjectRef, n int) {
 		for i := range n {

@@ -92,7 +92,7 @@ func TestSearchProjectsRefusesBadInput(t *testing.T) {
 		{"no project", nil, memory.SearchQuery{Text: "x"}, "no project"},
 		{"too many", many, memory.SearchQuery{Text: "x"}, "at most 16 projects"},
 		{"repeated", []memory.ProjectRef{projA, projB, projA}, memory.SearchQuery{Text: "x"}, "ws/alpha is listed twice"},
-		{"empty text", []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "  "}, "query text"},
+		{"empty text", []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "  "}, "query must not be empty"},
 		{"bad tag", []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "x", Tags: []string{""}}, "tag"},
 	} {
 		_, err := r.SearchProjects(testCtx(t), c.refs, c.q)

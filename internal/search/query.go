@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
 // Bounds of a recall's result list (memory's limits table): DefaultLimit is
@@ -30,9 +30,9 @@ var fieldBoosts = []struct {
 	analyzer string
 	boost    float64
 }{
-	{fieldTitle, analyzerEN, 4},
-	{fieldKeys, analyzerEN, 2},
-	{fieldContent, analyzerEN, 1},
+	{text.FieldTitle, text.AnalyzerEN, 4},
+	{text.FieldKeys, text.AnalyzerEN, 2},
+	{text.FieldContent, text.AnalyzerEN, 1},
 }
 
 // Search runs a recall over a project's live entries, best first.
@@ -87,18 +87,15 @@ func (r *Registry) rankOne(ctx context.Context, ref memory.ProjectRef, rc recall
 // recall is a validated, analyzed SearchQuery.
 type recall struct {
 	text  string
-	terms queryTerms
+	terms text.Terms
 	tags  []string
 	limit int
 }
 
 // prepare validates q and analyzes its text once.
 func (r *Registry) prepare(q memory.SearchQuery) (recall, error) {
-	text := strings.TrimSpace(q.Text)
-	if text == "" {
-		return recall{}, memory.Errorf(memory.CodeInvalid, "query text must not be empty")
-	}
-	if err := memory.ValidateText("query", text, memory.MaxQuery); err != nil {
+	query, err := text.CheckQuery(q.Text)
+	if err != nil {
 		return recall{}, err
 	}
 	if err := memory.ValidateTags(q.Tags); err != nil {
@@ -107,15 +104,15 @@ func (r *Registry) prepare(q memory.SearchQuery) (recall, error) {
 	// The query is analyzed once: its distinct words bound the search's
 	// cost (each is a term search over every text field), so a query with
 	// more than the limit is refused before it waits for or costs a search.
-	terms := r.analyzeQuery(text)
-	if n := terms.count(); n > memory.MaxQueryTerms {
-		return recall{}, memory.Errorf(memory.CodeInvalid, "query has %d distinct search terms; at most %d are allowed", n, memory.MaxQueryTerms)
+	terms := text.Analyze(query)
+	if err := text.CheckTerms(terms); err != nil {
+		return recall{}, err
 	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return recall{text: text, terms: terms, tags: q.Tags, limit: min(limit, MaxLimit)}, nil
+	return recall{text: query, terms: terms, tags: q.Tags, limit: min(limit, MaxLimit)}, nil
 }
 
 // runSearch runs one bleve search for the best limit matches of q.
@@ -135,15 +132,15 @@ func runSearch(ctx context.Context, idx bleve.Index, ref memory.ProjectRef, q qu
 // filter. Each field's part is what bleve's match query builds (a disjunction
 // of term queries, both boosted), but over distinct terms only. boosts, when
 // not nil, replaces the boost of each term query, in the order of leaves.
-func buildQuery(terms queryTerms, tags []string, boosts []float64) query.Query {
+func buildQuery(terms text.Terms, tags []string, boosts []float64) query.Query {
 	return withTags(exactQuery(terms, &booster{boosts: boosts}), tags)
 }
 
 // exactQuery is buildQuery's query before the tag filter.
-func exactQuery(terms queryTerms, bs *booster) query.Query {
+func exactQuery(terms text.Terms, bs *booster) query.Query {
 	dq := bleve.NewDisjunctionQuery()
 	for _, fb := range fieldBoosts {
-		words := terms.byAnalyzer[fb.analyzer]
+		words := terms.ByAnalyzer[fb.analyzer]
 		if len(words) == 0 {
 			dq.AddQuery(bleve.NewMatchNoneQuery())
 			continue
@@ -170,7 +167,7 @@ func withTags(q query.Query, tags []string) query.Query {
 	filter := bleve.NewConjunctionQuery()
 	for _, t := range tags {
 		tq := bleve.NewTermQuery(t)
-		tq.SetField(fieldTags)
+		tq.SetField(text.FieldTags)
 		filter.AddQuery(tq)
 	}
 	if bq, ok := q.(*query.BooleanQuery); ok {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
 func TestWordVariants(t *testing.T) {
@@ -215,29 +216,6 @@ func TestSnippet(t *testing.T) {
 	}
 }
 
-func TestSnippetBounds(t *testing.T) {
-	// Many matches, multi-byte text and no spaces must still stay bounded.
-	for _, content := range []string{
-		strings.Repeat("zebra ", 200),
-		strings.Repeat("äöüß", 300) + " zebra " + strings.Repeat("äöüß", 300),
-		strings.Repeat("x", 1000),
-	} {
-		spans := []span{}
-		for i := 0; i+5 <= len(content); {
-			j := strings.Index(content[i:], "zebra")
-			if j < 0 {
-				break
-			}
-			spans = append(spans, span{i + j, i + j + 5})
-			i += j + 5
-		}
-		s := snippet(content, spans)
-		if n := utf8.RuneCountInString(s); n > 200 || n == 0 || !utf8.ValidString(s) {
-			t.Errorf("snippet of %d bytes has %d runes: %q", len(content), n, s)
-		}
-	}
-}
-
 // TestLongMatchedWord: a matched word longer than the snippet window (a
 // dotted class path is one token) once sliced out of range and panicked.
 func TestLongMatchedWord(t *testing.T) {
@@ -250,8 +228,8 @@ func TestLongMatchedWord(t *testing.T) {
 		t.Fatalf("recall of a %d-rune word: %+v", len(word), hits)
 	}
 	long, longUmlauts := strings.Repeat("a", 200)+" tail", "lead "+strings.Repeat("ä", 300)
-	for content, match := range map[string]span{long: {0, 200}, longUmlauts: {5, len(longUmlauts)}} {
-		if s := snippet(content, []span{match}); !utf8.ValidString(s) || s == "" {
+	for content, match := range map[string]text.Span{long: {Start: 0, End: 200}, longUmlauts: {Start: 5, End: len(longUmlauts)}} {
+		if s := text.Snippet(content, []text.Span{match}); !utf8.ValidString(s) || s == "" {
 			t.Errorf("snippet around a long match: %q", s)
 		}
 	}
@@ -312,7 +290,23 @@ func TestSlugAndTagsShareOneField(t *testing.T) {
 	if got := slugs(find(t, r, projA, "hangar")); len(got) != 2 || got[0] != "notes/b" {
 		t.Errorf("hangar: %v, want the tag's entry first", got)
 	}
-	if n := len(leavesOf(r.analyzeQuery("zeppelin"))); n != 3 {
+	if n := len(leavesOf(text.Analyze("zeppelin"))); n != 3 {
 		t.Errorf("one query term makes %d term searches, want 3", n)
+	}
+}
+
+// The same through a recall: the hit's snippet shows the earlier of two
+// equal windows, with the spans the index reports (both analyzers' fields).
+func TestRecallSnippetTieBreak(t *testing.T) {
+	src := newFakeSource()
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 12)
+	src.put(projA, "log", "Nightly", "north: import failed. "+filler+"south: import failed.")
+	r := newTestRegistry(t, src, Options{})
+	hits := find(t, r, projA, "import failed")
+	if len(hits) != 1 {
+		t.Fatalf("hits %v, want one", describe(hits))
+	}
+	if got := hits[0].Snippet; !strings.Contains(got, "north: «import» «failed»") || strings.Contains(got, "south") {
+		t.Fatalf("snippet %q, want the north window", got)
 	}
 }

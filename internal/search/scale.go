@@ -10,6 +10,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
 // Scores across projects. The mapping sets no scoring model, so bleve scores
@@ -47,10 +48,10 @@ type leaf struct {
 }
 
 // leavesOf lists the recall's term queries in the order buildQuery makes them.
-func leavesOf(terms queryTerms) []leaf {
+func leavesOf(terms text.Terms) []leaf {
 	var out []leaf
 	for _, fb := range fieldBoosts {
-		for _, w := range terms.byAnalyzer[fb.analyzer] {
+		for _, w := range terms.ByAnalyzer[fb.analyzer] {
 			out = append(out, leaf{field: fb.field, term: w, boost: fb.boost})
 		}
 	}

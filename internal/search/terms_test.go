@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"munin/internal/search/text"
 )
 
 // TestQueryTermsCountsWhatIsSearched: repeats (in any case) count once,
@@ -13,8 +15,7 @@ import (
 // two (English and German stem) per word (bleve's match query would make one
 // per word, repeats included).
 func TestQueryTermsCountsWhatIsSearched(t *testing.T) {
-	r := newTestRegistry(t, newFakeSource(), Options{})
-	for text, want := range map[string]int{
+	for q, want := range map[string]int{
 		"the and of der die das und":        0,
 		"Kafka kafka KAFKA":                 1,
 		"what is the retention of kafka":    2,
@@ -23,9 +24,9 @@ func TestQueryTermsCountsWhatIsSearched(t *testing.T) {
 		"Datenbank Datenbanken replication": 3, // one German stem, but two English ones: two words
 		"Datenbank datenbank replication":   2,
 	} {
-		terms := r.analyzeQuery(text)
-		if got := terms.count(); got != want {
-			t.Errorf("%q counts %d terms (%v), want %d", text, got, terms, want)
+		terms := text.Analyze(q)
+		if got := terms.Count(); got != want {
+			t.Errorf("%q counts %d terms (%v), want %d", q, got, terms, want)
 		}
 		dq := buildQuery(terms, nil, nil).(*query.DisjunctionQuery)
 		for i, part := range dq.Disjuncts {
@@ -34,8 +35,8 @@ func TestQueryTermsCountsWhatIsSearched(t *testing.T) {
 			if d, ok := part.(*query.DisjunctionQuery); ok {
 				n = len(d.Disjuncts)
 			}
-			if n != len(terms.byAnalyzer[fb.analyzer]) || n > 2*want {
-				t.Errorf("%q: field %s searches %d terms, want %d (at most two per word)", text, fb.field, n, len(terms.byAnalyzer[fb.analyzer]))
+			if n != len(terms.ByAnalyzer[fb.analyzer]) || n > 2*want {
+				t.Errorf("%q: field %s searches %d terms, want %d (at most two per word)", q, fb.field, n, len(terms.ByAnalyzer[fb.analyzer]))
 			}
 		}
 	}

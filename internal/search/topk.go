@@ -13,6 +13,8 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
+
+	"munin/internal/search/text"
 )
 
 // Tier 0 of a recall without corrections or tags over one project is
@@ -97,7 +99,7 @@ func (a topkHit) before(b topkHit) bool {
 // exactTopK returns the best limit matches of buildQuery(terms, nil, nil)
 // in idx as bleve's search would, scores included; ok is false when it
 // cannot promise that and the caller must ask bleve.
-func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int) (dms search.DocumentMatchCollection, ok bool) {
+func exactTopK(ctx context.Context, idx bleve.Index, terms text.Terms, limit int) (dms search.DocumentMatchCollection, ok bool) {
 	if limit <= 0 || ctx.Err() != nil {
 		return nil, false
 	}
@@ -142,7 +144,7 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms queryTerms, limit int
 	for _, fb := range fieldBoosts {
 		f := &topkField{}
 		fields = append(fields, f)
-		words := terms.byAnalyzer[fb.analyzer]
+		words := terms.ByAnalyzer[fb.analyzer]
 		if len(words) > searcher.DisjunctionHeapTakeover {
 			return nil, false
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/searcher"
 
 	"munin/internal/memory"
+	"munin/internal/search/text"
 )
 
 // topkWords are the test corpora's words, English and German, with forms
@@ -95,11 +96,11 @@ func TestExactTopKMatchesBleve(t *testing.T) {
 		}
 		t.Cleanup(release) // before the registry closes, which waits for it
 		for range 60 {
-			text := pick(1, 6)
+			q := pick(1, 6)
 			if rng.IntN(8) == 0 {
-				text += " nowhereword"
+				q += " nowhereword"
 			}
-			terms := r.analyzeQuery(text)
+			terms := text.Analyze(q)
 			if len(leavesOf(terms)) == 0 {
 				continue
 			}
@@ -113,21 +114,21 @@ func TestExactTopKMatchesBleve(t *testing.T) {
 				}
 				got, ok := exactTopK(ctx, idx, terms, limit)
 				if !ok {
-					if len(terms.byAnalyzer[analyzerEN]) <= searcher.DisjunctionHeapTakeover {
-						t.Fatalf("corpus %d, %q: exactTopK declined a query it covers", ci, text)
+					if len(terms.ByAnalyzer[text.AnalyzerEN]) <= searcher.DisjunctionHeapTakeover {
+						t.Fatalf("corpus %d, %q: exactTopK declined a query it covers", ci, q)
 					}
 					declined++
 					continue
 				}
 				compared++
 				if len(got) != len(want) {
-					t.Fatalf("corpus %d (%d entries), %q, limit %d: %d hits, bleve %d", ci, size, text, limit, len(got), len(want))
+					t.Fatalf("corpus %d (%d entries), %q, limit %d: %d hits, bleve %d", ci, size, q, limit, len(got), len(want))
 				}
 				for i := range want {
 					g, w := got[i], want[i]
 					if g.ID != w.ID || math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) {
 						t.Fatalf("corpus %d (%d entries), %q, limit %d, hit %d: %s %.17g, bleve %s %.17g",
-							ci, size, text, limit, i, g.ID, g.Score, w.ID, w.Score)
+							ci, size, q, limit, i, g.ID, g.Score, w.ID, w.Score)
 					}
 				}
 			}

@@ -1,4 +1,4 @@
-package search
+package text
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // One field per text, both languages' stems in it. Indexing every text in an
 // English and a German field doubled the index's dictionary and postings
 // (and the German stemmer dominated the build time); the memory benchmark
-// (memory_test.go) measured the second field at about half the index. Instead
+// (internal/search/memory_test.go) measured the second field at about half the index. Instead
 // each word is indexed with its English (porter) stem and, where it differs,
 // its German (normalized, snowball) stem at the same position, and the query
 // is analyzed alike, so either language's word forms find each other as
@@ -35,7 +35,7 @@ func init() {
 	if err := registry.RegisterTokenFilter(bothStemsName, func(map[string]any, *registry.Cache) (analysis.TokenFilter, error) {
 		return bothStems{}, nil
 	}); err != nil {
-		panic("search: " + err.Error())
+		panic("search/text: " + err.Error())
 	}
 }
 
@@ -89,4 +89,16 @@ func addBothStop(im *mapping.IndexMappingImpl) error {
 		return err
 	}
 	return im.AddCustomTokenFilter(stopBoth, map[string]any{"type": stop.Name, "stop_token_map": stopBoth})
+}
+
+// StemsOf is what the index makes of one lower-case word: its English stem
+// and, where it differs, its German stem (the bothStems filter). A word from
+// a query already passed the tokenizer and the stop filters.
+func StemsOf(lower string) []string {
+	ts := bothStems{}.Filter(analysis.TokenStream{{Term: []byte(lower), Position: 1, Start: 0, End: len(lower), Type: analysis.AlphaNumeric}})
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, string(t.Term))
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package search
+package text
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestSnippetTieBreakPrefersTheEarlierWindow(t *testing.T) {
 			"south: «import» «failed»", "north"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := snippet(c.content, spansOf(c.content, "import", "failed"))
+			got := Snippet(c.content, spansOf(c.content, "import", "failed"))
 			if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
 				t.Fatalf("snippet %q, want the window with %q, not %q", got, c.want, c.not)
 			}
@@ -29,32 +29,16 @@ func TestSnippetTieBreakPrefersTheEarlierWindow(t *testing.T) {
 	}
 }
 
-// The same through a recall: the hit's snippet shows the earlier of two
-// equal windows, with the spans the index reports (both analyzers' fields).
-func TestRecallSnippetTieBreak(t *testing.T) {
-	src := newFakeSource()
-	filler := strings.Repeat("lorem ipsum dolor sit amet ", 12)
-	src.put(projA, "log", "Nightly", "north: import failed. "+filler+"south: import failed.")
-	r := newTestRegistry(t, src, Options{})
-	hits := find(t, r, projA, "import failed")
-	if len(hits) != 1 {
-		t.Fatalf("hits %v, want one", describe(hits))
-	}
-	if got := hits[0].Snippet; !strings.Contains(got, "north: «import» «failed»") || strings.Contains(got, "south") {
-		t.Fatalf("snippet %q, want the north window", got)
-	}
-}
-
 // spansOf is every occurrence of the words in content, as match spans.
-func spansOf(content string, words ...string) []span {
-	var out []span
+func spansOf(content string, words ...string) []Span {
+	var out []Span
 	for _, w := range words {
 		for off := 0; ; {
 			i := strings.Index(content[off:], w)
 			if i < 0 {
 				break
 			}
-			out = append(out, span{off + i, off + i + len(w)})
+			out = append(out, Span{off + i, off + i + len(w)})
 			off += i + len(w)
 		}
 	}

@@ -1,4 +1,4 @@
-package search
+package text
 
 import (
 	"testing"
@@ -16,8 +16,8 @@ func FuzzSnippet(f *testing.F) {
 		if !utf8.ValidString(content) {
 			return // contents come from valid JSON text
 		}
-		spans := []span{{start, end}, {start2, start2 + len2}}
-		s := snippet(content, spans)
+		spans := []Span{{start, end}, {start2, start2 + len2}}
+		s := Snippet(content, spans)
 		if !utf8.ValidString(s) {
 			t.Fatalf("snippet is not valid UTF-8: %q", s)
 		}

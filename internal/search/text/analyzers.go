@@ -1,4 +1,4 @@
-package search
+package text
 
 import (
 	"unicode"
@@ -25,9 +25,9 @@ import (
 // only the words on both lists: acronyms in capitals (MIT, IT, ES, DES, WAR)
 // stay searchable.
 const (
-	// analyzerEN analyzes every indexed text and the query: the stop filters
+	// AnalyzerEN analyzes every indexed text and the query: the stop filters
 	// below, then both languages' stems (stems.go).
-	analyzerEN = "munin_en"
+	AnalyzerEN = "munin_en"
 	// German stop words as the English fields drop them, and the reverse.
 	stopDEForEN = "munin_stop_de_for_en"
 	stopENForDE = "munin_stop_en_for_de"
@@ -39,7 +39,9 @@ const (
 // articles and verbs in a mixed memory, so they are dropped in both.
 var germanStopsKeptInEnglish = map[string]bool{"bin": true, "dir": true, "du": true, "man": true}
 
-func addAnalyzers(im *mapping.IndexMappingImpl) error {
+// AddAnalyzers registers Munin's analyzers (AnalyzerEN and its filters) in
+// im; the index mapping names them for its fields.
+func AddAnalyzers(im *mapping.IndexMappingImpl) error {
 	if err := addCrossStop(im, stopDEForEN, de.GermanStopWords, germanStopsKeptInEnglish); err != nil {
 		return err
 	}
@@ -49,7 +51,7 @@ func addAnalyzers(im *mapping.IndexMappingImpl) error {
 	if err := addBothStop(im); err != nil {
 		return err
 	}
-	return im.AddCustomAnalyzer(analyzerEN, map[string]any{
+	return im.AddCustomAnalyzer(AnalyzerEN, map[string]any{
 		"type": custom.Name, "tokenizer": unitok.Name,
 		"token_filters": []any{en.PossessiveName, stopDEForEN, stopENForDE, lowercase.Name, stopBoth, bothStemsName},
 	})

@@ -1,4 +1,4 @@
-package search
+package text
 
 import (
 	"slices"
@@ -20,12 +20,12 @@ const (
 	ellipsis     = "…"
 )
 
-// span is a matched term's byte range in the content.
-type span struct{ start, end int }
+// Span is a matched term's byte range in the content.
+type Span struct{ Start, End int }
 
-// snippet returns the window of content with the most matches, marked; or
+// Snippet returns the window of content with the most matches, marked; or
 // the content's beginning when nothing matched in it (a title or tag hit).
-func snippet(content string, spans []span) string {
+func Snippet(content string, spans []Span) string {
 	spans = cleanSpans(content, spans)
 	if len(spans) == 0 {
 		end := advance(content, 0, snippetRunes)
@@ -37,9 +37,9 @@ func snippet(content string, spans []span) string {
 	// within snippetRunes; the earliest wins a tie.
 	best, bestN := 0, 0
 	for i := range spans {
-		limit := advance(content, spans[i].start, snippetRunes-contextRunes)
+		limit := advance(content, spans[i].Start, snippetRunes-contextRunes)
 		n := 0
-		for j := i; j < len(spans) && spans[j].end <= limit; j++ {
+		for j := i; j < len(spans) && spans[j].End <= limit; j++ {
 			n++
 		}
 		if n > bestN {
@@ -47,14 +47,14 @@ func snippet(content string, spans []span) string {
 		}
 	}
 
-	start := backToWord(content, spans[best].start)
+	start := backToWord(content, spans[best].Start)
 	end := advance(content, start, snippetRunes)
 	// A matched word longer than the window (a class path, a base64 blob)
 	// ends past it: the snippet then shows it cut, unmarked.
-	end = cutAtSpace(content, min(spans[best].end, end), end)
-	var inside []span
+	end = cutAtSpace(content, min(spans[best].End, end), end)
+	var inside []Span
 	for _, s := range spans[best:] {
-		if s.end > end || len(inside) == maxMarks {
+		if s.End > end || len(inside) == maxMarks {
 			break
 		}
 		inside = append(inside, s)
@@ -65,22 +65,22 @@ func snippet(content string, spans []span) string {
 // cleanSpans sorts spans and drops those out of range, not on rune boundaries
 // or overlapping an earlier one (the English and German fields often report
 // the same word).
-func cleanSpans(content string, spans []span) []span {
-	slices.SortFunc(spans, func(a, b span) int {
-		if a.start != b.start {
-			return a.start - b.start
+func cleanSpans(content string, spans []Span) []Span {
+	slices.SortFunc(spans, func(a, b Span) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
 		}
-		return b.end - a.end
+		return b.End - a.End
 	})
 	out := spans[:0]
 	last := -1
 	for _, s := range spans {
-		if s.start < 0 || s.start < last || s.start >= s.end || s.end > len(content) ||
-			!utf8.RuneStart(content[s.start]) || (s.end < len(content) && !utf8.RuneStart(content[s.end])) {
+		if s.Start < 0 || s.Start < last || s.Start >= s.End || s.End > len(content) ||
+			!utf8.RuneStart(content[s.Start]) || (s.End < len(content) && !utf8.RuneStart(content[s.End])) {
 			continue
 		}
 		out = append(out, s)
-		last = s.end
+		last = s.End
 	}
 	return out
 }
@@ -126,18 +126,18 @@ func cutAtSpace(s string, min, end int) int {
 }
 
 // render writes s[start:end] with marks around spans and collapsed spaces.
-func render(s string, start, end int, marks []span) string {
+func render(s string, start, end int, marks []Span) string {
 	var b strings.Builder
 	if start > 0 {
 		b.WriteString(ellipsis)
 	}
 	pos := start
 	for _, m := range marks {
-		writeCollapsed(&b, s[pos:m.start])
+		writeCollapsed(&b, s[pos:m.Start])
 		b.WriteString(markOpen)
-		writeCollapsed(&b, s[m.start:m.end])
+		writeCollapsed(&b, s[m.Start:m.End])
 		b.WriteString(markClose)
-		pos = m.end
+		pos = m.End
 	}
 	writeCollapsed(&b, s[pos:end])
 	out := strings.TrimSpace(b.String())
