@@ -27,130 +27,6 @@ import (
 	"munin/internal/web"
 )
 
-// Config is everything the server can be told.
-type Config struct {
-	DataDir        string
-	Addr           string
-	AllowedOrigins []string
-	// BudgetOff switches the write budget off for the whole server.
-	BudgetOff bool
-	// WriteBudget is the default writes per project per hour.
-	WriteBudget int
-	// WriteBudgetBytes is the default content bytes per project per hour.
-	WriteBudgetBytes int
-	// IndexWait bounds a recall's wait for queued index refreshes and its
-	// project's index build (0: search.DefaultIndexWait).
-	IndexWait time.Duration
-	// IndexIdle is how long a project's search index may go unused before
-	// it is closed (0: search.DefaultIdleClose).
-	IndexIdle time.Duration
-	// MaxContent is the largest entry content in bytes.
-	MaxContent int
-	// SearchLogOff stops writing the search log.
-	SearchLogOff bool
-	// SearchLogDays and SearchLogRows are the search log's retention: days
-	// kept and newest rows kept per project (0: the default, -1: no limit).
-	SearchLogDays, SearchLogRows int
-	// RecallRate and RecallBurst bound each key's recalls per second (0: the
-	// default, rate -1: no limit); RecallConcurrency its recalls at once
-	// (0: the default, -1: no limit).
-	RecallRate        float64
-	RecallBurst       int
-	RecallConcurrency int
-	// Synchronous is SQLite's synchronous mode: "NORMAL" or "FULL".
-	Synchronous string
-	// MaxInFlight limits requests served at once; the excess gets 429
-	// (0: the default, negative: no limit).
-	MaxInFlight int
-	// MaxInFlightPerKey limits one key's requests served at once; the excess
-	// gets 429 (0: the default, negative: no limit).
-	MaxInFlightPerKey int
-	// RatePerKey limits one key's requests per second (0: the default,
-	// negative: no limit).
-	RatePerKey float64
-	// SessionIdleTTL ends MCP sessions unused for this long (0: the default).
-	SessionIdleTTL time.Duration
-	// MaxSessions, MaxSessionsPerKey and MaxStreamsPerKey bound live MCP
-	// sessions in total and per key, and open GET streams per key (0: the
-	// defaults in mcpserver).
-	MaxSessions, MaxSessionsPerKey, MaxStreamsPerKey int
-	// SessionOpenRate bounds the MCP sessions one project opens per second
-	// (0: mcpserver.DefaultSessionOpenRate, negative: no bound).
-	SessionOpenRate float64
-	// Exclusive claims the data directory for this process (store.LockDir):
-	// serving and importing need it, read-only commands do not.
-	Exclusive bool
-	Logger    *slog.Logger
-	// EmbedURL, EmbedModel and EmbedKey name an OpenAI-compatible embedding
-	// endpoint, its model and bearer token; with EmbedURL empty (the
-	// default) nothing is embedded and nothing is called.
-	EmbedURL, EmbedModel, EmbedKey string
-	// OnVectorsStored, when set, is told every batch of vectors the
-	// embedding worker stored (besides the search index, which always is).
-	OnVectorsStored func([]memory.Vector)
-	// RecallExact switches recall's compound and typo tiers off: only the
-	// words as written (and their forms) are searched.
-	RecallExact bool
-	// Cluster, when enabled, makes the server one node of a cluster.
-	Cluster ClusterConfig
-}
-
-// maxContentLimit leaves room in the capped request body for the JSON
-// around the content, so that an entry of --max-content bytes can be sent.
-const maxContentLimit = httpserver.DefaultMaxBodyBytes - 64<<10
-
-// check refuses settings that cannot work, instead of quietly using others.
-func (c Config) check() error {
-	switch {
-	case c.WriteBudget < 0:
-		return fmt.Errorf("write budget must be 0 (the default) or more, got %d", c.WriteBudget)
-	case c.WriteBudgetBytes < 0:
-		return fmt.Errorf("write budget must be 0 bytes (the default) or more, got %d", c.WriteBudgetBytes)
-	case c.IndexWait < 0:
-		return fmt.Errorf("index wait must not be negative, got %s", c.IndexWait)
-	case c.IndexIdle < 0:
-		return fmt.Errorf("index idle time must be positive, got %s", c.IndexIdle)
-	case c.MaxContent < 0:
-		return fmt.Errorf("max content must be 0 (the default) or more bytes, got %d", c.MaxContent)
-	case c.MaxContent > maxContentLimit:
-		return fmt.Errorf("max content %d bytes does not fit the %d-byte request body limit; at most %d", c.MaxContent, httpserver.DefaultMaxBodyBytes, maxContentLimit)
-	case c.SessionIdleTTL < 0:
-		return fmt.Errorf("session idle TTL must not be negative, got %s", c.SessionIdleTTL)
-	case c.MaxSessions < 0:
-		return fmt.Errorf("max sessions must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxSessions, c.MaxSessions)
-	case c.MaxSessionsPerKey < 0:
-		return fmt.Errorf("max sessions per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxSessionsPerKey, c.MaxSessionsPerKey)
-	case c.MaxStreamsPerKey < 0:
-		return fmt.Errorf("max streams per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxStreamsPerKey, c.MaxStreamsPerKey)
-	}
-	if c.Cluster.Enabled && c.EmbedURL != "" {
-		return errors.New("cluster: meaning search (--embed-url) is not available in cluster mode yet")
-	}
-	if err := c.Cluster.check(); err != nil {
-		return err
-	}
-	return c.checkRecallLimits()
-}
-
-// checkRecallLimits refuses recall and search-log limits that mean nothing.
-func (c Config) checkRecallLimits() error {
-	switch {
-	case c.SearchLogDays < -1:
-		return fmt.Errorf("search log days must be -1 (keep forever), 0 (the default) or more, got %d", c.SearchLogDays)
-	case c.SearchLogRows < -1:
-		return fmt.Errorf("search log rows must be -1 (no limit), 0 (the default) or more, got %d", c.SearchLogRows)
-	case math.IsNaN(c.RatePerKey) || math.IsInf(c.RatePerKey, 0):
-		return fmt.Errorf("requests per second per key must be a number, got %g", c.RatePerKey)
-	case math.IsNaN(c.RecallRate) || math.IsInf(c.RecallRate, 0) || (c.RecallRate < 0 && c.RecallRate != -1):
-		return fmt.Errorf("recall rate must be -1 (no limit), 0 (the default) or more recalls per second, got %g", c.RecallRate)
-	case c.RecallBurst < 0:
-		return fmt.Errorf("recall burst must be 0 (the default) or more, got %d", c.RecallBurst)
-	case c.RecallConcurrency < -1:
-		return fmt.Errorf("recall concurrency must be -1 (no limit), 0 (the default) or more, got %d", c.RecallConcurrency)
-	}
-	return nil
-}
-
 // App is an opened data directory with every layer built on it.
 type App struct {
 	cfg   Config
@@ -172,8 +48,6 @@ type App struct {
 	// other nodes' calls; nil on a single server.
 	cluster  *clusterNode
 	internal http.Handler
-	// closeFn, when set, is all Close does (an admin App of a cluster).
-	closeFn func() error
 }
 
 // Open opens the data directory and builds the layers; nothing listens yet.
@@ -359,9 +233,6 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 // Close flushes the search log, stops the indexes and closes the databases,
 // in the order the data flows; the data directory is released last.
 func (a *App) Close() error {
-	if a.closeFn != nil {
-		return a.closeFn()
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if a.Embed != nil {

@@ -19,10 +19,24 @@ import (
 // adminDialTimeout bounds reaching etcd for an admin command.
 const adminDialTimeout = 5 * time.Second
 
-// OpenClusterAdmin opens a cluster's control data for the admin commands
-// (key, project) with --etcd: no node joins and no workspace file is
-// reached — the service's data calls answer unavailable.
-func OpenClusterAdmin(cfg Config) (*App, error) {
+// ClusterAdmin is a cluster's control data opened for the admin commands
+// (key, project) with --etcd: keys and projects live in etcd, no node
+// joins and no workspace file is reached. It is a type of its own rather
+// than an App with most fields unset: it has no store, index, MCP server or
+// HTTP handler, so nothing can reach one that is not there.
+type ClusterAdmin struct {
+	// Svc is the service over the control data: keys and projects work;
+	// every data call (entries, recall, logs) answers unavailable.
+	Svc *service.Service
+
+	ctl *control.Control
+	cli *clientv3.Client
+}
+
+// OpenClusterAdmin connects to the cluster's etcd (cfg.Cluster.Etcd and
+// Prefix) and opens its control data; it fails at once when etcd does not
+// answer within adminDialTimeout.
+func OpenClusterAdmin(cfg Config) (*ClusterAdmin, error) {
 	eps := strings.Join(cfg.Cluster.Etcd, ", ")
 	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Cluster.Etcd, DialTimeout: adminDialTimeout, Logger: zap.NewNop()})
 	if err != nil {
@@ -45,7 +59,10 @@ func OpenClusterAdmin(cfg Config) (*App, error) {
 		return remote.Target{}, memory.Errorf(memory.CodeUnavailable, "an admin command of a cluster reaches no workspace data; use a node's API")
 	}}
 	svc := service.New(service.Split{ControlStore: ctl, DataStore: noData}, noData, service.Options{Logger: cfg.Logger, SearchLogOff: true})
-	return &App{cfg: cfg, log: cfg.Logger, Svc: svc, closeFn: func() error {
-		return errors.Join(svc.Close(), ctl.Close(), cli.Close())
-	}}, nil
+	return &ClusterAdmin{Svc: svc, ctl: ctl, cli: cli}, nil
+}
+
+// Close closes the service, the control data and the etcd client.
+func (a *ClusterAdmin) Close() error {
+	return errors.Join(a.Svc.Close(), a.ctl.Close(), a.cli.Close())
 }

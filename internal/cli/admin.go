@@ -12,6 +12,7 @@ import (
 
 	"munin/internal/app"
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 func keyCmd(args []string, stdout, stderr io.Writer) error {
@@ -60,11 +61,11 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("key %s takes %d arguments, got %q", args[0], want, pos)
 	}
 	// Only create may start a new data directory.
-	return withApp(cfg, args[0] != "create", func(ctx context.Context, a *app.App) error {
+	return withService(cfg, args[0] != "create", func(ctx context.Context, svc *service.Service) error {
 		switch args[0] {
 		case "create":
 			if *serverAdmin {
-				token, key, err := a.Svc.CreateServerAdminKey(ctx, *agent)
+				token, key, err := svc.CreateServerAdminKey(ctx, *agent)
 				if err != nil {
 					return err
 				}
@@ -75,14 +76,14 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			token, key, err := a.Svc.CreateKey(ctx, ref, *agent, r)
+			token, key, err := svc.CreateKey(ctx, ref, *agent, r)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "key %d for %s in %s (%s) — shown only once:\n%s\n", key.ID, key.Agent, ref, key.Role, token)
 			return nil
 		case "list":
-			keys, err := a.Svc.ListKeys(ctx)
+			keys, err := svc.ListKeys(ctx)
 			if err != nil {
 				return err
 			}
@@ -104,7 +105,7 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("key revoke needs a key id, got %q", pos[0])
 			}
-			if err := a.Svc.RevokeKey(ctx, id); err != nil {
+			if err := svc.RevokeKey(ctx, id); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "key %d revoked\n", id)
@@ -150,8 +151,8 @@ func projectCmd(args []string, stdout, stderr io.Writer) error {
 	if err := finishEtcd(); err != nil {
 		return err
 	}
-	return withApp(cfg, true, func(ctx context.Context, a *app.App) error {
-		projects, err := a.Svc.ListProjects(ctx)
+	return withService(cfg, true, func(ctx context.Context, svc *service.Service) error {
+		projects, err := svc.ListProjects(ctx)
 		if err != nil {
 			return err
 		}

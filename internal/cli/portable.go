@@ -16,6 +16,7 @@ import (
 	"munin/internal/app"
 	"munin/internal/memory"
 	"munin/internal/portable"
+	"munin/internal/service"
 	"munin/internal/store"
 )
 
@@ -144,16 +145,6 @@ func createOut(path string, stdout io.Writer) (io.Writer, func(error) error, err
 // after. A command that only reads (mustExist) refuses a directory without
 // Munin data rather than creating one.
 func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) error) error {
-	if len(cfg.Cluster.Etcd) > 0 { // a cluster's control data, not a data directory
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		a, err := app.OpenClusterAdmin(cfg)
-		if err != nil {
-			return err
-		}
-		ctx, stop := untilSignal()
-		defer stop()
-		return errors.Join(fn(ctx, a), a.Close())
-	}
 	if mustExist {
 		if err := store.CheckDataDir(cfg.DataDir); err != nil {
 			return err
@@ -169,6 +160,23 @@ func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) 
 	ctx, stop := untilSignal()
 	defer stop()
 	return errors.Join(fn(ctx, a), a.Close())
+}
+
+// withService runs an admin command (key, project) on the service: with
+// --etcd, that of a cluster's control data (no data directory is opened),
+// else that of the data directory (see withApp).
+func withService(cfg app.Config, mustExist bool, fn func(context.Context, *service.Service) error) error {
+	if len(cfg.Cluster.Etcd) == 0 {
+		return withApp(cfg, mustExist, func(ctx context.Context, a *app.App) error { return fn(ctx, a.Svc) })
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := app.OpenClusterAdmin(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := untilSignal()
+	defer stop()
+	return errors.Join(fn(ctx, a.Svc), a.Close())
 }
 
 // hintKey tells, after an import, how to reach a project that no live key
