@@ -100,14 +100,6 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// GaugeFunc registers a gauge read at scrape time (queue depth, open sessions).
-func (m *Metrics) GaugeFunc(name, help string, fn func() float64) {
-	if m == nil {
-		return
-	}
-	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
-}
-
 // ToolCall records one MCP tool call; outcome is "ok" or the error code.
 func (m *Metrics) ToolCall(tool, outcome string, d time.Duration) {
 	if m == nil {
