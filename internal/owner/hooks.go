@@ -12,9 +12,12 @@ import (
 	"munin/internal/store"
 )
 
-// The store calls these around a workspace's life on this node
-// (store.Options): open = restore + replicate, every batch = fence + sync,
-// close = last sync + let go.
+// The store calls these around a workspace's life on this node (they are
+// the Manager's part of store.Cluster, whose doc states when each runs, in
+// which goroutine, and what its error means): open = restore + replicate,
+// every batch = fence + sync, close = last sync + let go. The application
+// adds ProjectExists from the cluster's control data (internal/app,
+// cluster_store.go).
 
 // BeforeOpen restores the workspace from the epoch its last owner
 // recorded, replacing whatever local file this node had (a node that owned
