@@ -8,6 +8,7 @@ import (
 
 	"munin/internal/memory"
 	"munin/internal/search/text"
+	"munin/internal/search/vector"
 )
 
 // Fusion of the two paths of a recall. The keyword hits (ranked by TF-IDF,
@@ -41,19 +42,19 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
-	depth := max(limit, m.opts.FuseDepth)
+	depth := max(limit, m.FuseDepth())
 	wq := q
 	wq.Limit = depth
 	rc, words, err := r.rankWords(ctx, refs, wq)
 	if err != nil {
 		return nil, err // invalid queries and unavailable indexes answer as without meaning
 	}
-	near, err := m.search(ctx, refs, q.Text, depth)
+	near, err := m.Search(ctx, refs, q.Text, depth)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("search: %w", ctxErr)
 		}
-		m.fail("recall answers by words only", err)
+		m.Fail("recall answers by words only", err)
 	}
 	if err != nil || len(near) == 0 {
 		// Nothing to fuse: the keyword answer as it is.
@@ -63,7 +64,7 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 	if err != nil {
 		return nil, err
 	}
-	k := float64(m.opts.RRFK)
+	k := float64(m.RRFK())
 	for i := range cands {
 		c := &cands[i]
 		for _, rank := range []int{c.words, c.sense} {
@@ -141,7 +142,7 @@ func rankOrLast(rank int) int {
 // see latestOf): the latest version stands for it (its vector may be of an
 // older one: meaning lags), and it is left out if it was forgotten, is gone,
 // or lacks one of the query's tags. Meaning ranks count only the hits kept.
-func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vecHit, q memory.SearchQuery) ([]fusedHit, error) {
+func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vector.Hit, q memory.SearchQuery) ([]fusedHit, error) {
 	type key struct {
 		ref  memory.ProjectRef
 		slug string
@@ -154,8 +155,8 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vec
 	}
 	var toRead []entryRef // the hits only meaning found, in order
 	for _, n := range near {
-		if _, ok := at[key{n.ref, n.slug}]; !ok {
-			toRead = append(toRead, entryRef{n.ref, n.slug})
+		if _, ok := at[key{n.Ref, n.Slug}]; !ok {
+			toRead = append(toRead, entryRef{n.Ref, n.Slug})
 		}
 	}
 	latest, failed, err := r.latestOf(ctx, toRead)
@@ -164,19 +165,19 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vec
 	}
 	rank, k := 0, -1
 	for _, n := range near {
-		if j, ok := at[key{n.ref, n.slug}]; ok {
+		if j, ok := at[key{n.Ref, n.Slug}]; ok {
 			rank++
 			cands[j].sense = rank
 			continue
 		}
 		k++
 		if err := failed[k]; err != nil {
-			r.meaning.fail("meaning hit left out", err, "project", n.ref.String(), "slug", n.slug)
+			r.meaning.Fail("meaning hit left out", err, "project", n.Ref.String(), "slug", n.Slug)
 			continue
 		}
 		v, ok := latest[k]
 		if !ok {
-			r.meaning.forget(n)
+			r.meaning.Forget(n)
 			continue
 		}
 		if !hasTags(v.Tags, q.Tags) {
@@ -184,7 +185,7 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vec
 		}
 		rank++
 		cands = append(cands, fusedHit{sense: rank, content: v.Content, hit: memory.Hit{
-			Project: n.ref, Slug: n.slug, Title: v.Title, Version: v.Version,
+			Project: n.Ref, Slug: n.Slug, Title: v.Title, Version: v.Version,
 			Tags: append([]string{}, v.Tags...), UpdatedAt: v.CreatedAt,
 		}})
 	}

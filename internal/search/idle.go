@@ -8,7 +8,7 @@ import (
 // their indexes' memory for ever: a closed index costs nothing, and its next
 // search opens it from disk and catches up with the writes made meanwhile
 // (writes to a closed index cost no index work at all). The vectors of the
-// meaning search (meaning.go) are dropped the same way and loaded again.
+// meaning search (package vector) are dropped the same way and loaded again.
 
 // closeIdle closes, until the registry is closed, every project index no
 // search used for Options.IdleClose.
@@ -39,7 +39,7 @@ func (r *Registry) closeIdle() {
 			}
 		}
 		if r.meaning != nil {
-			r.vectorsUnloaded.Add(int64(r.meaning.unloadIdle(cutoff)))
+			r.vectorsUnloaded.Add(int64(r.meaning.UnloadIdle(cutoff)))
 		}
 	}
 }

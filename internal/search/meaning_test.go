@@ -181,11 +181,11 @@ func TestMeaningSkipsForgotten(t *testing.T) {
 
 func (g *meaningRig) vecSize(t testing.TB, ref memory.ProjectRef) int {
 	t.Helper()
-	idx, err := g.r.meaning.index(testCtx(t), ref)
+	idx, err := g.r.meaning.Index(testCtx(t), ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return idx.size()
+	return idx.Size()
 }
 
 // TestMeaningTagsAndLimit: the query's tags restrict meaning hits as they

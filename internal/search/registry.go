@@ -13,6 +13,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"munin/internal/memory"
+	"munin/internal/search/vector"
 )
 
 // Source is where the index takes its state from: the database. The store
@@ -74,8 +75,8 @@ type Options struct {
 	// OnRefresh, when set, is told for each applied refresh batch how long
 	// its oldest write waited until the index showed it (the refresh lag).
 	OnRefresh func(time.Duration)
-	// Meaning switches the meaning path of SearchProjects on (see
-	// meaning.go); the zero value leaves it off.
+	// Meaning switches the meaning path of SearchProjects on (package
+	// vector); the zero value leaves it off.
 	Meaning MeaningOptions
 }
 
@@ -136,7 +137,7 @@ type Registry struct {
 	projects map[memory.ProjectRef]*project
 	closed   bool
 
-	meaning *meaning // nil: off
+	meaning *vector.Meaning // nil: off
 
 	builds          atomic.Int64
 	opened          atomic.Int64
@@ -182,7 +183,7 @@ func NewRegistry(src Source, opts Options) *Registry {
 		base:     base,
 		cancel:   cancel,
 		projects: make(map[memory.ProjectRef]*project),
-		meaning:  newMeaning(base, opts.Meaning, opts.Logger),
+		meaning:  vector.New(base, opts.Meaning, opts.Logger),
 	}
 	go r.closeIdle()
 	return r

@@ -1,4 +1,4 @@
-package search
+package vector
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// vecIndex is one project's vectors for one model, searched by exact cosine
+// Index is one project's vectors for one model, searched by exact cosine
 // similarity: every query is compared with every vector. Rows are normalized
 // once when they are added, so a similarity is one dot product. The rows sit
 // in one flat slice (n × dim float32), which the scan reads front to back.
@@ -17,22 +17,23 @@ import (
 //
 // It holds the newest version of each slug it was given; a slug found
 // forgotten or replaced at read time is dropped by the caller (remove).
-type vecIndex struct {
+type Index struct {
 	mu       sync.RWMutex
-	dim      int       // set by the first vector, unless set before (see commonDim)
+	dim      int       // set by the first vector, unless set before (see CommonDim)
 	data     []float32 // row i is data[i*dim : (i+1)*dim], unit length
 	slugs    []string
 	versions []int
 	pos      map[string]int // slug → row
 }
 
-func newVecIndex() *vecIndex { return &vecIndex{pos: make(map[string]int)} }
+// NewIndex returns an empty index; its dimension is set by the first vector.
+func NewIndex() *Index { return &Index{pos: make(map[string]int)} }
 
-// upsert adds or replaces the vector of slug, unless the index holds a newer
+// Upsert adds or replaces the vector of slug, unless the index holds a newer
 // version of it. It refuses (returns false) a vector of another dimension
 // than the index's, and one with a non-finite or zero length.
-func (x *vecIndex) upsert(slug string, version int, values []float32) bool {
-	unit, ok := normalized(values)
+func (x *Index) Upsert(slug string, version int, values []float32) bool {
+	unit, ok := Normalized(values)
 	if !ok {
 		return false
 	}
@@ -59,9 +60,9 @@ func (x *vecIndex) upsert(slug string, version int, values []float32) bool {
 	return true
 }
 
-// remove drops slug's vector if it is not newer than version: the last row
+// Remove drops slug's vector if it is not newer than version: the last row
 // takes its place.
-func (x *vecIndex) remove(slug string, version int) {
+func (x *Index) Remove(slug string, version int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	i, ok := x.pos[slug]
@@ -79,24 +80,24 @@ func (x *vecIndex) remove(slug string, version int) {
 	delete(x.pos, slug)
 }
 
-// size is the number of vectors held.
-func (x *vecIndex) size() int {
+// Size is the number of vectors held.
+func (x *Index) Size() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return len(x.slugs)
 }
 
-// nearVec is one vector found for a query.
-type nearVec struct {
-	slug    string
-	version int
-	sim     float32
+// Near is one vector found for a query.
+type Near struct {
+	Slug    string
+	Version int
+	Sim     float32
 }
 
-// topK returns the k rows most similar to the unit vector q with a
+// TopK returns the k rows most similar to the unit vector q with a
 // similarity above floor, most similar first (ties by slug). ok is false if
 // q has another dimension than the index's vectors.
-func (x *vecIndex) topK(q []float32, k int, floor float32) (out []nearVec, ok bool) {
+func (x *Index) TopK(q []float32, k int, floor float32) (out []Near, ok bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if len(x.slugs) == 0 || k <= 0 {
@@ -105,23 +106,23 @@ func (x *vecIndex) topK(q []float32, k int, floor float32) (out []nearVec, ok bo
 	if len(q) != x.dim {
 		return nil, false
 	}
-	// best is kept sorted, worst last; k is small (at most MaxLimit), so
+	// best is kept sorted, worst last; k is small (at most memory.MaxRecallLimit), so
 	// an insertion costs less than a heap's bookkeeping on this path,
 	// where almost every row falls below the worst kept and costs one compare.
-	best := make([]nearVec, 0, k+1)
+	best := make([]Near, 0, k+1)
 	dim := x.dim
 	for i := range x.slugs {
 		s := dot(q, x.data[i*dim:(i+1)*dim])
 		if s <= floor || (len(best) == k && !better(s, x.slugs[i], best[k-1])) {
 			continue
 		}
-		at, _ := slices.BinarySearchFunc(best, nearVec{slug: x.slugs[i], sim: s}, func(a, t nearVec) int {
-			if better(a.sim, a.slug, t) {
+		at, _ := slices.BinarySearchFunc(best, Near{Slug: x.slugs[i], Sim: s}, func(a, t Near) int {
+			if better(a.Sim, a.Slug, t) {
 				return -1
 			}
 			return 1 // slugs are distinct: never equal
 		})
-		best = slices.Insert(best, at, nearVec{slug: x.slugs[i], version: x.versions[i], sim: s})
+		best = slices.Insert(best, at, Near{Slug: x.slugs[i], Version: x.versions[i], Sim: s})
 		if len(best) > k {
 			best = best[:k]
 		}
@@ -130,8 +131,8 @@ func (x *vecIndex) topK(q []float32, k int, floor float32) (out []nearVec, ok bo
 }
 
 // better tells whether similarity s of slug ranks before n.
-func better(s float32, slug string, n nearVec) bool {
-	return s > n.sim || (s == n.sim && slug < n.slug)
+func better(s float32, slug string, n Near) bool {
+	return s > n.Sim || (s == n.Sim && slug < n.Slug)
 }
 
 // dot is the dot product of two slices of the same length. Four
@@ -153,9 +154,9 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// normalized returns values scaled to unit length, in a new slice, or false
+// Normalized returns values scaled to unit length, in a new slice, or false
 // for an empty vector, a zero vector or one holding NaN or infinity.
-func normalized(values []float32) ([]float32, bool) {
+func Normalized(values []float32) ([]float32, bool) {
 	if len(values) == 0 {
 		return nil, false
 	}
