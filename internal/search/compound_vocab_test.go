@@ -9,7 +9,9 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	index "github.com/blevesearch/bleve_index_api"
+	bleveindex "github.com/blevesearch/bleve_index_api"
+
+	"munin/internal/search/index"
 )
 
 // TestVocabMatchesBleveDictionaries: the vocabulary reads the segments'
@@ -18,7 +20,7 @@ import (
 // deleted documents: the same known terms, and per field the same first
 // terms within one edit.
 func TestVocabMatchesBleveDictionaries(t *testing.T) {
-	m, err := newMapping()
+	m, err := index.NewMapping()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 		if err := idx.Batch(batch); err != nil {
 			t.Fatal(err)
 		}
-		waitPersisted(idx)
+		index.WaitPersisted(idx)
 	}
 	for i := range 30 {
 		if err := idx.Delete(fmt.Sprintf("e-1-%d", i)); err != nil {
@@ -85,7 +87,7 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 	for _, term := range probes {
 		want := false
 		for _, f := range vocabFields {
-			d, err := rd.(index.IndexReaderContains).FieldDictContains(f)
+			d, err := rd.(bleveindex.IndexReaderContains).FieldDictContains(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +105,7 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 		for _, limit := range []int{1, 3, maxTypoScan} {
 			var want []string
 			for _, f := range vocabFields {
-				fd, err := rd.(index.IndexReaderFuzzy).FieldDictFuzzy(f, term, 1, "")
+				fd, err := rd.(bleveindex.IndexReaderFuzzy).FieldDictFuzzy(f, term, 1, "")
 				if err != nil {
 					t.Fatal(err)
 				}

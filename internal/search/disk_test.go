@@ -12,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 
 	"munin/internal/memory"
+	"munin/internal/search/index"
 )
 
 // restartable is a data directory's index root that registries open one
@@ -103,8 +104,8 @@ func TestUntrustworthyIndexIsRebuilt(t *testing.T) {
 		spoil func(t *testing.T, dir string)
 	}{
 		{"deleted", func(t *testing.T, dir string) { must(t, os.RemoveAll(dir)) }},
-		{"other format", func(t *testing.T, dir string) { setInternal(t, dir, keyFormat, []byte("0")) }},
-		{"no mark (build cut short)", func(t *testing.T, dir string) { setInternal(t, dir, keyMark, nil) }},
+		{"other format", func(t *testing.T, dir string) { setInternal(t, dir, index.FormatKey, []byte("0")) }},
+		{"no mark (build cut short)", func(t *testing.T, dir string) { setInternal(t, dir, index.MarkKey, nil) }},
 		{"segment truncated", func(t *testing.T, dir string) {
 			seg := segmentFile(t, dir)
 			st, err := os.Stat(seg)
@@ -186,7 +187,7 @@ func must(t *testing.T, err error) {
 // index at dir.
 func setInternal(t *testing.T, dir string, key, val []byte) {
 	t.Helper()
-	idx, err := bleve.OpenUsing(dir, scorchConfig(0))
+	idx, err := bleve.OpenUsing(dir, nil)
 	must(t, err)
 	b := idx.NewBatch()
 	if val == nil {
@@ -195,7 +196,7 @@ func setInternal(t *testing.T, dir string, key, val []byte) {
 		b.SetInternal(key, val)
 	}
 	must(t, idx.Batch(b))
-	waitPersisted(idx)
+	index.WaitPersisted(idx)
 	must(t, idx.Close())
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/index"
 	"munin/internal/search/searchtest"
 )
 
@@ -61,7 +62,7 @@ func TestDiskFullWhileIndexing(t *testing.T) {
 	r := faultRegistry(t, src, dir, 500*time.Millisecond)
 	want(t, r, projA, word(1), "e001")
 	p, _ := r.project(projA)
-	waitPersisted(p.index())
+	index.WaitPersisted(p.Current())
 
 	var old syscall.Rlimit
 	must(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old))

@@ -2,6 +2,8 @@ package search
 
 import (
 	"time"
+
+	"munin/internal/search/index"
 )
 
 // Idle indexes are closed, so that many projects touched once do not hold
@@ -26,15 +28,15 @@ func (r *Registry) closeIdle() {
 		}
 		cutoff := time.Now().Add(-r.opts.IdleClose).UnixNano()
 		r.mu.Lock()
-		var idle []*project
+		var idle []*index.Project
 		for _, p := range r.projects {
-			if p.lastUse.Load() < cutoff {
+			if p.LastUse() < cutoff {
 				idle = append(idle, p)
 			}
 		}
 		r.mu.Unlock()
 		for _, p := range idle {
-			if p.closeIfIdle(cutoff) {
+			if p.CloseIfIdle(cutoff) {
 				r.idleClosed.Add(1)
 			}
 		}
@@ -42,25 +44,4 @@ func (r *Registry) closeIdle() {
 			r.vectorsUnloaded.Add(int64(r.meaning.UnloadIdle(cutoff)))
 		}
 	}
-}
-
-// closeIfIdle closes the index if it is open, unused since cutoff, and no
-// one is opening it or applying a batch to it (those go first: the index is
-// wanted). It tells whether it closed it.
-func (p *project) closeIfIdle(cutoff int64) bool {
-	if !p.mu.TryLock() {
-		return false
-	}
-	defer p.mu.Unlock()
-	if p.index() == nil || p.lastUse.Load() >= cutoff {
-		return false
-	}
-	p.qmu.Lock()
-	busy := p.building != nil || p.collecting != nil || p.applying != nil
-	p.qmu.Unlock()
-	if busy {
-		return false
-	}
-	p.closeLocked(true)
-	return true
 }

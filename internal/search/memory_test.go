@@ -15,6 +15,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"munin/internal/memory"
+	"munin/internal/search/index"
 	"munin/internal/search/searchtest"
 	"munin/internal/search/text"
 )
@@ -173,7 +174,7 @@ func indexMemoryMapped(tb testing.TB, c memCorpus, change func(*mappingField)) (
 // stores nothing (hits are read from the database), keeps no term vectors, and
 // holds every text once (both languages' stems in one field).
 func TestIndexHoldsNoText(t *testing.T) {
-	im, err := newMapping()
+	im, err := index.NewMapping()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestIndexHoldsNoText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fields, err := p.index().Fields()
+	fields, err := p.Current().Fields()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func (r *Registry) rankOne(ctx context.Context, ref memory.ProjectRef, rc recall
 	}
 	// Read-your-writes: writes queued before this search are applied first,
 	// or the search answers unavailable (Options.IndexWait).
-	idx, release, err := p.ready(ctx)
+	idx, release, err := p.Ready(ctx)
 	if err != nil {
 		return nil, err
 	}

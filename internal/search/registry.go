@@ -13,6 +13,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"munin/internal/memory"
+	"munin/internal/search/index"
 	"munin/internal/search/vector"
 )
 
@@ -20,18 +21,12 @@ import (
 // implements it. The index never trusts what a caller says was written; it
 // always rereads it here.
 type Source interface {
+	// ScanLatestSeq and Changes build and catch up a project's index
+	// (index.Source).
+	index.Source
 	// Latest returns the latest version of a slug, tombstones included
 	// (Deleted set), or a *memory.Error with CodeNotFound if it never existed.
 	Latest(ctx context.Context, ref memory.ProjectRef, slug string) (memory.Version, error)
-	// ScanLatestSeq calls fn for the latest live version of every entry of
-	// the project, in one snapshot, and returns the mark of the last change
-	// in that snapshot; an error from fn stops the scan and is returned.
-	ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (memory.Mark, error)
-	// Changes calls fn for the latest version, tombstones included, of every
-	// slug of the project changed after the change since, in one snapshot,
-	// and returns that snapshot's last mark; memory.ErrUnknownMark if the
-	// database does not hold since (a restored backup).
-	Changes(ctx context.Context, ref memory.ProjectRef, since memory.Mark, fn func(memory.Version) error) (memory.Mark, error)
 	// Get returns one version of a slug (and the slug's latest version
 	// number); a search reads its hits with it.
 	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error)
@@ -105,15 +100,18 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Defaults of Options.
+// Defaults of Options; those of a project's index are package index's.
 const (
 	DefaultIdleClose  = 10 * time.Minute
-	DefaultIndexRetry = 10 * time.Second
+	DefaultIndexRetry = index.DefaultIndexRetry
+	DefaultIndexWait  = index.DefaultIndexWait
+	DefaultBatchBytes = index.DefaultBatchBytes
+	DefaultPersistNap = index.DefaultPersistNap
 )
 
-// Registry holds one bleve index on disk per project (disk.go), each opened
-// lazily on first use, caught up with or built from the Source, kept in
-// step with it by Refresh and closed when idle (idle.go).
+// Registry holds one bleve index on disk per project (package index), each
+// opened lazily on first use, caught up with or built from the Source, kept
+// in step with it by Refresh and closed when idle (idle.go).
 //
 // Locking: the registry's own mutex only guards the map of projects and is
 // never held while anything is built, read or indexed (invariant 4). Each
@@ -134,17 +132,14 @@ type Registry struct {
 	cancel context.CancelFunc
 
 	mu       sync.Mutex
-	projects map[memory.ProjectRef]*project
+	projects map[memory.ProjectRef]*index.Project
 	closed   bool
 
 	meaning *vector.Meaning // nil: off
 
-	builds          atomic.Int64
-	opened          atomic.Int64
+	counters        index.Counters // builds, opens and refresh batches of every project
 	idleClosed      atomic.Int64
 	vectorsUnloaded atomic.Int64
-	batches         atomic.Int64
-	refreshes       atomic.Int64
 }
 
 // Index is the contract of the service layer, restated here so that the
@@ -164,7 +159,7 @@ func NewRegistry(src Source, opts Options) *Registry {
 	if err != nil {
 		panic("search: invalid index mapping: " + err.Error())
 	}
-	limitAnalysis()
+	index.TuneProcess()
 	opts = opts.withDefaults()
 	dir, temp := opts.Dir, false
 	if dir == "" {
@@ -182,29 +177,33 @@ func NewRegistry(src Source, opts Options) *Registry {
 		mapping:  m,
 		base:     base,
 		cancel:   cancel,
-		projects: make(map[memory.ProjectRef]*project),
+		projects: make(map[memory.ProjectRef]*index.Project),
 		meaning:  vector.New(base, opts.Meaning, opts.Logger),
 	}
 	go r.closeIdle()
 	return r
 }
 
-// newMappingFunc is newMapping; the memory benchmark swaps it for variants.
-var newMappingFunc = newMapping
+// newMappingFunc is index.NewMapping; the memory benchmark swaps it for variants.
+var newMappingFunc = index.NewMapping
 
-var errClosed = memory.Errorf(memory.CodeUnavailable, "search index is shut down")
-
-// project returns the project's state, creating it (unbuilt) if new. It is
+// project returns the project's index, creating it (unbuilt) if new. It is
 // cheap: the build happens later, under the project's lock only.
-func (r *Registry) project(ref memory.ProjectRef) (*project, error) {
+func (r *Registry) project(ref memory.ProjectRef) (*index.Project, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, errClosed
+		return nil, index.ErrClosed
 	}
 	p := r.projects[ref]
 	if p == nil {
-		p = newProject(r, ref)
+		p = index.New(index.Config{
+			Ref: ref, Path: IndexDir(r.dir, ref), Source: r.src, Mapping: r.mapping, Base: r.base,
+			BuildBatch: r.opts.BuildBatch, BatchBytes: r.opts.BatchBytes, PersistNap: r.opts.PersistNap,
+			IndexRetry: r.opts.IndexRetry, IndexWait: r.opts.IndexWait,
+			Persist: !r.tempDir, // a temporary directory is removed anyway
+			Logger:  r.opts.Logger, OnRefresh: r.opts.OnRefresh, Counters: &r.counters,
+		})
 		r.projects[ref] = p
 	}
 	return p, nil
@@ -224,7 +223,7 @@ func (r *Registry) Queue(ref memory.ProjectRef, slug string) error {
 	if err != nil {
 		return err
 	}
-	p.queue(slug)
+	p.Queue(slug)
 	return nil
 }
 
@@ -236,7 +235,7 @@ func (r *Registry) Refresh(ctx context.Context, ref memory.ProjectRef, slug stri
 	if err != nil {
 		return err
 	}
-	return p.refresh(ctx, slug)
+	return p.Refresh(ctx, slug)
 }
 
 // Close shuts every index down. Builds in progress are cancelled; refreshes
@@ -248,7 +247,7 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	r.closed = true
-	ps := make([]*project, 0, len(r.projects))
+	ps := make([]*index.Project, 0, len(r.projects))
 	for _, p := range r.projects {
 		ps = append(ps, p)
 	}
@@ -260,7 +259,7 @@ func (r *Registry) Close() error {
 	// in parallel, a shutdown waits about one nap, not one per index.
 	var wg sync.WaitGroup
 	for _, p := range ps {
-		wg.Go(p.close)
+		wg.Go(p.Close)
 	}
 	wg.Wait()
 	if r.tempDir {
@@ -296,27 +295,27 @@ type ProjectStats struct {
 // Stats returns the current counters.
 func (r *Registry) Stats() Stats {
 	r.mu.Lock()
-	ps := make([]*project, 0, len(r.projects))
+	ps := make([]*index.Project, 0, len(r.projects))
 	for _, p := range r.projects {
 		ps = append(ps, p)
 	}
 	r.mu.Unlock()
 	s := Stats{
 		Projects:        make(map[memory.ProjectRef]ProjectStats, len(ps)),
-		Builds:          r.builds.Load(),
-		Batches:         r.batches.Load(),
-		Refreshes:       r.refreshes.Load(),
-		Opened:          r.opened.Load(),
+		Builds:          r.counters.Builds.Load(),
+		Batches:         r.counters.Batches.Load(),
+		Refreshes:       r.counters.Refreshes.Load(),
+		Opened:          r.counters.Opened.Load(),
 		IdleClosed:      r.idleClosed.Load(),
 		VectorsUnloaded: r.vectorsUnloaded.Load(),
 	}
 	for _, p := range ps {
 		var st ProjectStats
-		if idx := p.index(); idx != nil {
+		if idx := p.Current(); idx != nil {
 			st.Built = true
 			st.Docs, _ = idx.DocCount()
 		}
-		s.Projects[p.ref] = st
+		s.Projects[p.Ref()] = st
 	}
 	return s
 }
@@ -329,14 +328,16 @@ func (r *Registry) Rebuild(ctx context.Context, ref memory.ProjectRef) (int, err
 	if err != nil {
 		return 0, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.dropLocked()
-	idx, err := p.build()
-	if err != nil {
-		return 0, err
-	}
-	p.setIndex(idx)
-	docs, err := idx.DocCount()
-	return int(docs), err
+	return p.Rebuild()
 }
+
+// IndexRoot is the directory of every project's index in a data directory.
+func IndexRoot(dataDir string) string { return index.Root(dataDir) }
+
+// IndexDir is the directory of ref's index under root.
+func IndexDir(root string, ref memory.ProjectRef) string { return index.Dir(root, ref) }
+
+// IndexFormat names the mapping and analysis an index on disk was built
+// with: the nodes of a cluster agree on it, so that no node trusts an index
+// another would rebuild.
+const IndexFormat = index.Format

@@ -324,7 +324,7 @@ func TestConcurrentWritersReadTheirWrites(t *testing.T) {
 // segments reports the in-memory segments of a project's index.
 func segments(t testing.TB, r *Registry, ref memory.ProjectRef) int {
 	p, _ := r.project(ref)
-	adv, err := p.index().Advanced()
+	adv, err := p.Current().Advanced()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,12 +240,7 @@ func waitQueued(t testing.TB, r *Registry, ref memory.ProjectRef, n int) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		p.qmu.Lock()
-		got := 0
-		if p.collecting != nil {
-			got = len(p.collecting.slugs)
-		}
-		p.qmu.Unlock()
+		got := p.Queued()
 		if got >= n {
 			return
 		}

@@ -90,7 +90,7 @@ func TestExactTopKMatchesBleve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		idx, release, err := p.ready(testCtx(t))
+		idx, release, err := p.Ready(testCtx(t))
 		if err != nil {
 			t.Fatal(err)
 		}

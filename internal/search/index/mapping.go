@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"github.com/blevesearch/bleve/v2"
@@ -15,15 +15,16 @@ import (
 // (memory_test.go). The fields and their analysis are text's.
 
 // indexFormat names the mapping and analysis an index on disk was built
-// with. Raise it with every change to newMapping, the analyzers (analyzers.go,
-// stems.go) or docFor: an index recording another format is rebuilt from the
+// with. Raise it with every change to NewMapping, the analyzers
+// (internal/search/text) or docFor: an index recording another format is rebuilt from the
 // database, never trusted.
 const indexFormat = 3
 
-// newMapping returns the static mapping shared by all project indexes. It is
+// NewMapping returns the static mapping shared by all project indexes. It is
 // read-only after construction, so sharing is safe. Nothing is dynamic and
-// nothing goes to the _all field: every field is named and weighed in query.go.
-func newMapping() (*mapping.IndexMappingImpl, error) {
+// nothing goes to the _all field: every field is named and weighed by
+// internal/search/rank.
+func NewMapping() (*mapping.IndexMappingImpl, error) {
 	im := bleve.NewIndexMapping()
 	if err := text.AddAnalyzers(im); err != nil {
 		return nil, err
@@ -68,6 +69,6 @@ func docFor(v memory.Version) map[string]any {
 	}
 }
 
-// IndexFormat is indexFormat for those outside: the nodes of a cluster
+// Format is indexFormat for those outside: the nodes of a cluster
 // agree on it, so that no node trusts an index another would rebuild.
-const IndexFormat = indexFormat
+const Format = indexFormat

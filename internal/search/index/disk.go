@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"munin/internal/memory"
 )
 
-// Each project's index lives on disk (scorch) under Options.Dir, so a
+// Each project's index lives on disk (scorch) under the registry's directory, so a
 // restart opens it instead of rebuilding it. It is derived data: the
 // database is the truth, and the index records beside its documents, in the
 // same scorch snapshot, the change of the database it reflects (a
@@ -29,18 +29,19 @@ import (
 // (the database does not hold its mark: a restored backup) is rebuilt from
 // the database, never trusted.
 
-// IndexRoot is the directory of every project's index in a data directory.
-func IndexRoot(dataDir string) string { return filepath.Join(dataDir, "index") }
+// Root is the directory of every project's index in a data directory.
+func Root(dataDir string) string { return filepath.Join(dataDir, "index") }
 
-// IndexDir is the directory of ref's index under root.
-func IndexDir(root string, ref memory.ProjectRef) string {
+// Dir is the directory of ref's index under root.
+func Dir(root string, ref memory.ProjectRef) string {
 	return filepath.Join(root, ref.Workspace, ref.Project)
 }
 
-// Internal keys of the index.
+// Internal keys of the index: the format it was built with and the mark of
+// the change it reflects. Exported for the tests that spoil an index on disk.
 var (
-	keyFormat = []byte("munin.format")
-	keyMark   = []byte("munin.mark")
+	FormatKey = []byte("munin.format")
+	MarkKey   = []byte("munin.mark")
 )
 
 // encodeMark and decodeMark store a mark as 16 bytes.
@@ -64,7 +65,7 @@ const asyncErrorCallback = "munin"
 // finds the index by its path.
 var (
 	brokenMu sync.Mutex
-	byPath   = map[string]*project{}
+	byPath   = map[string]*Project{}
 )
 
 func init() {
@@ -78,7 +79,7 @@ func init() {
 	}
 }
 
-// DefaultPersistNap is the default of Options.PersistNap: how long scorch's
+// DefaultPersistNap is the default of Config.PersistNap: how long scorch's
 // persister waits before it writes what the index holds in memory, so that
 // the small segments of many refresh batches become one file instead of one
 // each, merged again and again. In the load test's mix (32 agents, 30 %
@@ -102,12 +103,12 @@ func scorchConfig(nap time.Duration) map[string]any {
 // openOrBuild returns the project's index, caught up with the Source: the
 // one on disk if it can be trusted, else a new one built from the Source.
 // p.mu is held.
-func (p *project) openOrBuild() (bleve.Index, error) {
+func (p *Project) openOrBuild() (bleve.Index, error) {
 	idx, why := p.openExisting()
 	if idx != nil {
 		err := p.applyLocked(idx)
 		if err == nil {
-			p.reg.opened.Add(1)
+			p.cfg.Counters.Opened.Add(1)
 			return idx, nil
 		}
 		idx.Close()
@@ -117,7 +118,7 @@ func (p *project) openOrBuild() (bleve.Index, error) {
 		why = err.Error()
 	}
 	if why != "" {
-		p.reg.opts.Logger.Warn("search: rebuilding index", "project", p.ref.String(), "reason", why)
+		p.cfg.Logger.Warn("search: rebuilding index", "project", p.ref.String(), "reason", why)
 	}
 	return p.build()
 }
@@ -125,25 +126,25 @@ func (p *project) openOrBuild() (bleve.Index, error) {
 // openExisting opens the index on disk and reads its mark into p.mark.
 // It returns nil and why not if there is none or it cannot be trusted ("" if
 // there simply is none yet).
-func (p *project) openExisting() (bleve.Index, string) {
+func (p *Project) openExisting() (bleve.Index, string) {
 	if _, err := os.Stat(p.path); errors.Is(err, os.ErrNotExist) {
 		return nil, ""
 	}
 	if err := verifySegments(p.path); err != nil {
 		return nil, err.Error()
 	}
-	idx, err := bleve.OpenUsing(p.path, scorchConfig(p.reg.opts.PersistNap))
+	idx, err := bleve.OpenUsing(p.path, scorchConfig(p.cfg.PersistNap))
 	if err != nil {
 		return nil, fmt.Sprintf("open: %v", err)
 	}
-	format, err := idx.GetInternal(keyFormat)
+	format, err := idx.GetInternal(FormatKey)
 	if err == nil && string(format) != strconv.Itoa(indexFormat) {
 		err = fmt.Errorf("built with format %q, this server uses %d", format, indexFormat)
 	}
 	var mark memory.Mark
 	if err == nil {
 		var raw []byte
-		if raw, err = idx.GetInternal(keyMark); err == nil {
+		if raw, err = idx.GetInternal(MarkKey); err == nil {
 			var ok bool
 			if mark, ok = decodeMark(raw); !ok {
 				err = errors.New("no change mark recorded (build cut short)")
@@ -163,22 +164,21 @@ func (p *project) openExisting() (bleve.Index, string) {
 // replacing whatever is on disk. p.mu is held, so refreshes arriving
 // meanwhile wait and are applied after it (invariant 4); they catch up from
 // the mark the build's snapshot reflects, so nothing they wrote is lost.
-func (p *project) build() (bleve.Index, error) {
-	r := p.reg
+func (p *Project) build() (bleve.Index, error) {
 	if err := os.RemoveAll(p.path); err != nil {
 		return nil, fmt.Errorf("remove old index of %s: %w", p.ref, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(p.path), 0o700); err != nil {
 		return nil, fmt.Errorf("index of %s: %w", p.ref, err)
 	}
-	idx, err := bleve.NewUsing(p.path, r.mapping, scorch.Name, scorch.Name, scorchConfig(r.opts.PersistNap))
+	idx, err := bleve.NewUsing(p.path, p.cfg.Mapping, scorch.Name, scorch.Name, scorchConfig(p.cfg.PersistNap))
 	if err != nil {
 		return nil, fmt.Errorf("new index for %s: %w", p.ref, err)
 	}
 	versions := make(map[string]int)
-	b := newSizedBatch(idx, r.opts.BatchBytes, r.opts.BuildBatch)
+	b := newSizedBatch(idx, p.cfg.BatchBytes, p.cfg.BuildBatch)
 	var indexErr error
-	mark, err := r.src.ScanLatestSeq(r.base, p.ref, func(v memory.Version) error {
+	mark, err := p.cfg.Source.ScanLatestSeq(p.cfg.Base, p.ref, func(v memory.Version) error {
 		if v.Deleted {
 			return nil // ScanLatestSeq promises live versions; be safe anyway
 		}
@@ -190,19 +190,19 @@ func (p *project) build() (bleve.Index, error) {
 		err = sourceError{err}
 	}
 	if err == nil {
-		b.b.SetInternal(keyFormat, []byte(strconv.Itoa(indexFormat)))
+		b.b.SetInternal(FormatKey, []byte(strconv.Itoa(indexFormat)))
 		b.setMark(mark)
 		err = b.flush()
 	}
 	if err == nil && b.flushes > 1 {
-		err = mergeToOne(r.base, idx)
+		err = mergeToOne(p.cfg.Base, idx)
 	}
 	if err != nil {
 		idx.Close()
 		os.RemoveAll(p.path)
 		return nil, fmt.Errorf("build index of %s: %w", p.ref, err)
 	}
-	r.builds.Add(1)
+	p.cfg.Counters.Builds.Add(1)
 	p.mark, p.versions = mark, versions
 	return idx, nil
 }
@@ -210,10 +210,10 @@ func (p *project) build() (bleve.Index, error) {
 // persisterFailed is told by scorch that the index cannot be written. Its
 // persister retries at once and for ever, so the index is dropped (in its own
 // goroutine: scorch waits for the caller when it closes) and the project's
-// searches answer unavailable until Options.IndexRetry has passed; then the
+// searches answer unavailable until Config.IndexRetry has passed; then the
 // next use opens the index again from disk and catches up.
-func (p *project) persisterFailed(err error) {
-	idx := p.index()
+func (p *Project) persisterFailed(err error) {
+	idx := p.Current()
 	if idx == nil || p.broken.Swap(&idx) != nil {
 		return // already dropped or being dropped
 	}
@@ -221,13 +221,13 @@ func (p *project) persisterFailed(err error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		defer p.broken.Store(nil)
-		if p.index() != idx {
+		if p.Current() != idx {
 			return
 		}
-		p.reg.opts.Logger.Error("search: index cannot be written; dropped", "project", p.ref.String(), "retry_in", p.reg.opts.IndexRetry.String(), "err", err)
+		p.cfg.Logger.Error("search: index cannot be written; dropped", "project", p.ref.String(), "retry_in", p.cfg.IndexRetry.String(), "err", err)
 		p.dropLocked() // searches meanwhile wait for p.mu, then see the failure
 		p.qmu.Lock()
-		p.failed = &failure{err: fmt.Errorf("write index: %w", err), retryAt: time.Now().Add(p.reg.opts.IndexRetry)}
+		p.failed = &failure{err: fmt.Errorf("write index: %w", err), retryAt: time.Now().Add(p.cfg.IndexRetry)}
 		p.qmu.Unlock()
 	}()
 }
@@ -246,7 +246,7 @@ func mergeToOne(ctx context.Context, idx bleve.Index) error {
 		return nil
 	}
 	// The merger merges files: wait until the persister wrote them.
-	waitPersisted(idx)
+	WaitPersisted(idx)
 	return s.ForceMerge(ctx, nil)
 }
 
@@ -255,9 +255,9 @@ func mergeToOne(ctx context.Context, idx bleve.Index) error {
 // nothing, the next open catches up from the database.
 const persistWait = 5 * time.Second
 
-// waitPersisted waits until everything idx shows is on disk, or persistWait
-// has passed.
-func waitPersisted(idx bleve.Index) {
+// WaitPersisted waits until everything idx shows is on disk, or a few
+// seconds have passed (scorch writes in the background: unsafe_batch).
+func WaitPersisted(idx bleve.Index) {
 	adv, err := idx.Advanced()
 	if err != nil {
 		return
@@ -277,13 +277,13 @@ func waitPersisted(idx bleve.Index) {
 }
 
 // watch routes the asynchronous errors of p's index to p; unwatch stops it.
-func watch(p *project) {
+func watch(p *Project) {
 	brokenMu.Lock()
 	byPath[p.path] = p
 	brokenMu.Unlock()
 }
 
-func unwatch(p *project) {
+func unwatch(p *Project) {
 	brokenMu.Lock()
 	if byPath[p.path] == p {
 		delete(byPath, p.path)

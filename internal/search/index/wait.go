@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"context"
@@ -12,19 +12,20 @@ import (
 )
 
 // DefaultIndexWait is how long a search waits for the refreshes queued before
-// it and for its project's index build when Options.IndexWait is 0.
+// it and for its project's index build when Config.IndexWait is 0.
 const DefaultIndexWait = 10 * time.Second
 
 // maxRetryHint caps the retry hint of a search that gave up waiting.
 const maxRetryHint = 5 * time.Minute
 
-// ready waits, within Options.IndexWait, until the refreshes queued before
+// Ready waits, within Config.IndexWait, until the refreshes queued before
 // the call are applied and the index is built, and returns the index and its
-// release func. Past the deadline it answers unavailable with a retry hint
+// release func, which the caller must call when it is done with the index.
+// Past the deadline it answers unavailable with a retry hint
 // instead: the work goes on in the background, and a search never runs on an
 // index that lacks writes queued before it (read-your-writes, invariant 3).
-func (p *project) ready(ctx context.Context) (idx bleve.Index, release func(), err error) {
-	wait, cancel := context.WithTimeout(ctx, p.reg.opts.IndexWait)
+func (p *Project) Ready(ctx context.Context) (idx bleve.Index, release func(), err error) {
+	wait, cancel := context.WithTimeout(ctx, p.cfg.IndexWait)
 	defer cancel()
 	start := time.Now()
 	if err := p.settle(wait); err != nil {
@@ -39,7 +40,7 @@ func (p *project) ready(ctx context.Context) (idx bleve.Index, release func(), e
 
 // waitErr turns a wait cut off by the deadline (not by the caller) into
 // unavailable with a retry hint; other errors pass.
-func (p *project) waitErr(ctx, wait context.Context, err error, start time.Time) error {
+func (p *Project) waitErr(ctx, wait context.Context, err error, start time.Time) error {
 	if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) || wait.Err() == nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func (p *project) waitErr(ctx, wait context.Context, err error, start time.Time)
 // least waited (the work began before this search waited for it), and work
 // that has run for a while is expected to need about as long again. Whole
 // seconds, at least one, at most maxRetryHint.
-func (p *project) retryHint(waited time.Duration) time.Duration {
+func (p *Project) retryHint(waited time.Duration) time.Duration {
 	running := waited
 	p.qmu.Lock()
 	for _, since := range []time.Time{p.pendingSince(), p.buildSince()} {
@@ -67,7 +68,7 @@ func (p *project) retryHint(waited time.Duration) time.Duration {
 }
 
 // pendingSince is when the oldest refresh still waiting was queued. qmu is held.
-func (p *project) pendingSince() time.Time {
+func (p *Project) pendingSince() time.Time {
 	if p.applying != nil {
 		return p.applying.queued
 	}
@@ -78,7 +79,7 @@ func (p *project) pendingSince() time.Time {
 }
 
 // buildSince is when the build searches wait for started. qmu is held.
-func (p *project) buildSince() time.Time {
+func (p *Project) buildSince() time.Time {
 	if p.building != nil {
 		return p.building.started
 	}

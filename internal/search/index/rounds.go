@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"context"
@@ -25,10 +25,16 @@ type round struct {
 	err     error
 }
 
+// Queue makes the index agree with the database after a write of slug,
+// without waiting: the next refresh batch rereads every change of the
+// project since the mark the index reflects. Every search (Ready) that
+// starts after Queue returned waits for that batch first.
+func (p *Project) Queue(slug string) { p.queue(slug) }
+
 // queue adds slug to the next batch and returns that batch. This is group
 // commit: while one batch is applied (or the index is built), every refresh
 // that arrives joins the next batch, which is applied as one bleve batch.
-func (p *project) queue(slug string) *round {
+func (p *Project) queue(slug string) *round {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	if p.collecting == nil {
@@ -47,9 +53,10 @@ func (p *project) queue(slug string) *round {
 	return rd
 }
 
-// refresh queues slug and waits until a batch that read it after this call
-// has been applied.
-func (p *project) refresh(ctx context.Context, slug string) error {
+// Refresh queues slug and waits until a batch that read it after this call
+// has been applied; its error is the batch's. If ctx ends first, Refresh
+// returns its error but the refresh is still applied.
+func (p *Project) Refresh(ctx context.Context, slug string) error {
 	rd := p.queue(slug)
 	select {
 	case <-rd.done:
@@ -64,7 +71,7 @@ func (p *project) refresh(ctx context.Context, slug string) error {
 // applied in order, so waiting for the newest covers all earlier ones. A
 // failed batch left no index open (see drain), so the search that follows
 // opens it again, caught up with the Source, and cannot see a stale state.
-func (p *project) settle(ctx context.Context) error {
+func (p *Project) settle(ctx context.Context) error {
 	p.qmu.Lock()
 	rd := p.collecting
 	if rd == nil {
@@ -86,7 +93,7 @@ func (p *project) settle(ctx context.Context) error {
 }
 
 // drain applies queued rounds one after the other until none is left.
-func (p *project) drain() {
+func (p *Project) drain() {
 	for {
 		p.mu.Lock()
 		p.gather()
@@ -103,21 +110,21 @@ func (p *project) drain() {
 
 		// A closed index needs no work: opening it catches up with every
 		// change, this round's included.
-		if idx := p.index(); idx != nil {
+		if idx := p.Current(); idx != nil {
 			rd.err = p.applyLocked(idx)
 			if rd.err != nil {
 				// The index may now miss this batch's writes. Nobody waits on
 				// a refresh any more (remember returns once queued), so close
 				// it: the next search opens it again and catches up. A batch
 				// cut off by Close is no failure worth an error line.
-				if p.reg.base.Err() == nil {
-					p.reg.opts.Logger.Error("search: refresh batch failed; index dropped", "project", p.ref.String(), "slugs", len(rd.slugs), "err", rd.err)
+				if p.cfg.Base.Err() == nil {
+					p.cfg.Logger.Error("search: refresh batch failed; index dropped", "project", p.ref.String(), "slugs", len(rd.slugs), "err", rd.err)
 				}
 				p.dropLocked()
 			} else {
-				p.reg.batches.Add(1)
-				p.reg.refreshes.Add(int64(len(rd.slugs)))
-				if on := p.reg.opts.OnRefresh; on != nil {
+				p.cfg.Counters.Batches.Add(1)
+				p.cfg.Counters.Refreshes.Add(int64(len(rd.slugs)))
+				if on := p.cfg.OnRefresh; on != nil {
 					on(time.Since(rd.queued))
 				}
 			}
@@ -146,7 +153,7 @@ const (
 )
 
 // gather waits while the collecting round still grows (see gatherTick). p.mu is held.
-func (p *project) gather() {
+func (p *Project) gather() {
 	if p.lastRound < 2 {
 		return
 	}
@@ -171,7 +178,7 @@ func (p *project) gather() {
 
 // collectingRound is the round waiting for the next batch, its slug count
 // and the refreshes queued into it.
-func (p *project) collectingRound() (rd *round, slugs, writes int) {
+func (p *Project) collectingRound() (rd *round, slugs, writes int) {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	if p.collecting == nil {

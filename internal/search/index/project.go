@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"munin/internal/memory"
 )
 
-// project is one project's index and the machinery that keeps it in step
-// with the Source.
-type project struct {
-	reg  *Registry
+// Project is one project's index and the machinery that keeps it in step
+// with the Source: opened (or built) on first use, refreshed in rounds,
+// waited for by searches, closed when idle or at shutdown.
+type Project struct {
+	cfg  Config
 	ref  memory.ProjectRef
 	path string // the index directory (disk.go)
 
@@ -44,7 +45,8 @@ type project struct {
 	idx  bleve.Index // nil until opened
 
 	// lastUse is when a search or write last used the project (unix
-	// nanoseconds); an index unused for Options.IdleClose is closed (idle.go).
+	// nanoseconds); an index unused for the registry's idle time is closed
+	// (CloseIfIdle).
 	lastUse atomic.Int64
 	// broken is set by the index's persister when it cannot write (disk.go).
 	broken atomic.Pointer[bleve.Index]
@@ -80,18 +82,25 @@ type failure struct {
 	retryAt time.Time
 }
 
-func newProject(r *Registry, ref memory.ProjectRef) *project {
-	p := &project{reg: r, ref: ref, path: IndexDir(r.dir, ref)}
+// New returns the project's index, not yet opened: the first search opens
+// it from disk or builds it (disk.go), under the project's lock only.
+func New(cfg Config) *Project {
+	cfg = cfg.withDefaults()
+	p := &Project{cfg: cfg, ref: cfg.Ref, path: cfg.Path}
 	p.touch()
 	watch(p)
 	return p
 }
 
-// touch records a use (see lastUse).
-func (p *project) touch() { p.lastUse.Store(time.Now().UnixNano()) }
+// Ref is the project the index belongs to.
+func (p *Project) Ref() memory.ProjectRef { return p.ref }
 
-// index returns the current index or nil; for Stats only.
-func (p *project) index() bleve.Index {
+// touch records a use (see lastUse).
+func (p *Project) touch() { p.lastUse.Store(time.Now().UnixNano()) }
+
+// Current returns the open index or nil, without waiting for anything: for
+// statistics and tests, never for a search (see Ready).
+func (p *Project) Current() bleve.Index {
 	p.swap.RLock()
 	defer p.swap.RUnlock()
 	return p.idx
@@ -99,7 +108,7 @@ func (p *project) index() bleve.Index {
 
 // setIndex installs idx and returns the previous index. Because it takes swap
 // exclusively, no search uses the previous index any more when it returns.
-func (p *project) setIndex(idx bleve.Index) bleve.Index {
+func (p *Project) setIndex(idx bleve.Index) bleve.Index {
 	p.swap.Lock()
 	defer p.swap.Unlock()
 	old := p.idx
@@ -110,20 +119,20 @@ func (p *project) setIndex(idx bleve.Index) bleve.Index {
 // dropLocked closes the index, if open. The next use opens it again from
 // disk and catches up from the Source, the only safe state after a failed
 // batch. p.mu is held.
-func (p *project) dropLocked() {
+func (p *Project) dropLocked() {
 	p.closeLocked(false)
 }
 
 // closeLocked closes the index, if open, first waiting (a while) until it is
 // on disk if persist is set: an index closed when idle or at shutdown then
 // opens without catching up. p.mu is held.
-func (p *project) closeLocked(persist bool) {
+func (p *Project) closeLocked(persist bool) {
 	if old := p.setIndex(nil); old != nil {
 		if persist {
-			waitPersisted(old)
+			WaitPersisted(old)
 		}
 		if err := old.Close(); err != nil {
-			p.reg.opts.Logger.Warn("search: close index", "project", p.ref.String(), "err", err)
+			p.cfg.Logger.Warn("search: close index", "project", p.ref.String(), "err", err)
 		}
 	}
 	p.versions = nil
@@ -131,7 +140,7 @@ func (p *project) closeLocked(persist bool) {
 
 // searchIndex returns the open index, opening it first if needed, and a
 // release func the caller must call when it is done with the index.
-func (p *project) searchIndex(ctx context.Context) (bleve.Index, func(), error) {
+func (p *Project) searchIndex(ctx context.Context) (bleve.Index, func(), error) {
 	p.touch()
 	for {
 		p.swap.RLock()
@@ -180,7 +189,7 @@ func (f *failure) answer(ref memory.ProjectRef) error {
 
 // openForSearch opens in its own goroutine so that a searcher giving up
 // does not cancel an open other searchers (and refreshes) wait for.
-func (p *project) openForSearch(a *attempt) {
+func (p *Project) openForSearch(a *attempt) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a.err = p.openLocked()
@@ -192,12 +201,12 @@ func (p *project) openForSearch(a *attempt) {
 
 // openLocked opens the index unless it is open: from disk, caught up with
 // the Source, or rebuilt from it (disk.go). A failure is remembered for
-// Options.IndexRetry and answered meanwhile. p.mu is held.
-func (p *project) openLocked() error {
+// Config.IndexRetry and answered meanwhile. p.mu is held.
+func (p *Project) openLocked() error {
 	if p.closed {
-		return errClosed
+		return ErrClosed
 	}
-	if p.index() != nil {
+	if p.Current() != nil {
 		return nil
 	}
 	p.qmu.Lock()
@@ -212,18 +221,18 @@ func (p *project) openLocked() error {
 		return err // the database's trouble, not the index's: the next use retries
 	}
 	p.qmu.Lock()
-	if err != nil && p.reg.base.Err() == nil {
-		p.failed = &failure{err: err, retryAt: time.Now().Add(p.reg.opts.IndexRetry)}
+	if err != nil && p.cfg.Base.Err() == nil {
+		p.failed = &failure{err: err, retryAt: time.Now().Add(p.cfg.IndexRetry)}
 		f = p.failed
 	} else {
 		p.failed = nil
 	}
 	p.qmu.Unlock()
 	if err != nil {
-		if p.reg.base.Err() != nil {
-			return errClosed
+		if p.cfg.Base.Err() != nil {
+			return ErrClosed
 		}
-		p.reg.opts.Logger.Error("search: index unusable", "project", p.ref.String(), "retry_in", p.reg.opts.IndexRetry.String(), "err", err)
+		p.cfg.Logger.Error("search: index unusable", "project", p.ref.String(), "retry_in", p.cfg.IndexRetry.String(), "err", err)
 		return f.answer(p.ref)
 	}
 	p.setIndex(idx)
@@ -232,15 +241,14 @@ func (p *project) openLocked() error {
 
 // applyLocked applies every change of the project after p.mark to idx,
 // read from the Source in one snapshot, in bleve batches of at most
-// Options.BatchBytes of text (usually one); the last batch records the new
+// Config.BatchBytes of text (usually one); the last batch records the new
 // mark. p.mu is held. On an error the index may hold part of the changes but
 // still records the old mark, so catching up again repairs it.
-func (p *project) applyLocked(idx bleve.Index) error {
-	r := p.reg
-	b := newSizedBatch(idx, r.opts.BatchBytes, 0)
+func (p *Project) applyLocked(idx bleve.Index) error {
+	b := newSizedBatch(idx, p.cfg.BatchBytes, 0)
 	seen := make(map[string]int)
 	var indexErr error
-	mark, err := r.src.Changes(r.base, p.ref, p.mark, func(v memory.Version) error {
+	mark, err := p.cfg.Source.Changes(p.cfg.Base, p.ref, p.mark, func(v memory.Version) error {
 		switch {
 		case v.Version < p.versions[v.Slug]:
 			// Stale read: a newer version (or tombstone) is already applied.
@@ -274,11 +282,12 @@ func (p *project) applyLocked(idx bleve.Index) error {
 	return nil
 }
 
-// close closes the index; the project is unusable afterwards.
-func (p *project) close() {
+// Close closes the index, waiting (a while) until it is on disk unless
+// Config.Persist is off; the project is unusable afterwards.
+func (p *Project) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	p.closeLocked(!p.reg.tempDir) // a temporary directory is removed anyway
+	p.closeLocked(p.cfg.Persist) // a temporary directory is removed anyway
 	unwatch(p)
 }

@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"munin/internal/memory"
 )
 
-// DefaultBatchBytes is the default of Options.BatchBytes.
+// DefaultBatchBytes is the default of Config.BatchBytes.
 const DefaultBatchBytes = 1 << 20
 
 // sizedBatch is a bleve batch that applies itself whenever it holds
-// Options.BatchBytes of text (or, in a build, Options.BuildBatch documents).
+// Config.BatchBytes of text (or, in a build, Config.BuildBatch documents).
 // Scorch analyzes every document of a batch before it builds the batch's
 // segment and holds all the analyses until then: one refresh round of 255
 // entries of 64 KB random words (a write key's hourly byte budget, 16 MiB)
@@ -54,7 +54,7 @@ func (s *sizedBatch) index(v memory.Version) error {
 // setMark records in the batch the change the index reflects once the
 // batch is applied (see disk.go).
 func (s *sizedBatch) setMark(m memory.Mark) {
-	s.b.SetInternal(keyMark, encodeMark(m))
+	s.b.SetInternal(MarkKey, encodeMark(m))
 }
 
 // delete removes slug's document.
