@@ -1,15 +1,14 @@
 // Package app wires Munin together: store → search → service → transports.
-// main.go parses flags into a Config and calls it; tests and the load test
+// cli parses flags and environment into a Config (the settings of
+// internal/config) and calls Open; tests and the load test
 // start the very same server in-process.
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"munin/internal/mcpserver"
 	"munin/internal/memory"
 	"munin/internal/metrics"
-	"munin/internal/remote"
 	"munin/internal/search"
 	"munin/internal/service"
 	"munin/internal/store"
@@ -60,19 +58,19 @@ func Open(cfg Config) (*App, error) {
 	}
 	// One normalized list for both the front door and the web UI's
 	// cross-origin check, so they accept the same origins.
-	origins, err := httpserver.NormalizeOrigins(cfg.AllowedOrigins)
+	origins, err := httpserver.NormalizeOrigins(cfg.Server.AllowedOrigins)
 	if err != nil {
 		return nil, err
 	}
-	cfg.AllowedOrigins = origins
+	cfg.Server.AllowedOrigins = origins
 	var lock *store.DirLock
 	if cfg.Exclusive {
-		if lock, err = store.LockDir(cfg.DataDir); err != nil {
+		if lock, err = store.LockDir(cfg.Storage.DataDir); err != nil {
 			return nil, err
 		}
 	}
 	m := metrics.New()
-	sopts := store.Options{Synchronous: cfg.Synchronous, Logger: cfg.Logger, Observer: m}
+	sopts := storeOptions(cfg, m)
 	var cn *clusterNode
 	if cfg.Cluster.Enabled {
 		ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
@@ -84,9 +82,9 @@ func Open(cfg Config) (*App, error) {
 		sopts = cn.storeOptions(sopts)
 		m.ClusterMode()
 	}
-	st, err := store.Open(cfg.DataDir, sopts)
+	st, err := store.Open(cfg.Storage.DataDir, sopts)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.DataDir, err), cn.close(), lock.Unlock())
+		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.Storage.DataDir, err), cn.close(), lock.Unlock())
 	}
 	// The worker tells the registry each batch it stored, so a loaded
 	// project's vectors follow; reg is set before the worker starts.
@@ -96,31 +94,14 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close(), cn.close(), lock.Unlock())
 	}
-	reg = search.NewRegistry(st, search.Options{Dir: search.IndexRoot(cfg.DataDir), IdleClose: cfg.IndexIdle,
-		Logger: cfg.Logger, OnRefresh: m.RefreshLag, IndexWait: cfg.IndexWait,
-		NoCompounds: cfg.RecallExact, NoTypos: cfg.RecallExact, Meaning: meaningOptions(embedder, st, m)})
+	reg = search.NewRegistry(st, searchOptions(cfg, m, meaningOptions(embedder, st, m)))
 	var index service.Index = reg
 	var backlog func(context.Context, memory.ProjectRef) (int, error)
 	if worker != nil {
 		index = notifyingIndex{Registry: reg, w: worker}
 		backlog = embedBacklog(st, embedder.Model())
 	}
-	svcOpts := service.Options{
-		DefaultWriteBudget: cfg.WriteBudget,
-		BudgetOff:          cfg.BudgetOff,
-		MaxContent:         cfg.MaxContent,
-		SearchLogOff:       cfg.SearchLogOff,
-		SearchLogDays:      cfg.SearchLogDays,
-		SearchLogRows:      cfg.SearchLogRows,
-		RecallRate:         cfg.RecallRate,
-		RecallBurst:        cfg.RecallBurst,
-		RecallConcurrency:  cfg.RecallConcurrency,
-		Logger:             cfg.Logger,
-		OnBudgetRejected:   m.BudgetRejected,
-		EmbedBacklog:       backlog,
-
-		DefaultWriteBudgetBytes: cfg.WriteBudgetBytes,
-	}
+	svcOpts := serviceOptions(cfg, m, backlog)
 	if embedder != nil {
 		svcOpts.EmbedHealth = func() (bool, string) { h := embedder.Health(); return h.Failing, h.Reason }
 	}
@@ -134,17 +115,15 @@ func Open(cfg Config) (*App, error) {
 	svc := service.New(svcStore, index, svcOpts)
 	// One set of admission limits (key, project, server) for REST, MCP and
 	// the web UI's sessions.
-	perKey := httpserver.NewKeyLimits(httpserver.Config{MaxInFlight: cfg.MaxInFlight, MaxInFlightPerKey: cfg.MaxInFlightPerKey, RatePerKey: cfg.RatePerKey})
-	ui, err := web.New(svc, web.Options{Logger: cfg.Logger, TrustedOrigins: cfg.AllowedOrigins, LimitKey: perKey.Limit})
+	perKey := httpserver.NewKeyLimits(admission(cfg))
+	ui, err := web.New(svc, webOptions(cfg, perKey.Limit))
 	if err != nil {
 		if worker != nil {
 			worker.Close()
 		}
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), cn.close(), lock.Unlock())
 	}
-	mcp := mcpserver.New(svc, mcpserver.Options{Logger: cfg.Logger, SessionIdleTTL: cfg.SessionIdleTTL, Metrics: m,
-		MaxSessions: cfg.MaxSessions, MaxSessionsPerKey: cfg.MaxSessionsPerKey, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
-		SessionOpenRate: cmp.Or(cfg.SessionOpenRate, mcpserver.DefaultSessionOpenRate)})
+	mcp := mcpserver.New(svc, mcpOptions(cfg, m))
 	m.GaugeFunc("munin_writer_queue_depth", "Writes waiting for their workspace's writer.", func() float64 { return float64(st.Stats().Queued) })
 	m.GaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(mcp.OpenSessions()) })
 	registerSessionCounters(m, mcp)
@@ -180,19 +159,7 @@ func (a *App) Handler() http.Handler {
 }
 
 func (a *App) httpServer() *http.Server {
-	return httpserver.New(httpserver.Config{
-		Addr:              a.cfg.Addr,
-		AllowedOrigins:    a.cfg.AllowedOrigins,
-		Logger:            a.log,
-		Web:               a.Web,
-		MaxInFlight:       a.cfg.MaxInFlight,
-		MaxInFlightPerKey: a.cfg.MaxInFlightPerKey,
-		RatePerKey:        a.cfg.RatePerKey,
-		KeyLimits:         a.perKey,
-		Metrics:           a.Metrics,
-		Internal:          a.internal,
-		InternalPrefix:    remote.PathPrefix,
-	}, a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
+	return httpserver.New(a.httpConfig(), a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
 }
 
 // drainTimeout bounds how long shutdown waits for requests in flight.

@@ -30,7 +30,7 @@ func startServer(t *testing.T) (*App, string, string) {
 // ends and returns it, its base URL and the first admin key.
 func serveWith(t *testing.T, cfg Config) (*App, string, string) {
 	t.Helper()
-	cfg.DataDir, cfg.Addr = t.TempDir(), "127.0.0.1:0"
+	cfg.Storage.DataDir, cfg.Server.Addr = t.TempDir(), "127.0.0.1:0"
 	a, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)

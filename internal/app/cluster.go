@@ -12,6 +12,7 @@ import (
 
 	"munin/internal/cluster"
 	"munin/internal/cluster/control"
+	"munin/internal/config"
 	"munin/internal/memory"
 	"munin/internal/metrics"
 	"munin/internal/owner"
@@ -22,33 +23,12 @@ import (
 	"munin/internal/store"
 )
 
-// ClusterConfig makes the server one node of a cluster (README, "Running a
-// cluster"). The zero value is a single server: nothing below runs.
-type ClusterConfig struct {
-	Enabled bool
-	// Etcd are the etcd endpoints; Prefix the cluster's key prefix.
-	Etcd   []string
-	Prefix string
-	// Advertise is this node's base URL as the other nodes reach it.
-	Advertise string
-	// Replica is where workspace files stream to: file:///dir or s3://bucket/path.
-	Replica string
-	// LeaseTTL bounds how long a dead node holds its workspaces.
-	LeaseTTL time.Duration
-	// Async acknowledges writes before the replica holds them (loss bound:
-	// the sync interval); LagMax is the replication lag past which writes
-	// are refused.
-	Async  bool
-	LagMax time.Duration
-	// Litestream is the litestream binary ("": found on PATH or in GOPATH/bin).
-	Litestream string
-	// Secret authenticates the nodes' calls to each other; every node has
-	// the same. From the environment only (MUNIN_CLUSTER_SECRET).
-	Secret string
-}
+// ClusterConfig makes the server one node of a cluster: the cluster
+// section of the settings (internal/config).
+type ClusterConfig = config.Cluster
 
-// check refuses a cluster configuration that cannot work.
-func (c ClusterConfig) check() error {
+// checkCluster refuses a cluster configuration that cannot work.
+func checkCluster(c ClusterConfig) error {
 	if !c.Enabled {
 		return nil
 	}
@@ -101,7 +81,7 @@ func joinCluster(ctx context.Context, cfg Config) (*clusterNode, error) {
 		return nil, err
 	}
 	cn := &clusterNode{cfg: cc, node: node, binary: binary, log: cfg.Logger}
-	cn.sidecar, err = replica.Start(ctx, replica.Options{Binary: binary, Dir: filepath.Join(cfg.DataDir, ".litestream"),
+	cn.sidecar, err = replica.Start(ctx, replica.Options{Binary: binary, Dir: filepath.Join(cfg.Storage.DataDir, ".litestream"),
 		Logger: cfg.Logger, OnRestart: func(ctx context.Context) { cn.mgr.Reregister(ctx) }})
 	if err != nil {
 		return nil, errors.Join(err, node.Close())
@@ -111,7 +91,7 @@ func joinCluster(ctx context.Context, cfg Config) (*clusterNode, error) {
 		return nil, errors.Join(err, cn.sidecar.Stop(), node.Close())
 	}
 	cn.mgr = owner.New(membership{node}, replicator{cn.sidecar, binary, cc.Replica}, owner.Options{
-		DataDir: cfg.DataDir, Async: cc.Async, LagMax: cc.LagMax,
+		DataDir: cfg.Storage.DataDir, Async: cc.Async, LagMax: cc.LagMax,
 		RouteWait: 3*cc.LeaseTTL + 5*time.Second, Rank: cluster.Rank, Logger: cfg.Logger,
 	})
 	return cn, nil

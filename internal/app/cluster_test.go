@@ -15,6 +15,7 @@ import (
 
 	"munin/internal/cluster"
 	"munin/internal/cluster/etcdtest"
+	"munin/internal/config"
 	"munin/internal/memory"
 	"munin/internal/replica"
 )
@@ -58,10 +59,8 @@ func startNodeAt(t *testing.T, dataDir string, etcd []string, replicaDir, litest
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	cfg := Config{DataDir: dataDir, Addr: ln.Addr().String(), Exclusive: true,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Cluster: ClusterConfig{Enabled: true, Etcd: etcd, Advertise: url, Replica: "file://" + replicaDir,
-			LeaseTTL: 2 * time.Second, Litestream: litestream, Secret: testSecret}}
+	cfg := Config{Config: config.Config{Server: config.Server{Addr: ln.Addr().String()}, Storage: config.Storage{DataDir: dataDir}, Cluster: ClusterConfig{Enabled: true, Etcd: etcd, Advertise: url, Replica: "file://" + replicaDir,
+		LeaseTTL: 2 * time.Second, Litestream: litestream, Secret: testSecret}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	a, err := Open(cfg)
 	if err != nil {
 		ln.Close()
@@ -208,14 +207,14 @@ func TestClusterConfigRefused(t *testing.T) {
 		{ClusterConfig{Enabled: true, Etcd: []string{"e"}, Advertise: "http://x", Secret: testSecret}, "--replica"},
 		{ClusterConfig{Enabled: true, Etcd: []string{"e"}, Advertise: "http://x", Replica: "file:///r"}, "MUNIN_CLUSTER_SECRET"},
 	} {
-		_, err := Open(Config{DataDir: t.TempDir(), Cluster: c.cc})
+		_, err := Open(Config{Config: config.Config{Storage: config.Storage{DataDir: t.TempDir()}, Cluster: c.cc}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %s", c.cc, err, c.want)
 		}
 	}
-	_, err := Open(Config{DataDir: t.TempDir(), Cluster: ClusterConfig{Enabled: true, Etcd: []string{"http://127.0.0.1:1"},
+	_, err := Open(Config{Config: config.Config{Storage: config.Storage{DataDir: t.TempDir()}, Cluster: ClusterConfig{Enabled: true, Etcd: []string{"http://127.0.0.1:1"},
 		Advertise: "http://127.0.0.1:2", Replica: "file://" + t.TempDir(), Secret: testSecret, LeaseTTL: 2 * time.Second,
-		Litestream: requireLitestream(t)}})
+		Litestream: requireLitestream(t)}}})
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("unreachable etcd: %v, want an error naming the endpoint", err)
 	}

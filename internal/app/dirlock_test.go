@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"munin/internal/config"
 	"munin/internal/memory"
 )
 
@@ -14,7 +15,7 @@ import (
 // why, read-only commands still open it, and the claim ends with Close.
 func TestOneProcessServesADataDirectory(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{DataDir: dir, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := Config{Config: config.Config{Storage: config.Storage{DataDir: dir}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	first, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)

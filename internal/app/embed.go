@@ -15,15 +15,15 @@ import (
 )
 
 // openEmbedding builds the embedding client and worker when cfg names an
-// endpoint; with no EmbedURL both are nil and nothing is ever called.
+// endpoint; with no Embeddings.URL both are nil and nothing is ever called.
 func openEmbedding(cfg Config, st *store.Store) (*embed.Client, *embed.Worker, error) {
-	if cfg.EmbedURL == "" {
-		if cfg.EmbedModel != "" {
-			return nil, nil, fmt.Errorf("--embed-model %q needs --embed-url (env MUNIN_EMBED_URL)", cfg.EmbedModel)
+	if cfg.Embeddings.URL == "" {
+		if cfg.Embeddings.Model != "" {
+			return nil, nil, fmt.Errorf("--embed-model %q needs --embed-url (env MUNIN_EMBED_URL)", cfg.Embeddings.Model)
 		}
 		return nil, nil, nil
 	}
-	c, err := embed.NewClient(embed.ClientOptions{URL: cfg.EmbedURL, Model: cfg.EmbedModel, Key: cfg.EmbedKey})
+	c, err := NewEmbedClient(cfg.Embeddings)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/service"
 )
@@ -24,12 +25,12 @@ func BenchmarkRememberEmbeddings(b *testing.B) {
 			name = "on-20ms"
 		}
 		b.Run(name, func(b *testing.B) {
-			cfg := Config{DataDir: b.TempDir(), BudgetOff: true, Logger: quietLog()}
+			cfg := Config{Config: config.Config{Storage: config.Storage{DataDir: b.TempDir()}, Limits: config.Limits{BudgetOff: true}}, Logger: quietLog()}
 			if on {
 				ep := embedtest.New(384)
 				ep.SetDelay(20 * time.Millisecond)
 				b.Cleanup(ep.Close)
-				cfg.EmbedURL, cfg.EmbedModel = ep.URL, "bench"
+				cfg.Embeddings.URL, cfg.Embeddings.Model = ep.URL, "bench"
 			}
 			a, err := Open(cfg)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
 	"munin/internal/service"
@@ -21,7 +22,7 @@ func TestProjectPageSaysWhenEndpointRefusesKey(t *testing.T) {
 	ep := embedtest.New(8)
 	t.Cleanup(ep.Close)
 	ep.Fail(http.StatusUnauthorized)
-	a, base, token := serveWith(t, Config{Logger: quietLog(), EmbedURL: ep.URL, EmbedModel: "m"})
+	a, base, token := serveWith(t, Config{Config: config.Config{Embeddings: config.Embeddings{URL: ep.URL, Model: "m"}}, Logger: quietLog()})
 	remember(t, a, mustKey(t, a, token), "rotation")
 	for i := 0; !a.Embedder.Health().Failing; i++ {
 		if i == 2000 {

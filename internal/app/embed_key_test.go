@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/service"
 )
@@ -54,7 +55,7 @@ func TestEmbedKeyReachesEndpointOnly(t *testing.T) {
 	url, calls, wrong := echoingEndpoint(t, ep, "Bearer "+key, &failing)
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, base, token := serveWith(t, Config{Logger: logger, EmbedURL: url, EmbedModel: "m", EmbedKey: key})
+	a, base, token := serveWith(t, Config{Config: config.Config{Embeddings: config.Embeddings{URL: url, Model: "m", Key: key}}, Logger: logger})
 	c := mustKey(t, a, token)
 	for i := range 3 {
 		remember(t, a, c, fmt.Sprintf("e%d", i))

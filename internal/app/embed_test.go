@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
 	"munin/internal/service"
@@ -24,7 +25,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 // countVectors reads the vectors table of the default workspace straight from the file.
 func countVectors(t *testing.T, a *App) int {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(a.cfg.DataDir, "default.db")+"?mode=ro")
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(a.cfg.Storage.DataDir, "default.db")+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestEmbeddingsOffByDefault(t *testing.T) {
 	if body := metricsBody(t, a, base); !strings.Contains(body, "munin_writer_queue_depth") || strings.Contains(body, "munin_embed_") {
 		t.Fatal("embedding metrics with embeddings off")
 	}
-	if _, err := Open(Config{DataDir: t.TempDir(), EmbedModel: "m", Logger: quietLog()}); err == nil || !strings.Contains(err.Error(), "--embed-url") {
+	if _, err := Open(Config{Config: config.Config{Storage: config.Storage{DataDir: t.TempDir()}, Embeddings: config.Embeddings{Model: "m"}}, Logger: quietLog()}); err == nil || !strings.Contains(err.Error(), "--embed-url") {
 		t.Fatalf("a model without a URL: %v", err)
 	}
 }
@@ -149,7 +150,7 @@ func TestEmbeddingsGarbageEndpoint(t *testing.T) {
 			ep := embedtest.New(8)
 			t.Cleanup(ep.Close)
 			ep.SetMode(mode)
-			a, base, token := serveWith(t, Config{Logger: quietLog(), EmbedURL: ep.URL, EmbedModel: "m"})
+			a, base, token := serveWith(t, Config{Config: config.Config{Embeddings: config.Embeddings{URL: ep.URL, Model: "m"}}, Logger: quietLog()})
 			c := mustKey(t, a, token)
 			for i := range 5 {
 				remember(t, a, c, fmt.Sprintf("e%d", i))
@@ -176,7 +177,7 @@ func TestEmbeddingsProjectPage(t *testing.T) {
 	ep := embedtest.New(8)
 	t.Cleanup(ep.Close)
 	ep.SetMode(embedtest.Block)
-	a, base, token := serveWith(t, Config{Logger: quietLog(), EmbedURL: ep.URL, EmbedModel: "m"})
+	a, base, token := serveWith(t, Config{Config: config.Config{Embeddings: config.Embeddings{URL: ep.URL, Model: "m"}}, Logger: quietLog()})
 	remember(t, a, mustKey(t, a, token), "first")
 	<-ep.Blocked()
 	body := webGet(t, base, token, "/w/default/p/default")

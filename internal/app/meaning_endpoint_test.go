@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
 	"munin/internal/service"
@@ -29,7 +30,7 @@ func withEndpoint(t *testing.T, cfg Config, prepare func(*embedtest.Server)) (*e
 	if prepare != nil {
 		prepare(ep)
 	}
-	cfg.EmbedURL, cfg.EmbedModel = ep.URL, "m"
+	cfg.Embeddings.URL, cfg.Embeddings.Model = ep.URL, "m"
 	if cfg.Logger == nil {
 		cfg.Logger = quietLog()
 	}
@@ -92,7 +93,7 @@ func TestMeaningLogsNoMemoryText(t *testing.T) {
 func TestMeaningBoundedAgainstBloatedAnswers(t *testing.T) {
 	const recalls = 8
 	// One key running all eight at once: no recall limit in the way.
-	ep, a, base, c := withEndpoint(t, Config{RecallConcurrency: -1, RecallRate: -1}, nil)
+	ep, a, base, c := withEndpoint(t, Config{Config: config.Config{Limits: config.Limits{RecallConcurrency: -1, RecallRate: -1}}}, nil)
 	remember(t, a, c, "ops/backup")
 	waitBacklog(t, a, service.DefaultProject)
 	ep.SetMode(embedtest.Bloated)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
 	"munin/internal/service"
@@ -52,7 +53,7 @@ func TestMeaningReadYourWritesBeforeVector(t *testing.T) {
 	ep := embedtest.New(32)
 	t.Cleanup(ep.Close)
 	url, held := holdingEndpoint(t, ep, "crossing moved")
-	a, _, token := serveWith(t, Config{Logger: quietLog(), EmbedURL: url, EmbedModel: "m"})
+	a, _, token := serveWith(t, Config{Config: config.Config{Embeddings: config.Embeddings{URL: url, Model: "m"}}, Logger: quietLog()})
 	c := mustKey(t, a, token)
 	ctx := context.Background()
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
 	"munin/internal/service"
@@ -16,7 +17,7 @@ import (
 func TestMeaningWiredEndToEnd(t *testing.T) {
 	ep := embedtest.New(32)
 	t.Cleanup(ep.Close)
-	a, base, token := serveWith(t, Config{Logger: quietLog(), EmbedURL: ep.URL, EmbedModel: "m"})
+	a, base, token := serveWith(t, Config{Config: config.Config{Embeddings: config.Embeddings{URL: ep.URL, Model: "m"}}, Logger: quietLog()})
 	c := mustKey(t, a, token)
 	ctx := context.Background()
 	for _, n := range []struct{ slug, content string }{
@@ -56,7 +57,7 @@ func TestMeaningWiredEndToEnd(t *testing.T) {
 func TestRecallExact(t *testing.T) {
 	ctx := context.Background()
 	for _, exact := range []bool{false, true} {
-		a, _, token := serveWith(t, Config{Logger: quietLog(), RecallExact: exact})
+		a, _, token := serveWith(t, Config{Config: config.Config{Search: config.Search{RecallExact: exact}}, Logger: quietLog()})
 		c := mustKey(t, a, token)
 		if _, err := a.Svc.Remember(ctx, c, service.RememberRequest{Slug: "db", Content: "Die Datenbank läuft im WAL-Modus."}); err != nil {
 			t.Fatal(err)

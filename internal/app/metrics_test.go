@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"munin/internal/config"
 	"munin/internal/memory"
 )
 
@@ -155,7 +156,7 @@ func TestReadyz(t *testing.T) {
 func TestKeyLimitRejectionsAreCounted(t *testing.T) {
 	// One request per 100 s: after the first, every request is refused
 	// (each refusal held back a second).
-	a, base, token := serveWith(t, Config{RatePerKey: 0.01, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, base, token := serveWith(t, Config{Config: config.Config{Limits: config.Limits{RatePerKey: 0.01}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	refused := 0
 	for range 3 {
 		req, _ := http.NewRequest("GET", base+"/api/v1/entries", nil)

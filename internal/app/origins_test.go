@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"munin/internal/config"
 )
 
 // TestAllowedOriginsAreNormalizedForEveryLayer: --allowed-origins as people
@@ -17,8 +19,7 @@ import (
 // verbatim and refused the browser's lower-case Origin.
 func TestAllowedOriginsAreNormalizedForEveryLayer(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:8080", Logger: quiet,
-		AllowedOrigins: []string{"https://App.Example/", " https://other.example", ""}})
+	a, err := Open(Config{Config: config.Config{Server: config.Server{Addr: "127.0.0.1:8080", AllowedOrigins: []string{"https://App.Example/", " https://other.example", ""}}, Storage: config.Storage{DataDir: t.TempDir()}}, Logger: quiet})
 	if err != nil {
 		t.Fatalf("Open with origins as typed: %v", err)
 	}
@@ -44,7 +45,7 @@ func TestAllowedOriginsAreNormalizedForEveryLayer(t *testing.T) {
 	}
 
 	for _, bad := range []string{"ftp://app.example", "https://app.example/path", "app.example"} {
-		if _, err := Open(Config{DataDir: t.TempDir(), Logger: quiet, AllowedOrigins: []string{bad}}); err == nil || !strings.Contains(err.Error(), bad) {
+		if _, err := Open(Config{Config: config.Config{Server: config.Server{AllowedOrigins: []string{bad}}, Storage: config.Storage{DataDir: t.TempDir()}}, Logger: quiet}); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("Open with origin %q: %v, want an error naming it", bad, err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"munin/internal/config"
 )
 
 // TestDataFilesArePrivate: with PrivateFiles in effect, as main sets it, the
@@ -17,7 +19,7 @@ func TestDataFilesArePrivate(t *testing.T) {
 	old := PrivateFiles()
 	t.Cleanup(func() { syscall.Umask(old) })
 	dir := filepath.Join(t.TempDir(), "data")
-	a, err := Open(Config{DataDir: dir, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := Open(Config{Config: config.Config{Storage: config.Storage{DataDir: dir}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

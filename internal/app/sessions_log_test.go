@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/memory"
 	"munin/internal/reqlog/logtest"
 )
@@ -48,9 +49,11 @@ func mcpRequest(t *testing.T, base, method, token, session, body string) int {
 func TestSessionIDsAreNotLogged(t *testing.T) {
 	logs := &syncBuffer{}
 	a, base, admin := serveWith(t, Config{
-		SessionIdleTTL:    3 * time.Second, // the sweeper runs every 1.5 s
-		MaxSessionsPerKey: 1,
-		Logger:            slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Config: config.Config{Limits: config.Limits{
+			SessionIdleTTL:    3 * time.Second, // the sweeper runs every 1.5 s
+			MaxSessionsPerKey: 1,
+		}},
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	writer, _, err := a.Svc.CreateKey(context.Background(), memory.ProjectRef{Workspace: "default", Project: "default"}, "bot", memory.RoleWrite)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/mcpserver"
 )
 
@@ -23,9 +24,7 @@ func TestIdleSessionsExpire(t *testing.T) {
 	}
 	// One key opens them all, so its per-key limit and its project's share
 	// (1/ProjectSessionShare of the server's table) are lifted for this test.
-	a, err := Open(Config{DataDir: t.TempDir(), Addr: "127.0.0.1:8080", SessionIdleTTL: ttl, MaxSessionsPerKey: sessions,
-		MaxSessions: sessions * mcpserver.ProjectSessionShare, SessionOpenRate: -1, RatePerKey: -1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := Open(Config{Config: config.Config{Server: config.Server{Addr: "127.0.0.1:8080"}, Storage: config.Storage{DataDir: t.TempDir()}, Limits: config.Limits{SessionIdleTTL: ttl, MaxSessionsPerKey: sessions, MaxSessions: sessions * mcpserver.ProjectSessionShare, SessionOpenRate: -1, RatePerKey: -1}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

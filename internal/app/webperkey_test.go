@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"munin/internal/config"
 )
 
 // TestWebSessionCountsAgainstItsKeysLimits: a key signed in to the web UI is
@@ -16,7 +18,7 @@ import (
 // them.
 func TestWebSessionCountsAgainstItsKeysLimits(t *testing.T) {
 	// One request per 100 s, burst 1: the second request of the key is over.
-	_, base, token := serveWith(t, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), RatePerKey: 0.01})
+	_, base, token := serveWith(t, Config{Config: config.Config{Limits: config.Limits{RatePerKey: 0.01}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -29,23 +29,19 @@ func keyCmd(args []string, stdout, stderr io.Writer) error {
 	if help {
 		name = "key" // the flags all subcommands share
 	}
-	fs := newFlags(name, &cfg)
+	fs := newFlags(name, &cfg, adminSettings...)
 	var ref memory.ProjectRef
 	fs.StringVar(&ref.Workspace, "workspace", "default", "workspace of the key")
 	fs.StringVar(&ref.Project, "project", "default", "project of the key")
 	agent := fs.String("agent", "", "the agent's name (create)")
 	role := fs.String("role", "write", "read, write or admin (create)")
 	serverAdmin := fs.Bool("server-admin", false, "create a server-admin key: administers every project, reads no memory (create)")
-	finishEtcd := etcdFlags(fs, &cfg)
-	fs.Lookup("etcd").Usage += adminEtcdUsage
+	adminEtcd(fs)
 	if help {
 		return helpFor(fs)
 	}
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
-		return err
-	}
-	if err := finishEtcd(); err != nil {
 		return err
 	}
 	if *serverAdmin {
@@ -139,16 +135,12 @@ func projectCmd(args []string, stdout, stderr io.Writer) error {
 		return errors.New("project needs a subcommand: list")
 	}
 	var cfg app.Config
-	fs := newFlags("project list", &cfg)
-	finishEtcd := etcdFlags(fs, &cfg)
-	fs.Lookup("etcd").Usage += adminEtcdUsage
+	fs := newFlags("project list", &cfg, adminSettings...)
+	adminEtcd(fs)
 	if help {
 		return helpFor(fs)
 	}
 	if err := parseNoArgs(fs, args[1:]); err != nil {
-		return err
-	}
-	if err := finishEtcd(); err != nil {
 		return err
 	}
 	return withService(cfg, true, func(ctx context.Context, svc *service.Service) error {

@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	"munin/internal/app"
+	"munin/internal/config"
 )
 
 // Run runs the command line args (without the program name). Help (munin
@@ -63,15 +65,36 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown command %q (munin help lists the commands)", cmd)
 }
 
-// defaultDataDir is --data when neither the flag nor MUNIN_DATA is given.
-const defaultDataDir = "./data"
-
-// newFlags declares the flags every command shares and binds them to cfg.
-func newFlags(name string, cfg *app.Config) *flag.FlagSet {
+// newFlags declares the flags every command shares (--data and
+// --synchronous) and the settings named in more, bound to cfg.
+func newFlags(name string, cfg *app.Config, more ...string) *flag.FlagSet {
 	fs := newFlagSet(name)
-	fs.StringVar(&cfg.DataDir, "data", defaultDataDir, "data directory (env MUNIN_DATA)")
-	fs.StringVar(&cfg.Synchronous, "synchronous", "FULL", "SQLite synchronous mode, NORMAL or FULL (env MUNIN_SYNCHRONOUS)")
+	bindSettings(fs, cfg, append([]string{"data", "synchronous"}, more...)...)
 	return fs
+}
+
+// bindSettings declares the named settings (internal/config) as flags of
+// fs bound to cfg's fields, each set to its default (app.DefaultConfig)
+// first, which the flag shows in --help; a secret has no flag and is read
+// from its environment variable now. Settings not named keep cfg's values
+// (zero: the packages' defaults). A name that is no setting is a mistake
+// in this package, so it panics.
+func bindSettings(fs *flag.FlagSet, cfg *app.Config, names ...string) {
+	all := cfg.Settings()
+	defaults := app.DefaultConfig()
+	defs := defaults.Settings()
+	for _, name := range names {
+		i := slices.IndexFunc(all, func(s config.Setting) bool { return s.Flag == name })
+		if i < 0 {
+			panic("cli: no setting " + name)
+		}
+		all[i].SetDefault(defs[i])
+		if all[i].Secret {
+			all[i].LoadSecret()
+			continue
+		}
+		all[i].Register(fs)
+	}
 }
 
 // parseNoArgs parses flags (and their environment variables) of a command
@@ -100,26 +123,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// envOf names the environment variable of each flag that has one.
-var envOf = map[string]string{
-	"data": "MUNIN_DATA", "synchronous": "MUNIN_SYNCHRONOUS", "addr": "MUNIN_ADDR",
-	"allowed-origins": "MUNIN_ALLOWED_ORIGINS", "write-budget": "MUNIN_WRITE_BUDGET",
-	"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
-	"max-inflight": "MUNIN_MAX_INFLIGHT", "max-inflight-per-key": "MUNIN_MAX_INFLIGHT_PER_KEY",
-	"rate-per-key":     "MUNIN_RATE_PER_KEY",
-	"session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
-	"search-log-off":   "MUNIN_SEARCH_LOG_OFF", "key": "MUNIN_KEY", "recall-exact": "MUNIN_RECALL_EXACT",
-	"search-log-days": "MUNIN_SEARCH_LOG_DAYS", "search-log-rows": "MUNIN_SEARCH_LOG_ROWS",
-	"recall-rate": "MUNIN_RECALL_RATE", "recall-burst": "MUNIN_RECALL_BURST",
-	"recall-concurrency": "MUNIN_RECALL_CONCURRENCY",
-	"max-sessions":       "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
-	"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
-	"write-budget-bytes":  "MUNIN_WRITE_BUDGET_BYTES", "index-wait": "MUNIN_INDEX_WAIT",
-	"index-idle": "MUNIN_INDEX_IDLE",
-	"embed-url":  "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
-	"cluster": "MUNIN_CLUSTER", "etcd": "MUNIN_ETCD", "etcd-prefix": "MUNIN_ETCD_PREFIX",
-	"advertise": "MUNIN_ADVERTISE", "replica": "MUNIN_REPLICA", "lease-ttl": "MUNIN_LEASE_TTL",
-	"replication": "MUNIN_REPLICATION", "replica-lag-max": "MUNIN_REPLICA_LAG_MAX", "litestream": "MUNIN_LITESTREAM",
+// stdioKeyEnv holds munin stdio's keys: a command's parameter, not a
+// server setting, so it is declared here and not in internal/config.
+const stdioKeyEnv = "MUNIN_KEY"
+
+// envOf names the environment variable of a flag: a setting's, declared
+// beside it in internal/config, or stdio's --key.
+func envOf(flag string) (string, bool) {
+	if flag == "key" {
+		return stdioKeyEnv, true
+	}
+	return config.EnvOf(flag)
 }
 
 // applyEnv gives every flag not set on the command line the value of its
@@ -130,7 +144,7 @@ func applyEnv(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
-		name, ok := envOf[f.Name]
+		name, ok := envOf(f.Name)
 		if !ok || set[f.Name] {
 			return
 		}

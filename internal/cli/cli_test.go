@@ -248,13 +248,13 @@ func TestSynchronousDefaultsToFull(t *testing.T) {
 		if err := parseNoArgs(newFlags(cmd, &cfg), nil); err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Synchronous != "FULL" {
-			t.Errorf("%s: synchronous %q by default, want FULL", cmd, cfg.Synchronous)
+		if cfg.Storage.Synchronous != "FULL" {
+			t.Errorf("%s: synchronous %q by default, want FULL", cmd, cfg.Storage.Synchronous)
 		}
 	}
 	t.Setenv("MUNIN_SYNCHRONOUS", "NORMAL")
 	var cfg app.Config
-	if err := parseNoArgs(newFlags("serve", &cfg), nil); err != nil || cfg.Synchronous != "NORMAL" {
-		t.Fatalf("MUNIN_SYNCHRONOUS=NORMAL: %q, %v", cfg.Synchronous, err)
+	if err := parseNoArgs(newFlags("serve", &cfg), nil); err != nil || cfg.Storage.Synchronous != "NORMAL" {
+		t.Fatalf("MUNIN_SYNCHRONOUS=NORMAL: %q, %v", cfg.Storage.Synchronous, err)
 	}
 }

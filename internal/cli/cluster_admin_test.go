@@ -6,16 +6,18 @@ import (
 	"testing"
 
 	"munin/internal/cluster/etcdtest"
+	"munin/internal/config"
 )
 
-// TestClusterAdminNeedsNoSecret pins a decision (etcdFlags): key and
+// TestClusterAdminNeedsNoSecret pins a decision (adminEtcd): key and
 // project commands of a cluster work with access to etcd alone, without
 // MUNIN_CLUSTER_SECRET — etcd access is the cluster's trust boundary.
 func TestClusterAdminNeedsNoSecret(t *testing.T) {
 	etcd := etcdtest.Start(t, 1)
 	ep := etcd.Endpoint(0)
-	t.Setenv(clusterSecretEnv, "")
-	os.Unsetenv(clusterSecretEnv)
+	secret, _ := config.Lookup("cluster-secret")
+	t.Setenv(secret.Env, "")
+	os.Unsetenv(secret.Env)
 	if err, out := run(t, "key", "create", "--etcd", ep, "--workspace", "team", "--project", "notes", "--agent", "ci"); err != nil || !fullKey.MatchString(out) {
 		t.Fatalf("key create --etcd without the secret: %v\n%s", err, out)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"munin/internal/config"
 )
 
 // synopses are the usage lines of each command, in the order the top-level
@@ -36,8 +38,9 @@ func printUsage(w io.Writer) {
 	for _, s := range synopses {
 		fmt.Fprintln(w, "  "+s.text)
 	}
-	fmt.Fprintln(w, `Every command but version takes --data DIR (env MUNIN_DATA, default ./data);
-"munin COMMAND --help" lists a command's flags.`)
+	data, _ := config.Lookup("data")
+	fmt.Fprintf(w, "Every command but version takes --data DIR (env %s, default %s);\n%q lists a command's flags.\n",
+		data.Env, config.DefaultDataDir, "munin COMMAND --help")
 }
 
 // synopsis is the usage text of the command a flag set belongs to ("key
@@ -72,18 +75,39 @@ func (h *helpRequested) Error() string { return h.fs.Name() + ": help requested"
 // Unwrap makes errors.Is(err, flag.ErrHelp) hold.
 func (h *helpRequested) Unwrap() error { return flag.ErrHelp }
 
-// print writes the command's usage lines and its flags.
+// print writes the command's usage lines and its flags: first its own,
+// then the settings it takes, by section of internal/config.
 func (h *helpRequested) print(w io.Writer) {
 	fmt.Fprintf(w, "usage of munin %s:\n  %s\n", h.fs.Name(), synopsis(h.fs.Name()))
-	n := 0
-	h.fs.VisitAll(func(*flag.Flag) { n++ })
-	if n == 0 {
+	groups := map[string]*flag.FlagSet{}
+	h.fs.VisitAll(func(f *flag.Flag) {
+		section := ""
+		if s, ok := config.Lookup(f.Name); ok {
+			section = s.Section
+		}
+		g := groups[section]
+		if g == nil {
+			g = newFlagSet(section)
+			groups[section] = g
+		}
+		g.Var(f.Value, f.Name, f.Usage)
+		g.Lookup(f.Name).DefValue = f.DefValue // the default, not what was parsed before --help
+	})
+	printGroup(w, "flags", groups[""])
+	for _, sec := range config.Sections {
+		printGroup(w, sec.Name+" settings", groups[sec.Name])
+	}
+}
+
+// printGroup writes one group of flags under its title, if it has any.
+func printGroup(w io.Writer, title string, fs *flag.FlagSet) {
+	if fs == nil {
 		return
 	}
-	fmt.Fprintln(w, "\nflags:")
-	h.fs.SetOutput(w)
-	h.fs.PrintDefaults()
-	h.fs.SetOutput(io.Discard)
+	fmt.Fprintf(w, "\n%s:\n", title)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 // parseError turns what fs.Parse returned into the error a command

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"munin/internal/app"
+	"munin/internal/config"
 	"munin/internal/memory"
 	"munin/internal/portable"
 	"munin/internal/service"
@@ -24,13 +25,16 @@ import (
 // Flags may come before or after the positional arguments.
 func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	var cfg app.Config
-	fs := newFlags(cmd, &cfg)
+	settings := []string{"max-content"}
+	if cmd == "reindex" {
+		settings = append(settings, embedSettings...)
+	}
+	fs := newFlags(cmd, &cfg, settings...)
+	fs.Lookup("max-content").Usage = "import: " + fs.Lookup("max-content").Usage
 	out := fs.String("out", "", "export: write to FILE instead of stdout")
-	fs.IntVar(&cfg.MaxContent, "max-content", memory.DefaultMaxContent, "import: largest entry content in bytes (env MUNIN_MAX_CONTENT)")
 	var embeddings *bool
 	if cmd == "reindex" {
 		embeddings = fs.Bool("embeddings", false, "fill the missing vectors of meaning search instead (needs --embed-url and --embed-model; stop the server first)")
-		embedFlags(fs, &cfg)
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -43,14 +47,14 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 		return reindexEmbeddings(cfg, pos, stdout, stderr)
 	}
 	// Only reindex --embeddings calls the endpoint; a plain reindex ignores it.
-	cfg.EmbedURL, cfg.EmbedModel = "", ""
+	cfg.Embeddings.URL, cfg.Embeddings.Model = "", ""
 	if cmd == "backup" {
 		if len(pos) != 1 {
 			return errors.New("backup needs exactly one destination directory: munin backup [--data DIR] DEST")
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		_, err := portable.Backup(ctx, cfg.DataDir, pos[0], stdout)
+		_, err := portable.Backup(ctx, cfg.Storage.DataDir, pos[0], stdout)
 		return err
 	}
 	var refs []memory.ProjectRef
@@ -90,14 +94,14 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 				defer f.Close()
 				r = f
 			}
-			res, err := portable.Import(ctx, a.Store, refs[0], r, portable.ImportOptions{MaxContent: cfg.MaxContent})
+			res, err := portable.Import(ctx, a.Store, refs[0], r, portable.ImportOptions{MaxContent: cfg.Limits.MaxContent})
 			fmt.Fprintf(stdout, "%s: %d versions read, %d imported, %d already present\n", refs[0], res.Lines, res.Imported, res.Skipped)
 			if err != nil {
 				return err
 			}
-			return hintKey(ctx, a, refs[0], cfg.DataDir, stderr)
+			return hintKey(ctx, a, refs[0], cfg.Storage.DataDir, stderr)
 		}
-		results, err := portable.Reindex(ctx, a.Store, cfg.DataDir, refs, stderr)
+		results, err := portable.Reindex(ctx, a.Store, cfg.Storage.DataDir, refs, stderr)
 		for _, r := range results {
 			fmt.Fprintf(stdout, "%s: %d live entries, %d documents, built in %v; search for %q: %d hits\n",
 				r.Ref, r.Scanned, r.Docs, r.Duration.Round(time.Millisecond), r.Probe, r.Hits)
@@ -146,7 +150,7 @@ func createOut(path string, stdout io.Writer) (io.Writer, func(error) error, err
 // Munin data rather than creating one.
 func withApp(cfg app.Config, mustExist bool, fn func(context.Context, *app.App) error) error {
 	if mustExist {
-		if err := store.CheckDataDir(cfg.DataDir); err != nil {
+		if err := store.CheckDataDir(cfg.Storage.DataDir); err != nil {
 			return err
 		}
 	}
@@ -193,7 +197,7 @@ func hintKey(ctx context.Context, a *app.App, ref memory.ProjectRef, dataDir str
 		}
 	}
 	data := ""
-	if dataDir != defaultDataDir {
+	if dataDir != config.DefaultDataDir {
 		data = " --data " + shellQuote(dataDir)
 	}
 	fmt.Fprintf(stderr, "%s has no key yet, so nothing can read it; create one with:\n  munin key create%s --workspace %s --project %s --agent NAME --role write\n",

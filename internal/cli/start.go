@@ -73,7 +73,7 @@ func welcome(ctx context.Context, a *app.App, cfg app.Config, stdout io.Writer, 
 	if err := a.Welcome(ctx, &text, base); err != nil || text.Len() == 0 {
 		return err
 	}
-	path := filepath.Join(cfg.DataDir, firstKeysFile)
+	path := filepath.Join(cfg.Storage.DataDir, firstKeysFile)
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}

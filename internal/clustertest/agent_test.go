@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"munin/internal/app"
+	"munin/internal/config"
 	"munin/internal/memory"
 )
 
@@ -30,8 +31,7 @@ type inproc struct {
 
 func startInproc(t *testing.T, dir, addr string) *inproc {
 	t.Helper()
-	a, err := app.Open(app.Config{DataDir: dir, Addr: addr, BudgetOff: true, RecallRate: -1, RecallConcurrency: -1, RatePerKey: -1,
-		MaxInFlightPerKey: -1, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := app.Open(app.Config{Config: config.Config{Server: config.Server{Addr: addr}, Storage: config.Storage{DataDir: dir}, Limits: config.Limits{BudgetOff: true, RecallRate: -1, RecallConcurrency: -1, RatePerKey: -1, MaxInFlightPerKey: -1}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"munin/internal/app"
+	"munin/internal/config"
 	"munin/internal/embed/embedtest"
 	"munin/internal/memory"
 	"munin/internal/service"
@@ -38,35 +39,37 @@ type server struct {
 func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 	t.Helper()
 	s := &server{t: t, dir: dir, cfg: app.Config{
-		DataDir:   dir,
-		Addr:      "127.0.0.1:0",
-		BudgetOff: true,
-		// Admission control is off unless -last.zulassung sets it: then the
-		// agents beyond the limit get 429 and retry after Retry-After.
-		MaxInFlight: *lastZulassung,
-		// Each agent recalls in a closed loop, ~33/s with 32 agents and
-		// hundreds/s in a sweep's first steps: far beyond one key's rate.
-		RecallRate: -1,
-		// Recalls at once, per key and per project (half the cores): a
-		// closed loop of 32 agents in one project would queue behind them.
-		RecallConcurrency: -1,
-		// A sweep's step starts hundreds of agents in one project at once.
-		SessionOpenRate: -1,
-		// The same for every request of a key: the load test measures the
-		// server's speed, not the limits that protect keys from each other.
-		RatePerKey:        -1,
-		MaxInFlightPerKey: -1,
-		SearchLogOff:      searchLogOff,
-		RecallExact:       *lastGenau,
-		Synchronous:       *lastSynchronous,
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config: config.Config{
+			Server:  config.Server{Addr: "127.0.0.1:0"},
+			Storage: config.Storage{DataDir: dir, Synchronous: *lastSynchronous},
+			Search:  config.Search{SearchLogOff: searchLogOff, RecallExact: *lastGenau},
+			Limits: config.Limits{
+				BudgetOff: true,
+				// Admission control is off unless -last.zulassung sets it: then the
+				// agents beyond the limit get 429 and retry after Retry-After.
+				MaxInFlight: *lastZulassung,
+				// Each agent recalls in a closed loop, ~33/s with 32 agents and
+				// hundreds/s in a sweep's first steps: far beyond one key's rate.
+				RecallRate: -1,
+				// Recalls at once, per key and per project (half the cores): a
+				// closed loop of 32 agents in one project would queue behind them.
+				RecallConcurrency: -1,
+				// A sweep's step starts hundreds of agents in one project at once.
+				SessionOpenRate: -1,
+				// The same for every request of a key: the load test measures the
+				// server's speed, not the limits that protect keys from each other.
+				RatePerKey:        -1,
+				MaxInFlightPerKey: -1,
+			},
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
 	if d := *lastEinbettung; d > 0 {
 		// A test endpoint answering after d stands in for a model server.
 		ep := embedtest.New(384)
 		ep.SetDelay(d)
 		t.Cleanup(ep.Close)
-		s.cfg.EmbedURL, s.cfg.EmbedModel = ep.URL, "lasttest"
+		s.cfg.Embeddings.URL, s.cfg.Embeddings.Model = ep.URL, "lasttest"
 	}
 	s.start()
 	return s
