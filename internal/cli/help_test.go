@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"munin/internal/config"
 )
 
 // commandNames are the commands the top-level help must list.
@@ -93,6 +95,37 @@ func TestUnknownCommandAndFlag(t *testing.T) {
 		}
 		if stdout.Len() > 0 {
 			t.Errorf("munin %v wrote to stdout: %s", c.args, stdout.String())
+		}
+	}
+}
+
+// TestServeHelpShowsEverySetting: munin serve takes every setting declared
+// in internal/config, and its help — generated from the declarations — names
+// each flag with its variable under its section, and each secret's variable.
+func TestServeHelpShowsEverySetting(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := Run([]string{"serve", "--help"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	var cfg config.Config
+	for _, s := range cfg.Settings() {
+		if !strings.Contains(out, s.Env) {
+			t.Errorf("serve --help does not name %s", s.Env)
+		}
+		if s.Secret {
+			if strings.Contains(out, "-"+s.Flag+" ") {
+				t.Errorf("serve --help offers the secret %s as a flag", s.Env)
+			}
+			continue
+		}
+		section := strings.Index(out, "\n"+s.Section+" settings:\n")
+		at := strings.Index(out, "  -"+s.Flag+" ")
+		if at < 0 {
+			at = strings.Index(out, "  -"+s.Flag+"\n")
+		}
+		if section < 0 || at < section {
+			t.Errorf("serve --help does not list -%s under %s settings", s.Flag, s.Section)
 		}
 	}
 }

@@ -98,3 +98,44 @@ func TestFlagsAndEnvBindFields(t *testing.T) {
 		t.Errorf("embed-url's help does not name the key's variable: %q", u.Usage())
 	}
 }
+
+// TestFlagAndEnvNamesKept pins every flag and variable name as scripts, CI
+// and the load and cluster tests use them: a rename fails here.
+func TestFlagAndEnvNamesKept(t *testing.T) {
+	want := map[string]string{
+		"data": "MUNIN_DATA", "synchronous": "MUNIN_SYNCHRONOUS", "addr": "MUNIN_ADDR",
+		"allowed-origins": "MUNIN_ALLOWED_ORIGINS", "write-budget": "MUNIN_WRITE_BUDGET",
+		"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
+		"max-inflight": "MUNIN_MAX_INFLIGHT", "max-inflight-per-key": "MUNIN_MAX_INFLIGHT_PER_KEY",
+		"rate-per-key": "MUNIN_RATE_PER_KEY", "session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
+		"search-log-off": "MUNIN_SEARCH_LOG_OFF", "recall-exact": "MUNIN_RECALL_EXACT",
+		"search-log-days": "MUNIN_SEARCH_LOG_DAYS", "search-log-rows": "MUNIN_SEARCH_LOG_ROWS",
+		"recall-rate": "MUNIN_RECALL_RATE", "recall-burst": "MUNIN_RECALL_BURST",
+		"recall-concurrency": "MUNIN_RECALL_CONCURRENCY",
+		"max-sessions":       "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
+		"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
+		"write-budget-bytes":  "MUNIN_WRITE_BUDGET_BYTES", "index-wait": "MUNIN_INDEX_WAIT",
+		"index-idle": "MUNIN_INDEX_IDLE", "embed-url": "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
+		"cluster": "MUNIN_CLUSTER", "etcd": "MUNIN_ETCD", "etcd-prefix": "MUNIN_ETCD_PREFIX",
+		"advertise": "MUNIN_ADVERTISE", "replica": "MUNIN_REPLICA", "lease-ttl": "MUNIN_LEASE_TTL",
+		"replication": "MUNIN_REPLICATION", "replica-lag-max": "MUNIN_REPLICA_LAG_MAX", "litestream": "MUNIN_LITESTREAM",
+	}
+	secrets := map[string]bool{"MUNIN_EMBED_KEY": true, "MUNIN_CLUSTER_SECRET": true}
+	var c Config
+	n := 0
+	for _, s := range c.Settings() {
+		if s.Secret {
+			if !secrets[s.Env] {
+				t.Errorf("unknown secret %s", s.Env)
+			}
+			continue
+		}
+		n++
+		if env, ok := want[s.Flag]; !ok || env != s.Env {
+			t.Errorf("--%s is %s, want %q", s.Flag, s.Env, env)
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d flags declared, want the %d there were", n, len(want))
+	}
+}
