@@ -297,7 +297,8 @@ func TestBrowserHostileContentInert(t *testing.T) {
 
 // TestScreenshot renders, in Chromium, the project page of a small,
 // realistic project and a search across two projects of one session, and
-// writes docs/project-page.png and docs/search-all.png for the README. It
+// writes the repository's docs/project-page.png and docs/search-all.png for
+// the README (tests run in their package's directory, hence ../../docs). It
 // runs only with MUNIN_SCREENSHOT=1:
 // MUNIN_SCREENSHOT=1 go test -run TestScreenshot ./internal/web/
 func TestScreenshot(t *testing.T) {
@@ -335,12 +336,9 @@ func TestScreenshot(t *testing.T) {
 	signInBrowser(t, ctx, u.srv.URL, u.admin)
 	run(t, ctx, "add a key", chromedp.SetValue("#add-key-input", ops))
 	flashAfter(t, ctx, "add key", chromedp.Click("#add-key-btn"))
-	if err := os.MkdirAll("docs", 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for _, shot := range []struct{ file, path, wait string }{
-		{"docs/project-page.png", projPath, "#entries"},
-		{"docs/search-all.png", "/search?q=backup", "#hits"},
+		{"../../docs/project-page.png", projPath, "#entries"},
+		{"../../docs/search-all.png", "/search?q=backup", "#hits"},
 	} {
 		run(t, ctx, shot.path, chromedp.Navigate(u.srv.URL+shot.path), chromedp.WaitVisible(shot.wait),
 			chromedp.EmulateViewport(1200, 640))
