@@ -97,6 +97,15 @@ func bindSettings(fs *flag.FlagSet, cfg *app.Config, names ...string) {
 	}
 }
 
+// everySetting names every setting declared in internal/config.
+func everySetting() []string {
+	var names []string
+	for _, s := range new(config.Config).Settings() {
+		names = append(names, s.Flag)
+	}
+	return names
+}
+
 // parseNoArgs parses flags (and their environment variables) of a command
 // that takes no positional arguments.
 func parseNoArgs(fs *flag.FlagSet, args []string) error {

@@ -30,11 +30,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 // serveUntil is munin serve until ctx ends.
 func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg app.Config
-	// serve takes every setting.
 	fs := newFlagSet("serve")
-	for _, st := range cfg.Settings() {
-		bindSettings(fs, &cfg, st.Flag)
-	}
+	bindSettings(fs, &cfg, everySetting()...) // serve takes them all
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
