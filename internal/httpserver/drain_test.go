@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// TestDrainRefusesNewConnectionsAndFinishesOpenRequests: what the README
-// promises for SIGTERM. Once the drain begins, a new connection is refused
+// TestDrainRefusesNewConnectionsAndFinishesOpenRequests: what
+// docs/operations.md#health-and-readiness promises for SIGTERM. Once the
+// drain begins, a new connection is refused
 // (a load balancer's probe counts that as not ready), while a request
 // already in flight still gets its answer, and only then does the drain end.
 func TestDrainRefusesNewConnectionsAndFinishesOpenRequests(t *testing.T) {

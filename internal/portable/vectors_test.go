@@ -46,10 +46,10 @@ func sameVectors(a, b []memory.Vector) bool {
 	})
 }
 
-// exportFields are the members of an export line (README, Export).
+// exportFields are the members of an export line (docs/backup.md#export).
 var exportFields = []string{"slug", "version", "title", "content", "tags", "agent", "created_at", "deleted"}
 
-// As README "Meaning search" says: munin backup copies the vectors with the
+// As docs/search.md#meaning-search says: munin backup copies the vectors with the
 // files; munin export leaves them out (the same bytes as before any vector
 // was stored, and no member beyond a version's fields); after munin import
 // every imported entry is missing its vector, and both the server's worker

@@ -188,7 +188,7 @@ const queueRouteWait = 30 * time.Second
 // SearchProjects runs the recall on every owner of the projects' workspaces
 // and merges the lists by score. Projects on one owner are ranked there with
 // the statistics of all of them; across owners, each owner's statistics
-// rank its own hits (the README says so). After "moved" the whole recall is
+// rank its own hits (docs/cluster.md#what-a-cluster-does-not-do). After "moved" the whole recall is
 // routed again, a few times.
 func (r *Router) SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
 	if len(refs) == 0 {
