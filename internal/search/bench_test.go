@@ -3,8 +3,6 @@ package search
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,24 +11,9 @@ import (
 	"munin/internal/search/searchtest"
 )
 
-// fillSource writes n realistic entries: a title, ~500 bytes of mixed
-// English/German content and 2-3 tags.
+// fillSource writes n realistic entries (searchtest.Fill) into ref.
 func fillSource(src *fakeSource, ref memory.ProjectRef, n int) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	tags := []string{"db", "infra", "adr", "ops", "team:core", "bug", "idee", "api"}
-	pick := func() string { return searchtest.BenchWords[rng.IntN(len(searchtest.BenchWords))] }
-	for i := range n {
-		var b strings.Builder
-		for b.Len() < 500 {
-			b.WriteString(pick())
-			b.WriteByte(' ')
-		}
-		tt := []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]}
-		if i%2 == 0 {
-			tt = append(tt, tags[rng.IntN(len(tags))])
-		}
-		src.put(ref, fmt.Sprintf("notes/entry-%05d", i), pick()+" "+pick()+" "+pick(), b.String(), tt...)
-	}
+	searchtest.Fill(func(slug, title, content string, tags ...string) { src.put(ref, slug, title, content, tags...) }, n)
 }
 
 func BenchmarkBuild10k(b *testing.B) {

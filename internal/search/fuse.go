@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"munin/internal/memory"
+	"munin/internal/search/rank"
 	"munin/internal/search/text"
 	"munin/internal/search/vector"
 )
@@ -27,7 +28,7 @@ import (
 // match and is read from the Source only if it makes the answer; a
 // meaning-only candidate was read to check it is live and holds its hit.
 type fusedHit struct {
-	m            *match
+	m            *rank.Match
 	hit          memory.Hit
 	content      string // a meaning-only candidate's content, for its snippet if it is kept
 	words, sense int    // 1-based rank on each path, 0 if not found there
@@ -95,7 +96,7 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 // Source, in one pass, and gives every hit its fused score and match. A
 // keyword candidate forgotten since the search is left out.
 func (r *Registry) readFused(ctx context.Context, query string, cands []fusedHit) ([]memory.Hit, error) {
-	var ms []match
+	var ms []rank.Match
 	for _, c := range cands {
 		if c.m != nil {
 			ms = append(ms, *c.m)
@@ -142,7 +143,7 @@ func rankOrLast(rank int) int {
 // see latestOf): the latest version stands for it (its vector may be of an
 // older one: meaning lags), and it is left out if it was forgotten, is gone,
 // or lacks one of the query's tags. Meaning ranks count only the hits kept.
-func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vector.Hit, q memory.SearchQuery) ([]fusedHit, error) {
+func (r *Registry) fuseCandidates(ctx context.Context, words []rank.Match, near []vector.Hit, q memory.SearchQuery) ([]fusedHit, error) {
 	type key struct {
 		ref  memory.ProjectRef
 		slug string
@@ -150,7 +151,7 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []match, near []vec
 	cands := make([]fusedHit, 0, len(words)+len(near))
 	at := make(map[key]int, len(words))
 	for i := range words {
-		at[key{words[i].ref, words[i].dm.ID}] = len(cands)
+		at[key{words[i].Ref, words[i].DM.ID}] = len(cands)
 		cands = append(cands, fusedHit{m: &words[i], words: i + 1})
 	}
 	var toRead []entryRef // the hits only meaning found, in order

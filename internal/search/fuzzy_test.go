@@ -8,8 +8,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
-
 	"munin/internal/memory"
 	"munin/internal/search/searchtest"
 )
@@ -218,27 +216,4 @@ func TestExpansionBadInput(t *testing.T) {
 			}
 		}
 	}
-	// The bound holds for the worst query: the most words, each a compound
-	// candidate and unknown.
-	p, err := r.project(projA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, release, err := p.Ready(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	rc, err := r.prepare(memory.SearchQuery{Text: strings.Join(fifty[:memory.MaxQueryTerms], " ")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := newVocab(testCtx(t), []bleve.Index{idx})
-	defer v.close()
-	compounds(rc.terms.Seq, v)
-	typos(rc.terms.Seq, v)
-	if v.lookups > maxVocabLookups {
-		t.Fatalf("%d dictionary lookups, bound %d", v.lookups, maxVocabLookups)
-	}
-	t.Logf("worst query: %d dictionary lookups", v.lookups)
 }

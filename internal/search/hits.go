@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/blevesearch/bleve/v2/search"
-
 	"munin/internal/memory"
+	"munin/internal/search/rank"
 	"munin/internal/search/text"
 )
 
@@ -21,15 +20,9 @@ import (
 // version. The snippet's marks are found by analyzing the content with the
 // same analyzers as the query, which is what term locations recorded.
 
-// match is one of bleve's matches and the project whose index found it.
-type match struct {
-	ref memory.ProjectRef
-	dm  *search.DocumentMatch
-}
-
 // hitsFrom turns bleve's matches into hits, in order, leaving out entries
 // forgotten since the search. query is the query text, for the snippet marks.
-func (r *Registry) hitsFrom(ctx context.Context, query string, matches []match) ([]memory.Hit, error) {
+func (r *Registry) hitsFrom(ctx context.Context, query string, matches []rank.Match) ([]memory.Hit, error) {
 	read, err := r.readHits(ctx, query, matches)
 	if err != nil {
 		return nil, err
@@ -44,10 +37,10 @@ func (r *Registry) hitsFrom(ctx context.Context, query string, matches []match) 
 }
 
 // readHits is hitsFrom with one entry per match, nil where the entry is gone.
-func (r *Registry) readHits(ctx context.Context, query string, matches []match) ([]*memory.Hit, error) {
+func (r *Registry) readHits(ctx context.Context, query string, matches []rank.Match) ([]*memory.Hit, error) {
 	es := make([]entryRef, len(matches))
 	for i, m := range matches {
-		es[i] = entryRef{m.ref, m.dm.ID}
+		es[i] = entryRef{m.Ref, m.DM.ID}
 	}
 	latest, failed, err := r.latestOf(ctx, es)
 	if err != nil {
@@ -67,8 +60,8 @@ func (r *Registry) readHits(ctx context.Context, query string, matches []match) 
 			mk = text.NewMarker(query)
 		}
 		h := &memory.Hit{
-			Slug: m.dm.ID, Score: m.dm.Score, Title: v.Title, Version: v.Version,
-			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: m.ref,
+			Slug: m.DM.ID, Score: m.DM.Score, Title: v.Title, Version: v.Version,
+			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: m.Ref,
 			Match: memory.MatchWords,
 		}
 		h.Snippet = text.Snippet(v.Content, mk.Spans(v.Content))

@@ -121,7 +121,7 @@ func BenchmarkIndexMemory(b *testing.B) {
 
 // BenchmarkIndexMemoryVariants measures what term vectors and stored text
 // would cost again, by switching them on in the shipped mapping's text fields.
-// (The second language field, gone for stems.go, cost about as much as the
+// (The second language field, gone for text/stems.go, cost about as much as the
 // first: half the index of random words.)
 func BenchmarkIndexMemoryVariants(b *testing.B) {
 	variants := []struct {
@@ -210,7 +210,7 @@ func TestIndexHoldsNoText(t *testing.T) {
 // TestRefreshSegmentsKeepNoSpareBuffer: entries written one by one (each its
 // own refresh batch and segment) cost about what a built index costs per byte
 // of text. zapx's buffer estimate once made each such segment keep ~100 times
-// its size: 470 bytes of heap per byte of text (see zap.go). The bound is
+// its size: 470 bytes of heap per byte of text (see index.TuneProcess). The bound is
 // loose (the build measures ~8 for random words) and fails only on that.
 func TestRefreshSegmentsKeepNoSpareBuffer(t *testing.T) {
 	c := memCorpus{"random64k-refreshed", 16, func(rng *rand.Rand) string { return searchtest.RandomWords(rng, 64<<10) }, true}
@@ -255,7 +255,7 @@ func peakLiveHeap(fn func()) uint64 {
 // whole bleve batch (about 40 bytes per byte of random words) until its
 // segment is built, so one batch of a round took 720–1045 MiB of live heap
 // for a write key's 16 MiB hour on the hostile-load test. Batches hold at
-// most Options.BatchBytes (see batch.go); the peak is then about what the
+// most Options.BatchBytes (see index/batch.go); the peak is then about what the
 // finished index holds. The bound is loose: one batch measured ~78 bytes of
 // peak live heap per byte of text, batches of a MiB ~17 (the index ~8).
 func TestLargeBatchPeakHeap(t *testing.T) {

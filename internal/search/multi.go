@@ -5,6 +5,7 @@ import (
 
 	"munin/internal/memory"
 	"munin/internal/search/index"
+	"munin/internal/search/rank"
 )
 
 // MaxSearchProjects is how many projects one SearchProjects may search: as
@@ -17,7 +18,7 @@ const MaxSearchProjects = memory.MaxCallerKeys
 // restrict the hits in every project. Each hit carries its project.
 //
 // Scores are comparable across projects: each index scores as if one index
-// held the entries of all the projects searched (see scale.go). A single ref
+// held the entries of all the projects searched (see rank/scale.go). A single ref
 // is exactly Search. refs must be distinct, 1 to MaxSearchProjects of them.
 //
 // Read-your-writes holds for every project (invariant 3): the refreshes
@@ -46,7 +47,7 @@ func (r *Registry) searchWords(ctx context.Context, refs []memory.ProjectRef, q 
 
 // rankWords is searchWords' ranking: the matches, best first, not yet read
 // from the Source (the fusion reads only the ones it keeps).
-func (r *Registry) rankWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) (recall, []match, error) {
+func (r *Registry) rankWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) (recall, []rank.Match, error) {
 	rc, err := r.prepare(q)
 	if err != nil {
 		return recall{}, nil, err
@@ -69,7 +70,7 @@ func (r *Registry) rankWords(ctx context.Context, refs []memory.ProjectRef, q me
 		return recall{}, nil, err
 	}
 	defer release()
-	ms, err := r.searchTiers(ctx, refs, idxs, rc)
+	ms, err := rank.Tiers(ctx, refs, idxs, rc.Query, r.rankOpts())
 	return rc, ms, err
 }
 

@@ -41,8 +41,8 @@ func searchAll(t testing.TB, r *Registry, refs []memory.ProjectRef, q memory.Sea
 	return hits
 }
 
-// rank is the position of slug from ref in hits, or -1.
-func rank(hits []memory.Hit, ref memory.ProjectRef, slug string) int {
+// rankOf is the position of slug from ref in hits, or -1.
+func rankOf(hits []memory.Hit, ref memory.ProjectRef, slug string) int {
 	return slices.IndexFunc(hits, func(h memory.Hit) bool { return h.Project == ref && h.Slug == slug })
 }
 
@@ -82,17 +82,17 @@ func TestSearchProjectsRanksAcrossProjectSizes(t *testing.T) {
 	both := []memory.ProjectRef{projBig, projSmall}
 
 	kafka := searchAll(t, r, both, memory.SearchQuery{Text: "kafka"})
-	if got := rank(kafka, projSmall, "small-strong"); got != 0 {
+	if got := rankOf(kafka, projSmall, "small-strong"); got != 0 {
 		t.Errorf("kafka: strong match of the small project at %d, want 0; hits %v", got, describe(kafka))
 	}
-	if got := rank(kafka, projBig, "big-weak"); got <= 0 {
+	if got := rankOf(kafka, projBig, "big-weak"); got <= 0 {
 		t.Errorf("kafka: weak match of the big project at %d, want found below the strong one; hits %v", got, describe(kafka))
 	}
 	pg := searchAll(t, r, both, memory.SearchQuery{Text: "postgres", Limit: MaxLimit})
-	if got := rank(pg, projBig, "big-strong"); got != 0 {
+	if got := rankOf(pg, projBig, "big-strong"); got != 0 {
 		t.Errorf("postgres: strong match of the big project at %d, want 0; hits %v", got, describe(pg))
 	}
-	if got := rank(pg, projSmall, "small-weak"); got != 1 {
+	if got := rankOf(pg, projSmall, "small-weak"); got != 1 {
 		t.Errorf("postgres: weak match of the small project at %d, want 1 (above the big project's weaker mentions); hits %v", got, describe(pg))
 	}
 }
@@ -237,7 +237,7 @@ func TestSearchProjectsFiltersTagsInEveryProject(t *testing.T) {
 		t.Fatalf("hits %v, want the entry tagged db and ops of each of the 3 projects", describe(hits))
 	}
 	for _, ref := range refs {
-		if rank(hits, ref, "tagged") < 0 {
+		if rankOf(hits, ref, "tagged") < 0 {
 			t.Errorf("no tagged hit of %s: %v", ref, describe(hits))
 		}
 	}

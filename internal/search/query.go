@@ -2,14 +2,11 @@ package search
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 
 	"munin/internal/memory"
+	"munin/internal/search/rank"
 	"munin/internal/search/text"
 )
 
@@ -19,21 +16,6 @@ const (
 	DefaultLimit = memory.DefaultRecallLimit
 	MaxLimit     = memory.MaxRecallLimit
 )
-
-// fieldBoosts weighs where a word matched: a word in the title or a tag says
-// more about what an entry is than a word somewhere in its content. Each text
-// holds both languages' stems of each word (see mapping.go).
-// The analyzer is named per field because bleve's lookup by field name does
-// not find fields renamed inside a property and would fall back to the default.
-var fieldBoosts = []struct {
-	field    string
-	analyzer string
-	boost    float64
-}{
-	{text.FieldTitle, text.AnalyzerEN, 4},
-	{text.FieldKeys, text.AnalyzerEN, 2},
-	{text.FieldContent, text.AnalyzerEN, 1},
-}
 
 // Search runs a recall over a project's live entries, best first.
 //
@@ -47,7 +29,7 @@ var fieldBoosts = []struct {
 // Entries matching a query word as written (or a form of it) come first;
 // then, while the limit is not filled, entries matching a compound's parts
 // or a compound of query words, then entries matching a misspelled word's
-// correction (compound_tiers.go; Options.NoCompounds, NoTypos).
+// correction (package rank; Options.NoCompounds, NoTypos).
 // The first Search of a project builds its index; every Search first waits
 // for the refreshes queued before it (see Queue). Every hit carries ref as
 // its Project.
@@ -69,7 +51,7 @@ func (r *Registry) searchOne(ctx context.Context, ref memory.ProjectRef, rc reca
 }
 
 // rankOne is searchOne's ranking: the matches, not yet read from the Source.
-func (r *Registry) rankOne(ctx context.Context, ref memory.ProjectRef, rc recall) ([]match, error) {
+func (r *Registry) rankOne(ctx context.Context, ref memory.ProjectRef, rc recall) ([]rank.Match, error) {
 	p, err := r.project(ref)
 	if err != nil {
 		return nil, err
@@ -81,15 +63,19 @@ func (r *Registry) rankOne(ctx context.Context, ref memory.ProjectRef, rc recall
 		return nil, err
 	}
 	defer release()
-	return r.searchTiers(ctx, []memory.ProjectRef{ref}, []bleve.Index{idx}, rc)
+	return rank.Tiers(ctx, []memory.ProjectRef{ref}, []bleve.Index{idx}, rc.Query, r.rankOpts())
 }
 
-// recall is a validated, analyzed SearchQuery.
+// recall is a validated, analyzed SearchQuery: its text, for the snippet
+// marks, and what the ranking searches.
 type recall struct {
-	text  string
-	terms text.Terms
-	tags  []string
-	limit int
+	text string
+	rank.Query
+}
+
+// rankOpts are the ranking's switches of Options.
+func (r *Registry) rankOpts() rank.Options {
+	return rank.Options{NoCompounds: r.opts.NoCompounds, NoTypos: r.opts.NoTypos}
 }
 
 // prepare validates q and analyzes its text once.
@@ -112,70 +98,5 @@ func (r *Registry) prepare(q memory.SearchQuery) (recall, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return recall{text: query, terms: terms, tags: q.Tags, limit: min(limit, MaxLimit)}, nil
-}
-
-// runSearch runs one bleve search for the best limit matches of q.
-func runSearch(ctx context.Context, idx bleve.Index, ref memory.ProjectRef, q query.Query, limit int) (search.DocumentMatchCollection, error) {
-	req := bleve.NewSearchRequestOptions(q, limit, 0, false)
-	res, err := idx.SearchInContext(ctx, req)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-			return nil, fmt.Errorf("search %s: %w", ref, ctxErr)
-		}
-		return nil, memory.Internal(fmt.Errorf("search %s: %w", ref, err))
-	}
-	return res.Hits, nil
-}
-
-// buildQuery ORs the query's terms per weighted field; tags become a
-// filter. Each field's part is what bleve's match query builds (a disjunction
-// of term queries, both boosted), but over distinct terms only. boosts, when
-// not nil, replaces the boost of each term query, in the order of leaves.
-func buildQuery(terms text.Terms, tags []string, boosts []float64) query.Query {
-	return withTags(exactQuery(terms, &booster{boosts: boosts}), tags)
-}
-
-// exactQuery is buildQuery's query before the tag filter.
-func exactQuery(terms text.Terms, bs *booster) query.Query {
-	dq := bleve.NewDisjunctionQuery()
-	for _, fb := range fieldBoosts {
-		words := terms.ByAnalyzer[fb.analyzer]
-		if len(words) == 0 {
-			dq.AddQuery(bleve.NewMatchNoneQuery())
-			continue
-		}
-		field := bleve.NewDisjunctionQuery()
-		for _, w := range words {
-			tq := bleve.NewTermQuery(w)
-			tq.SetField(fb.field)
-			tq.SetBoost(bs.next(fb.boost))
-			field.AddQuery(tq)
-		}
-		field.SetMin(1)
-		field.SetBoost(fb.boost)
-		dq.AddQuery(field)
-	}
-	return dq
-}
-
-// withTags restricts q to entries carrying every tag, without changing scores.
-func withTags(q query.Query, tags []string) query.Query {
-	if len(tags) == 0 {
-		return q
-	}
-	filter := bleve.NewConjunctionQuery()
-	for _, t := range tags {
-		tq := bleve.NewTermQuery(t)
-		tq.SetField(text.FieldTags)
-		filter.AddQuery(tq)
-	}
-	if bq, ok := q.(*query.BooleanQuery); ok {
-		bq.AddFilter(filter)
-		return bq
-	}
-	bq := bleve.NewBooleanQuery()
-	bq.AddMust(q)
-	bq.AddFilter(filter)
-	return bq
+	return recall{text: query, Query: rank.Query{Terms: terms, Tags: q.Tags, Limit: min(limit, MaxLimit)}}, nil
 }

@@ -290,9 +290,7 @@ func TestSlugAndTagsShareOneField(t *testing.T) {
 	if got := slugs(find(t, r, projA, "hangar")); len(got) != 2 || got[0] != "notes/b" {
 		t.Errorf("hangar: %v, want the tag's entry first", got)
 	}
-	if n := len(leavesOf(text.Analyze("zeppelin"))); n != 3 {
-		t.Errorf("one query term makes %d term searches, want 3", n)
-	}
+	// One query term making three term searches: rank's test of this name.
 }
 
 // The same through a recall: the hit's snippet shows the earlier of two

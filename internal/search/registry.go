@@ -40,7 +40,7 @@ type Options struct {
 	// BatchBytes is how much text (slug, title, content, tags) one bleve
 	// batch takes at most (default DefaultBatchBytes); a build or refresh
 	// batch holding more is applied in parts. Scorch holds the analysis of a
-	// whole batch at once, about 40 bytes per byte of text (see batch.go).
+	// whole batch at once, about 40 bytes per byte of text (see index/batch.go).
 	BatchBytes int
 	// Dir is the directory the project indexes live in, one per project
 	// (IndexDir). Empty: a temporary directory removed by Close.
@@ -64,7 +64,7 @@ type Options struct {
 	// Logger receives build and compaction failures (default slog.Default()).
 	Logger *slog.Logger
 	// NoCompounds and NoTypos turn off the recall's compound and typo
-	// expansions (compound.go, fuzzy.go): a recall then finds the query's
+	// expansions (package rank): a recall then finds the query's
 	// words and their forms only, as before they existed.
 	NoCompounds, NoTypos bool
 	// OnRefresh, when set, is told for each applied refresh batch how long

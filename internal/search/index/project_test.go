@@ -3,73 +3,21 @@ package index
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/search/searchtest"
 )
 
-// memSource is a Source in memory: the latest version per slug and the
-// change sequence of each.
-type memSource struct {
-	mu      sync.Mutex
-	seq     int64
-	latest  map[string]memory.Version
-	changed map[string]int64
-}
-
-func newMemSource() *memSource {
-	return &memSource{latest: map[string]memory.Version{}, changed: map[string]int64{}}
-}
-
-func (s *memSource) put(slug, content string, deleted bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seq++
-	v := s.latest[slug]
-	s.latest[slug] = memory.Version{Slug: slug, Version: v.Version + 1, Title: "T", Content: content, Deleted: deleted}
-	s.changed[slug] = s.seq
-}
-
-func (s *memSource) ScanLatestSeq(ctx context.Context, ref memory.ProjectRef, fn func(memory.Version) error) (memory.Mark, error) {
-	return s.since(0, false, fn)
-}
-
-func (s *memSource) Changes(ctx context.Context, ref memory.ProjectRef, since memory.Mark, fn func(memory.Version) error) (memory.Mark, error) {
-	s.mu.Lock()
-	unknown := since.Seq > s.seq || since.Stamp != since.Seq
-	s.mu.Unlock()
-	if unknown {
-		return memory.Mark{}, memory.ErrUnknownMark
-	}
-	return s.since(since.Seq, true, fn)
-}
-
-func (s *memSource) since(seq int64, tombstones bool, fn func(memory.Version) error) (memory.Mark, error) {
-	s.mu.Lock()
-	var vs []memory.Version
-	for slug, at := range s.changed {
-		if v := s.latest[slug]; at > seq && (tombstones || !v.Deleted) {
-			vs = append(vs, v)
-		}
-	}
-	mark := memory.Mark{Seq: s.seq, Stamp: s.seq}
-	s.mu.Unlock()
-	for _, v := range vs {
-		if err := fn(v); err != nil {
-			return memory.Mark{}, err
-		}
-	}
-	return mark, nil
-}
+var ref = memory.ProjectRef{Workspace: "ws", Project: "p"}
 
 func testConfig(t *testing.T, src Source, dir string, c *Counters) Config {
 	m, err := NewMapping()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{Ref: memory.ProjectRef{Workspace: "ws", Project: "p"}, Path: dir, Source: src, Mapping: m, Persist: true, Counters: c}
+	return Config{Ref: ref, Path: dir, Source: src, Mapping: m, Persist: true, Counters: c}
 }
 
 // docs waits for the index (Ready) and counts its documents.
@@ -94,9 +42,9 @@ func docs(t *testing.T, p *Project) uint64 {
 // document; an index closed and opened again is caught up from its mark
 // with the writes made while it was closed, not rebuilt.
 func TestBuildRefreshReopen(t *testing.T) {
-	src := newMemSource()
+	src := searchtest.NewSource()
 	for i := range 5 {
-		src.put(fmt.Sprintf("e%d", i), "alpha", false)
+		src.Put(ref, fmt.Sprintf("e%d", i), "T", "alpha")
 	}
 	dir := t.TempDir()
 	var c Counters
@@ -104,16 +52,16 @@ func TestBuildRefreshReopen(t *testing.T) {
 	if n := docs(t, p); n != 5 || c.Builds.Load() != 1 {
 		t.Fatalf("after the build: %d docs, %d builds; want 5, 1", n, c.Builds.Load())
 	}
-	src.put("e5", "beta", false)
+	src.Put(ref, "e5", "T", "beta")
 	p.Queue("e5")
-	src.put("e0", "", true)
+	src.Forget(ref, "e0")
 	p.Queue("e0")
 	if n := docs(t, p); n != 5 {
 		t.Fatalf("after a write and a forget: %d docs, want 5", n)
 	}
 	p.Close()
 
-	src.put("e6", "gamma", false) // while closed
+	src.Put(ref, "e6", "T", "gamma") // while closed
 	p = New(testConfig(t, src, dir, &c))
 	defer p.Close()
 	if n := docs(t, p); n != 6 || c.Builds.Load() != 1 || c.Opened.Load() != 1 {

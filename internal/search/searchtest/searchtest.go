@@ -5,6 +5,7 @@
 package searchtest
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 )
@@ -71,4 +72,24 @@ func Prose(rng *rand.Rand, n int) string {
 		}
 	}
 	return b.String()
+}
+
+// Fill writes n realistic entries with put: a title, ~500 bytes of mixed
+// English/German content and 2-3 tags, the same ones on every call.
+func Fill(put func(slug, title, content string, tags ...string), n int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	tags := []string{"db", "infra", "adr", "ops", "team:core", "bug", "idee", "api"}
+	pick := func() string { return BenchWords[rng.IntN(len(BenchWords))] }
+	for i := range n {
+		var b strings.Builder
+		for b.Len() < 500 {
+			b.WriteString(pick())
+			b.WriteByte(' ')
+		}
+		tt := []string{tags[rng.IntN(len(tags))], tags[rng.IntN(len(tags))]}
+		if i%2 == 0 {
+			tt = append(tt, tags[rng.IntN(len(tags))])
+		}
+		put(fmt.Sprintf("notes/entry-%05d", i), pick()+" "+pick()+" "+pick(), b.String(), tt...)
+	}
 }

@@ -1,4 +1,4 @@
-package search
+package rank
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 )
 
 // TestVocabMatchesBleveDictionaries: the vocabulary reads the segments'
-// dictionaries itself (compound_vocab.go); what it answers must be what
+// dictionaries itself (vocab.go); what it answers must be what
 // bleve's merged dictionaries answer, over several segments and with
 // deleted documents: the same known terms, and per field the same first
 // terms within one edit.

@@ -1,4 +1,4 @@
-package search
+package rank
 
 import (
 	"cmp"
@@ -15,7 +15,7 @@ import (
 // never widened to its neighbours, and recall of known words costs one
 // dictionary lookup per word. Corrections match in their own tier, below
 // every entry matching a query word as written or as a compound (see
-// compound_tiers.go). Words with digits or other non-letters are
+// tiers.go). Words with digits or other non-letters are
 // identifiers, versions or ticket numbers (v1, x86, unique0word): one edit
 // away is a different thing, never a typo, so they are not corrected.
 const (

@@ -1,4 +1,4 @@
-package search
+package rank
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/search/searcher"
 
-	"munin/internal/memory"
+	"munin/internal/search/searchtest"
 	"munin/internal/search/text"
 )
 
@@ -58,43 +58,42 @@ func TestExactTopKMatchesBleve(t *testing.T) {
 			}
 			return slug, pick(0, 4), pick(1, 3+rng.IntN(40)), tags
 		}
-		src := newFakeSource()
+		src := searchtest.NewSource()
 		var slugList []string
 		for i := range size {
 			slug, title, content, tags := entry(i)
-			src.put(projA, slug, title, content, tags...)
+			src.Put(projA, slug, title, content, tags...)
 			slugList = append(slugList, slug)
 		}
-		r := newTestRegistry(t, src, Options{})
+		p := newProject(t, src, projA)
 		// Builds the index: seconds for the largest corpus on a loaded
 		// machine, so not one test step's deadline.
 		buildCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		_, err := r.Search(buildCtx, projA, memory.SearchQuery{Text: vocab[0]})
+		_, built, err := p.Ready(buildCtx)
 		cancel()
 		if err != nil {
 			t.Fatalf("corpus %d: build the index of %d entries: %v", ci, size, err)
 		}
+		built()
 		// Replace and forget some entries, one refresh each: every refresh
 		// is a segment of its own, and the old versions are deletions.
 		for range min(size, 12) {
 			slug := slugList[rng.IntN(len(slugList))]
 			if rng.IntN(3) == 0 {
-				src.forget(projA, slug)
+				src.Forget(projA, slug)
 			} else {
 				_, title, content, tags := entry(0)
-				src.put(projA, slug, title, content, tags...)
+				src.Put(projA, slug, title, content, tags...)
 			}
-			refresh(t, r, projA, slug)
-		}
-		p, err := r.project(projA)
-		if err != nil {
-			t.Fatal(err)
+			if err := p.Refresh(testCtx(t), slug); err != nil {
+				t.Fatal(err)
+			}
 		}
 		idx, release, err := p.Ready(testCtx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(release) // before the registry closes, which waits for it
+		t.Cleanup(release) // before the index closes, which waits for it
 		for range 60 {
 			q := pick(1, 6)
 			if rng.IntN(8) == 0 {

@@ -1,4 +1,4 @@
-package search
+package rank
 
 import (
 	"context"
@@ -174,74 +174,96 @@ func altsQuery(bs *booster, groups ...weighted) query.Query {
 	return dq
 }
 
-// searchTiers runs the recall's tiers over idxs (one index, or several
-// scored as one: scale.go) and returns the best rc.limit matches in order.
+// Match is one of bleve's matches and the project whose index found it.
+type Match struct {
+	Ref memory.ProjectRef
+	DM  *search.DocumentMatch
+}
+
+// Query is a validated, analyzed recall as the ranking needs it: its terms,
+// the tags every hit must carry, and how many hits to find.
+type Query struct {
+	Terms text.Terms
+	Tags  []string
+	Limit int
+}
+
+// Options turn the expansions off: NoCompounds and NoTypos leave out the
+// compound and typo tiers (compound.go, typos.go), so a recall finds the
+// query's words and their forms only, as before they existed.
+type Options struct {
+	NoCompounds, NoTypos bool
+}
+
+// Tiers runs the recall's tiers over idxs (one index, or several
+// scored as one: scale.go) and returns the best q.Limit matches in order.
 // Corrections are looked for before tier 0 (they add to its scores), and
 // only for words no searched entry uses: one or two lookups per word.
 // Compounds are computed only when tier 0 leaves the limit unfilled, so a
-// recall whose words fill it pays nothing for them.
-func (r *Registry) searchTiers(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, rc recall) ([]match, error) {
+// recall whose words fill it pays nothing for them. refs names the project
+// of each index.
+func Tiers(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, q Query, opts Options) ([]Match, error) {
 	v := newVocab(ctx, idxs)
 	defer v.close()
 	var exp expansion
-	if !r.opts.NoTypos {
-		exp.typos = typos(rc.terms.Seq, v)
+	if !opts.NoTypos {
+		exp.typos = typos(q.Terms.Seq, v)
 	}
-	var out []match
+	var out []Match
 	type hitID struct {
 		ref  memory.ProjectRef
 		slug string
 	}
 	listed := map[hitID]bool{}
-	for tier := 0; tier < 3 && len(out) < rc.limit; tier++ {
-		if tier == 1 && !r.opts.NoCompounds {
-			exp.compounds = compounds(rc.terms.Seq, v)
+	for tier := 0; tier < 3 && len(out) < q.Limit; tier++ {
+		if tier == 1 && !opts.NoCompounds {
+			exp.compounds = compounds(q.Terms.Seq, v)
 		}
 		if v.err != nil {
 			return nil, memory.Internal(fmt.Errorf("search: read dictionaries: %w", v.err))
 		}
-		p := pass{tier: tier, terms: rc.terms, exp: exp}
+		p := pass{tier: tier, terms: q.Terms, exp: exp}
 		if p.empty() {
 			continue
 		}
-		// The tiers before listed fewer than rc.limit entries, all they
-		// match; of rc.limit entries this tier finds, at least the missing
+		// The tiers before listed fewer than q.Limit entries, all they
+		// match; of q.Limit entries this tier finds, at least the missing
 		// ones are new.
 		var (
-			found []match
+			found []Match
 			err   error
 		)
 		if len(idxs) == 1 {
 			// The common case, tier 0 without corrections or tags, is
 			// scored without bleve's searcher tree (topk.go).
 			dms, ok := search.DocumentMatchCollection(nil), false
-			if tier == 0 && len(exp.typos) == 0 && len(rc.tags) == 0 {
-				dms, ok = exactTopK(ctx, idxs[0], rc.terms, rc.limit)
+			if tier == 0 && len(exp.typos) == 0 && len(q.Tags) == 0 {
+				dms, ok = exactTopK(ctx, idxs[0], q.Terms, q.Limit)
 			}
 			if !ok {
-				if dms, err = runSearch(ctx, idxs[0], refs[0], p.query(rc.tags, nil), rc.limit); err != nil {
+				if dms, err = runSearch(ctx, idxs[0], refs[0], p.query(q.Tags, nil), q.Limit); err != nil {
 					return nil, err
 				}
 			}
 			for _, dm := range dms {
-				found = append(found, match{ref: refs[0], dm: dm})
+				found = append(found, Match{Ref: refs[0], DM: dm})
 			}
-		} else if found, err = searchScaled(ctx, refs, idxs, p, rc.tags, rc.limit); err != nil {
+		} else if found, err = searchScaled(ctx, refs, idxs, p, q.Tags, q.Limit); err != nil {
 			return nil, err
 		}
-		var ms []match
+		var ms []Match
 		for _, m := range found {
-			if id := (hitID{m.ref, m.dm.ID}); !listed[id] && len(out)+len(ms) < rc.limit {
+			if id := (hitID{m.Ref, m.DM.ID}); !listed[id] && len(out)+len(ms) < q.Limit {
 				listed[id] = true
 				ms = append(ms, m)
 			}
 		}
 		if len(out) > 0 && len(ms) > 0 {
-			last, top := out[len(out)-1].dm.Score, ms[0].dm.Score
+			last, top := out[len(out)-1].DM.Score, ms[0].DM.Score
 			if top > last {
 				f := last / top
 				for _, m := range ms {
-					m.dm.Score = math.Min(m.dm.Score*f, last)
+					m.DM.Score = math.Min(m.DM.Score*f, last)
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-package search
+package rank
 
 import (
 	"cmp"
@@ -121,7 +121,7 @@ func scaleFor(leaves []leaf, local, global termStats) ([]float64, float64) {
 // searchScaled runs one tier's pass over every index with the global
 // statistics of all of them and returns the best limit matches, best first;
 // equal scores keep the order of refs.
-func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, p pass, tags []string, limit int) ([]match, error) {
+func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, p pass, tags []string, limit int) ([]Match, error) {
 	leaves := p.leaves()
 	if len(leaves) == 0 {
 		return nil, nil // no searchable word: Search finds nothing either
@@ -139,7 +139,7 @@ func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.In
 			global.df[j] += n
 		}
 	}
-	var ms []match
+	var ms []Match
 	for i, idx := range idxs {
 		if stats[i].docs == 0 {
 			continue
@@ -151,9 +151,9 @@ func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.In
 		}
 		for _, dm := range dms {
 			dm.Score *= factor
-			ms = append(ms, match{ref: refs[i], dm: dm})
+			ms = append(ms, Match{Ref: refs[i], DM: dm})
 		}
 	}
-	slices.SortStableFunc(ms, func(a, b match) int { return cmp.Compare(b.dm.Score, a.dm.Score) })
+	slices.SortStableFunc(ms, func(a, b Match) int { return cmp.Compare(b.DM.Score, a.DM.Score) })
 	return ms[:min(len(ms), limit)], nil
 }

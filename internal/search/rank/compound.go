@@ -1,4 +1,4 @@
-package search
+package rank
 
 import (
 	"slices"
@@ -15,13 +15,13 @@ import (
 // without a linking element: Kunde-n-wunsch, Sicherheit-s-konzept), and two
 // neighbouring query words are joined into a known compound in either order
 // ("Plan für das Release" → Releaseplan). "Known" means in the searched
-// projects' dictionary (compound_vocab.go). A hyphen needs nothing more: the
+// projects' dictionary (vocab.go). A hyphen needs nothing more: the
 // tokenizer splits "Release-Plan" into two words, which a split of
 // "Releaseplan" matches and a join of them finds "Releaseplan" from.
 //
 // A split matches an entry holding all its parts (anywhere, any field); a
 // join matches an entry holding the compound. Both rank below entries that
-// match a query word as written (see compound_tiers.go).
+// match a query word as written (see tiers.go).
 const (
 	// minPartRunes is the shortest part a compound is split into or joined
 	// from: shorter parts ("ab", "um") would split almost any word.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rank
+
+const raceEnabled = false
