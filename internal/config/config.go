@@ -37,7 +37,7 @@ func (s *Server) settings() []Setting {
 		{Flag: "addr", Env: "MUNIN_ADDR", field: &s.Addr,
 			Help: "listen address"},
 		{Flag: "allowed-origins", Env: "MUNIN_ALLOWED_ORIGINS", field: (*list)(&s.AllowedOrigins),
-			Help: "comma-separated extra allowed Origin values"},
+			Help: "comma-separated extra allowed `origins` (scheme://host[:port])"},
 	}
 }
 
@@ -215,7 +215,7 @@ func (c *Cluster) settings() []Setting {
 		{Flag: "cluster", Env: "MUNIN_CLUSTER", field: &c.Enabled,
 			Help: "run as one node of a cluster: ownership in etcd, workspace files streamed to --replica"},
 		{Flag: "etcd", Env: "MUNIN_ETCD", field: (*list)(&c.Etcd),
-			Help: "comma-separated etcd endpoints of the cluster, e.g. http://10.0.0.1:2379"},
+			Help: "comma-separated etcd `endpoints` of the cluster, e.g. http://10.0.0.1:2379"},
 		{Flag: "etcd-prefix", Env: "MUNIN_ETCD_PREFIX", field: &c.Prefix,
 			Help: "etcd key prefix of the cluster"},
 		{Flag: "advertise", Env: "MUNIN_ADVERTISE", field: &c.Advertise,
@@ -227,7 +227,7 @@ func (c *Cluster) settings() []Setting {
 		{Flag: "lease-ttl", Env: "MUNIN_LEASE_TTL", field: &c.LeaseTTL,
 			Help: "how long a dead node holds its workspaces; a paused one stops writing before it runs out"},
 		{Flag: "replication", Env: "MUNIN_REPLICATION", field: (*replication)(&c.Async),
-			Help: "sync: a write is acknowledged once the replica holds it; async: at once, the replica follows within a second"},
+			Help: "replication `mode`: sync, a write is acknowledged once the replica holds it; async, at once, the replica follows within a second"},
 		{Flag: "replica-lag-max", Env: "MUNIN_REPLICA_LAG_MAX", field: &c.LagMax,
 			Help: "async: past this replication lag writes answer unavailable"},
 		{Flag: "litestream", Env: "MUNIN_LITESTREAM", field: &c.Litestream, Note: "empty: litestream on PATH or in GOPATH/bin",

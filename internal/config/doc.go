@@ -50,7 +50,9 @@ from the environment only. The other commands take the settings they need (` + "
 	return b.Bytes()
 }
 
-// cell escapes what would end a Markdown table cell.
+// cell is help text in a Markdown table cell: without the backquotes that
+// name a flag's argument in --help (flag.UnquoteUsage), and with what would
+// end the cell escaped.
 func cell(s string) string {
-	return strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(strings.ReplaceAll(s, "`", ""), "|", `\|`)
 }
