@@ -14,8 +14,9 @@ const DocCommand = "go test ./internal/config -run TestConfigurationDoc -update"
 // defaults (app.DefaultConfig: config does not own them).
 func Markdown(defaults Config) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "<!-- Generated from internal/config by `%s`; edit the declarations there, not this file. -->\n\n", DocCommand)
 	b.WriteString(`# Configuration
+
+_Generated from the declarations in ` + "`internal/config`" + ` by ` + "`" + DocCommand + "`" + `: change them there, not here._
 
 Every setting of a Munin server is a flag of ` + "`munin serve`" + ` and an environment variable; a flag
 given on the command line wins over its variable, and a variable whose value does not parse is an
