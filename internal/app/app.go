@@ -80,7 +80,6 @@ func Open(cfg Config) (*App, error) {
 			return nil, errors.Join(err, lock.Unlock())
 		}
 		sopts = cn.storeOptions(sopts)
-		m.ClusterMode()
 	}
 	st, err := store.Open(cfg.Storage.DataDir, sopts)
 	if err != nil {
@@ -124,8 +123,7 @@ func Open(cfg Config) (*App, error) {
 		return nil, errors.Join(fmt.Errorf("web UI: %w", err), svc.Close(), reg.Close(), st.Close(), cn.close(), lock.Unlock())
 	}
 	mcp := mcpserver.New(svc, mcpOptions(cfg, m))
-	m.GaugeFunc("munin_writer_queue_depth", "Writes waiting for their workspace's writer.", func() float64 { return float64(st.Stats().Queued) })
-	m.GaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(mcp.OpenSessions()) })
+	m.WriterQueue(func() int { return st.Stats().Queued })
 	registerSessionCounters(m, mcp)
 	registerKeyLimitCounters(m, perKey)
 	if worker != nil {

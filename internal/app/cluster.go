@@ -156,16 +156,10 @@ func (cn *clusterNode) close() error {
 	return errors.Join(cn.control.Close(), cn.sidecar.Stop(), cn.node.Close())
 }
 
-// registerClusterMetrics adds the replication lag and ownership gauges.
+// registerClusterMetrics adds what only a node shows: replica
+// confirmations, the replication lag and the lease.
 func registerClusterMetrics(m *metrics.Metrics, cn *clusterNode) {
-	m.GaugeFunc("munin_replication_lag_seconds", "Longest time a committed write of a workspace this node owns has waited for the replica.",
-		func() float64 { return cn.mgr.Lag().Seconds() })
-	m.GaugeFunc("munin_cluster_lease_valid", "1 while this node's etcd lease is valid.", func() float64 {
-		if cn.node.Valid() {
-			return 1
-		}
-		return 0
-	})
+	m.Cluster(cn.mgr.Lag, cn.node.Valid)
 }
 
 // membership adapts cluster.Node to owner.Cluster.

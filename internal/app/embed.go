@@ -39,7 +39,7 @@ func meaningOptions(c *embed.Client, st *store.Store, m *metrics.Metrics) search
 		return search.MeaningOptions{} // an untyped nil Embedder: meaning off
 	}
 	var failures atomic.Int64
-	m.CounterFunc("munin_recall_meaning_failures_total", "Recalls that answered by words alone because the meaning path failed (query embedding, vectors).", "", "", func() float64 { return float64(failures.Load()) })
+	m.MeaningFailures(failures.Load)
 	registerEndpointMetrics(m, c)
 	return search.MeaningOptions{Embedder: c, Vectors: st, OnFailure: func() { failures.Add(1) }}
 }
@@ -49,16 +49,7 @@ func meaningOptions(c *embed.Client, st *store.Store, m *metrics.Metrics) search
 // 403) or a wrong URL (404) shows here by its reason, not as entries
 // refused one by one.
 func registerEndpointMetrics(m *metrics.Metrics, c *embed.Client) {
-	for _, kind := range embed.FailureKinds {
-		m.CounterFunc("munin_embed_endpoint_failures_total", "Failed calls to the embedding endpoint by reason: key (401, 403), not_found (404), status (other), timeout, network, answer (unusable: not JSON, too large, wrong count or dimension). A text the endpoint refuses (400, 413, 422) is not counted here.",
-			"reason", kind, func() float64 { return float64(c.Failures(kind)) })
-	}
-	m.GaugeFunc("munin_embed_endpoint_failing", "1 while the last call to the embedding endpoint failed (then the worker retries with backoff and recall answers by words), else 0.", func() float64 {
-		if c.Health().Failing {
-			return 1
-		}
-		return 0
-	})
+	m.EmbedEndpoint(embed.FailureKinds, c.Failures, func() bool { return c.Health().Failing })
 }
 
 // chainStored calls both functions with each stored batch (first may be nil).
@@ -71,16 +62,15 @@ func chainStored(first, then func([]memory.Vector)) func([]memory.Vector) {
 
 // registerEmbedMetrics exposes the worker's counters and backlog.
 func registerEmbedMetrics(m *metrics.Metrics, w *embed.Worker) {
-	m.GaugeFunc("munin_embed_backlog", "Live entries waiting for their vector, all workspaces (counted at scrape time).", func() float64 {
+	m.EmbedWorker(func() int {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		n, _ := w.Backlog(ctx) // on error, what was counted so far
-		return float64(n)
+		return n
+	}, func() metrics.EmbedCounts {
+		s := w.Stats()
+		return metrics.EmbedCounts{Calls: s.Calls, Errors: s.Errors, Embedded: s.Embedded, Skipped: s.Skipped}
 	})
-	m.CounterFunc("munin_embed_requests_total", "Calls to the embedding endpoint.", "", "", func() float64 { return float64(w.Stats().Calls) })
-	m.CounterFunc("munin_embed_errors_total", "Failed calls to the embedding endpoint (status, timeout, garbage) and failed stores of vectors.", "", "", func() float64 { return float64(w.Stats().Errors) })
-	m.CounterFunc("munin_embed_vectors_total", "Vectors computed and stored.", "", "", func() float64 { return float64(w.Stats().Embedded) })
-	m.CounterFunc("munin_embed_skipped_total", "Entries the embedding endpoint refused for good (400, 413 or 422: the text, not the key or the URL), skipped until they change or the server restarts.", "", "", func() float64 { return float64(w.Stats().Skipped) })
 }
 
 // notifyingIndex is the search index as the service sees it when embeddings

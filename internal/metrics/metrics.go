@@ -84,17 +84,6 @@ func New() *Metrics {
 	return m
 }
 
-// ClusterMode registers the instruments that only a node of a cluster
-// feeds (replica confirmations): on a single server they would show as
-// series that never move, which reads as "replication is configured".
-// Call it once, when the server joins a cluster.
-func (m *Metrics) ClusterMode() {
-	if m == nil {
-		return
-	}
-	m.registry.MustRegister(m.ackSize, m.ackDuration)
-}
-
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})

@@ -29,7 +29,7 @@ func TestReplicaAckOnlyInClusterMode(t *testing.T) {
 	if body := exposition(t, m); strings.Contains(body, "munin_replica_ack") {
 		t.Fatalf("single server exposes replica ack metrics:\n%s", body)
 	}
-	m.ClusterMode()
+	m.Cluster(func() time.Duration { return 0 }, func() bool { return true })
 	m.ReplicaAck(3, time.Millisecond)
 	body := exposition(t, m)
 	for _, want := range []string{"munin_replica_ack_writes_count 2", "munin_replica_ack_duration_seconds_count 2"} {
@@ -37,6 +37,4 @@ func TestReplicaAckOnlyInClusterMode(t *testing.T) {
 			t.Errorf("cluster mode: %q missing", want)
 		}
 	}
-	var nilM *Metrics
-	nilM.ClusterMode() // a nil *Metrics records nothing and must not panic
 }
