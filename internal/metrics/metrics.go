@@ -1,5 +1,8 @@
-// Package metrics holds Munin's Prometheus instruments. A nil *Metrics is
-// valid and records nothing, so every layer can take one without tests
+// Package metrics holds Munin's Prometheus instruments, and is the one
+// place a series is declared: those the layers feed (New) and those read
+// at scrape time from counts other components keep (scraped.go), so that
+// everything /metrics serves is named and documented here. A nil *Metrics
+// is valid and records nothing, so every layer can take one without tests
 // having to build a registry.
 package metrics
 
