@@ -13,7 +13,7 @@ import (
 
 // fillSource writes n realistic entries (searchtest.Fill) into ref.
 func fillSource(src *fakeSource, ref memory.ProjectRef, n int) {
-	searchtest.Fill(func(slug, title, content string, tags ...string) { src.put(ref, slug, title, content, tags...) }, n)
+	searchtest.Fill(func(slug, title, content string, tags ...string) { src.Put(ref, slug, title, content, tags...) }, n)
 }
 
 func BenchmarkBuild10k(b *testing.B) {
@@ -92,7 +92,7 @@ func BenchmarkSearchSegments(b *testing.B) {
 				for j := range 2 {
 					slug := fmt.Sprintf("notes/entry-%05d", (i*2+j)%500)
 					v, _ := src.Latest(context.Background(), projA, slug)
-					src.put(projA, slug, v.Title, v.Content+" more", v.Tags...)
+					src.Put(projA, slug, v.Title, v.Content+" more", v.Tags...)
 				}
 				for j := range 2 {
 					if err := r.Queue(projA, fmt.Sprintf("notes/entry-%05d", (i*2+j)%500)); err != nil {

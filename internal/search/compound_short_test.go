@@ -20,8 +20,8 @@ func TestThreeLetterCompoundParts(t *testing.T) {
 		{"Die Logdatei vom Import ist voll.", "Log-Datei"},           // join, modifier of three letters as written
 	} {
 		src := newFakeSource()
-		src.put(projA, "target", "Notiz", c.note)
-		src.put(projA, "other", "Anderes", "Hier steht etwas ganz anderes über Wetter.")
+		src.Put(projA, "target", "Notiz", c.note)
+		src.Put(projA, "other", "Anderes", "Hier steht etwas ganz anderes über Wetter.")
 		r := newTestRegistry(t, src, Options{})
 		if got := slugs(find(t, r, projA, c.query)); !slices.Equal(got, []string{"target"}) {
 			t.Errorf("%q in %q: %v, want [target]", c.query, c.note, got)
@@ -30,7 +30,7 @@ func TestThreeLetterCompoundParts(t *testing.T) {
 	// Shorter parts never split: "ablauf" is no compound of "ab" and
 	// "lauf", even when both are known words.
 	src := newFakeSource()
-	src.put(projA, "parts", "Notiz", "Ab morgen Lauf im Park.")
+	src.Put(projA, "parts", "Notiz", "Ab morgen Lauf im Park.")
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "Ablauf")); len(got) != 0 {
 		t.Errorf("Ablauf split into two-letter parts: %v", got)

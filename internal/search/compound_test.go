@@ -46,7 +46,7 @@ func compoundRegistry(t *testing.T, opts Options) *Registry {
 	t.Helper()
 	src := newFakeSource()
 	for slug, n := range compoundNotes {
-		src.put(projA, slug, n[0], n[1])
+		src.Put(projA, slug, n[0], n[1])
 	}
 	return newTestRegistry(t, src, opts)
 }
@@ -85,9 +85,9 @@ func TestCompoundsOffFindWordsOnly(t *testing.T) {
 // the parts as written rank above the one holding only the compound.
 func TestWholeWordOutranksParts(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "whole", "Notiz", "Im Wiki steht ein langer Text; weiter unten der Fehlerbericht.")
-	src.put(projA, "parts", "Fehler Bericht Fehler", "Bericht über den Fehler, Bericht zum Fehler, Fehler im Bericht.")
-	src.put(projA, "other", "Fehler", "Nur ein Fehler ohne Bericht? Nein: ohne das andere Wort.")
+	src.Put(projA, "whole", "Notiz", "Im Wiki steht ein langer Text; weiter unten der Fehlerbericht.")
+	src.Put(projA, "parts", "Fehler Bericht Fehler", "Bericht über den Fehler, Bericht zum Fehler, Fehler im Bericht.")
+	src.Put(projA, "other", "Fehler", "Nur ein Fehler ohne Bericht? Nein: ohne das andere Wort.")
 	r := newTestRegistry(t, src, Options{})
 	got := find(t, r, projA, "Fehlerbericht")
 	if s := slugs(got); len(s) < 2 || s[0] != "whole" || s[1] != "parts" {
@@ -106,8 +106,8 @@ func TestWholeWordOutranksParts(t *testing.T) {
 // its parts; one part alone is no match.
 func TestCompoundSplitNeedsEveryPart(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "both", "Notiz", "Ein Bericht über den Fehler.")
-	src.put(projA, "one", "Notiz", "Ein Bericht über das Wetter.")
+	src.Put(projA, "both", "Notiz", "Ein Bericht über den Fehler.")
+	src.Put(projA, "one", "Notiz", "Ein Bericht über das Wetter.")
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "Fehlerbericht")); !slices.Equal(got, []string{"both"}) {
 		t.Fatalf("Fehlerbericht: %v, want [both]", got)
@@ -129,8 +129,8 @@ func TestLinkingElements(t *testing.T) {
 		{"Die Tagesregeln gelten.", "Regeln des Tages"},                     // join, modifier as written
 	} {
 		src := newFakeSource()
-		src.put(projA, "target", "Notiz", c.note)
-		src.put(projA, "other", "Anderes", "Hier steht etwas ganz anderes über Wetter.")
+		src.Put(projA, "target", "Notiz", c.note)
+		src.Put(projA, "other", "Anderes", "Hier steht etwas ganz anderes über Wetter.")
 		r := newTestRegistry(t, src, Options{})
 		if got := slugs(find(t, r, projA, c.query)); !slices.Equal(got, []string{"target"}) {
 			t.Errorf("%q in %q: %v, want [target]", c.query, c.note, got)
@@ -151,12 +151,12 @@ func TestCompoundsAcrossProjects(t *testing.T) {
 			ref = projB
 		}
 		i++
-		src.put(ref, slug, n[0], n[1])
-		src.put(union, slug, n[0], n[1])
+		src.Put(ref, slug, n[0], n[1])
+		src.Put(union, slug, n[0], n[1])
 	}
 	for j := range 40 { // filler, so the projects' statistics differ
-		src.put(projB, fmt.Sprintf("filler-%d", j), "Notiz", filler(j, 10)+" Server Plan")
-		src.put(union, fmt.Sprintf("filler-%d", j), "Notiz", filler(j, 10)+" Server Plan")
+		src.Put(projB, fmt.Sprintf("filler-%d", j), "Notiz", filler(j, 10)+" Server Plan")
+		src.Put(union, fmt.Sprintf("filler-%d", j), "Notiz", filler(j, 10)+" Server Plan")
 	}
 	r := newTestRegistry(t, src, Options{})
 	for _, c := range compoundCases {
@@ -190,8 +190,8 @@ func TestCompoundsAcrossProjects(t *testing.T) {
 // a linking element between the second and third.
 func TestThreePartCompound(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "apart", "Notiz", "Das Skript für die Migration der Datenbank läuft nachts.")
-	src.put(projA, "two", "Notiz", "Die Migration der Datenbank ist geplant.")
+	src.Put(projA, "apart", "Notiz", "Das Skript für die Migration der Datenbank läuft nachts.")
+	src.Put(projA, "two", "Notiz", "Die Migration der Datenbank ist geplant.")
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "Datenbankmigrationsskript")); !slices.Equal(got, []string{"apart"}) {
 		t.Fatalf("Datenbankmigrationsskript: %v, want [apart]", got)

@@ -43,7 +43,7 @@ func (d *restartable) stop(r *Registry) {
 // fillWords writes n entries, entry i holding word(i).
 func fillWords(src *fakeSource, ref memory.ProjectRef, n int) {
 	for i := range n {
-		src.put(ref, fmt.Sprintf("e%03d", i), "Entry", word(i)+" shared text")
+		src.Put(ref, fmt.Sprintf("e%03d", i), "Entry", word(i)+" shared text")
 	}
 }
 
@@ -82,9 +82,9 @@ func TestRestartCatchesUpWritesMadeWhileClosed(t *testing.T) {
 	want(t, r, projA, word(3), "e003")
 	d.stop(r)
 
-	src.put(projA, "e003", "Entry", "replacedword")
-	src.forget(projA, "e004")
-	src.put(projA, "new", "New", "freshword")
+	src.Put(projA, "e003", "Entry", "replacedword")
+	src.Forget(projA, "e004")
+	src.Put(projA, "new", "New", "freshword")
 	r = d.open(src)
 	want(t, r, projA, "freshword", "new")
 	want(t, r, projA, "replacedword", "e003")
@@ -135,7 +135,7 @@ func TestUntrustworthyIndexIsRebuilt(t *testing.T) {
 			d.stop(r)
 
 			c.spoil(t, IndexDir(d.dir, projA))
-			src.put(projA, "e002", "Entry", "afterword")
+			src.Put(projA, "e002", "Entry", "afterword")
 			r = d.open(src)
 			want(t, r, projA, word(1), "e001")
 			want(t, r, projA, "afterword", "e002")
@@ -155,16 +155,16 @@ func TestRestoredOlderDatabaseRebuildsTheIndex(t *testing.T) {
 	d := newRestartable(t)
 	newer := newFakeSource()
 	fillWords(newer, projA, 10)
-	newer.put(projA, "gone", "Gone", "discardedword")
+	newer.Put(projA, "gone", "Gone", "discardedword")
 	r := d.open(newer)
 	want(t, r, projA, "discardedword", "gone")
 	d.stop(r)
 
 	restored := newFakeSource()
-	restored.history = 1
+	restored.SetHistory(1)
 	fillWords(restored, projA, 10)
 	for i := range 5 { // past the index's sequence
-		restored.put(projA, fmt.Sprintf("later%d", i), "Later", "laterword")
+		restored.Put(projA, fmt.Sprintf("later%d", i), "Later", "laterword")
 	}
 	r = d.open(restored)
 	want(t, r, projA, "discardedword")

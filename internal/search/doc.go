@@ -1,16 +1,23 @@
-// Package search is Munin's full-text index: a Registry with one bleve
-// (scorch) index on disk per project, opened on the project's first Search
-// and caught up with the database (Source) from the change it records, or
-// built from the database when there is none or it cannot be trusted
-// (disk.go); kept in step by Refresh, which always rereads the database
-// instead of trusting its caller; closed when idle (idle.go).
+// Package search is Munin's recall: a Registry of project indexes and the
+// path a query takes through them. It is a facade over small packages, each
+// with one job, layered one way (text at the bottom, search on top):
 //
-// Each word is indexed with its English (porter) and German (snowball) stem
-// so that word forms of both languages find each other; titles and tags weigh
-// more than content. The index holds no text: hits are read from the Source. Hits carry a plain-text snippet of the content with
-// matched words marked «like this» (see snippet.go for the exact shape).
-// SearchProjects recalls over several projects at once, scored as if one
-// index held them all (see scale.go). With Options.Meaning on, it also
-// searches by meaning, comparing the query's embedding with each entry's
-// (meaning.go), and fuses both ranked lists (fuse.go).
+//   - text: analysis (each word with its English and German stem, function
+//     words of both languages dropped), a query's distinct terms and checks,
+//     snippets with matched words marked «like this»;
+//   - index: one project's bleve (scorch) index on disk, derived from the
+//     database (Source): opened and caught up from the change it records,
+//     or built when it cannot be trusted; refreshed in rounds; waited for by
+//     every search (read-your-writes); closed when idle;
+//   - rank: the ranking over one or several indexes: tiers (words, then
+//     compounds, then typos), scores comparable across projects, and the
+//     exact top-k;
+//   - vector: the meaning path, vectors per project and their top-k.
+//
+// The Registry owns one index per project and the meaning path. A recall
+// (Search, SearchProjects) checks and analyzes the query (text), waits for
+// the projects' indexes (index), ranks (rank), fuses the meaning hits when
+// Options.Meaning is on (fuse.go, vector), and reads the hits from the
+// Source (hits.go). The index holds no text: hits are read from the Source.
+// The application calls TuneProcess once at start.
 package search

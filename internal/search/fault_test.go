@@ -78,7 +78,7 @@ func TestDiskFullWhileIndexing(t *testing.T) {
 	}
 	t.Cleanup(lift)
 
-	src.put(projA, "big", "Big", "bigword "+searchtest.RandomWords(rand.New(rand.NewPCG(7, 8)), 1<<20))
+	src.Put(projA, "big", "Big", "bigword "+searchtest.RandomWords(rand.New(rand.NewPCG(7, 8)), 1<<20))
 	refresh(t, r, projA, "big")
 	var cause string
 	eventually(t, "recall answers unavailable", func() bool {
@@ -123,7 +123,7 @@ func TestReadOnlyIndexDirectory(t *testing.T) {
 	idx := IndexDir(dir, projA)
 	must(t, chmodTree(idx, 0o500, 0o400))
 	t.Cleanup(func() { chmodTree(idx, 0o700, 0o600) })
-	src.put(projA, "e001", "Entry", "changedword")
+	src.Put(projA, "e001", "Entry", "changedword")
 	r = faultRegistry(t, src, dir, 20*time.Millisecond)
 	hits, why := searchOrUnavailable(t, r, projA, "changedword")
 	if why == "" {

@@ -16,11 +16,11 @@ import (
 func typoRegistry(t *testing.T, opts Options) *Registry {
 	t.Helper()
 	src := newFakeSource()
-	src.put(projA, "db", "Datenbank", "Wir nutzen eine Datenbank für alle Projekte.")
-	src.put(projA, "recall", "Recall", "How recall ranks hits for agents.")
-	src.put(projA, "key", "Schlüssel", "Der Schlüssel liegt im Tresor.")
-	src.put(projA, "api", "Tor", "Das Tor ist offen, die Tür auch.")
-	src.put(projA, "other", "Wetter", "Es regnet den ganzen Tag.")
+	src.Put(projA, "db", "Datenbank", "Wir nutzen eine Datenbank für alle Projekte.")
+	src.Put(projA, "recall", "Recall", "How recall ranks hits for agents.")
+	src.Put(projA, "key", "Schlüssel", "Der Schlüssel liegt im Tresor.")
+	src.Put(projA, "api", "Tor", "Das Tor ist offen, die Tür auch.")
+	src.Put(projA, "other", "Wetter", "Es regnet den ganzen Tag.")
 	return newTestRegistry(t, src, opts)
 }
 
@@ -69,8 +69,8 @@ func TestShortWordsAreNotFuzzed(t *testing.T) {
 // neighbours ("Daten" does not find "Datei").
 func TestKnownWordsAreNotFuzzed(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "daten", "Daten", "Die Daten liegen im Archiv.")
-	src.put(projA, "datei", "Dateien", "Die Datei liegt im Archiv.")
+	src.Put(projA, "daten", "Daten", "Die Daten liegen im Archiv.")
+	src.Put(projA, "datei", "Dateien", "Die Datei liegt im Archiv.")
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "Daten")); !slices.Equal(got, []string{"daten"}) {
 		t.Fatalf("Daten: %v, want [daten]", got)
@@ -97,7 +97,7 @@ func TestTypoNeverOutranksExact(t *testing.T) {
 		for range 2 + rng.IntN(12) {
 			b.WriteString(words[rng.IntN(len(words))] + " ")
 		}
-		src.put(projA, fmt.Sprintf("n%03d", i), words[rng.IntN(len(words))], b.String())
+		src.Put(projA, fmt.Sprintf("n%03d", i), words[rng.IntN(len(words))], b.String())
 	}
 	r := newTestRegistry(t, src, Options{})
 	exact := newTestRegistry(t, src, Options{NoCompounds: true, NoTypos: true})
@@ -153,8 +153,8 @@ func TestTyposAcrossProjects(t *testing.T) {
 	union := memory.ProjectRef{Workspace: "ws", Project: "union"}
 	src := newFakeSource()
 	put := func(ref memory.ProjectRef, slug, title, content string) {
-		src.put(ref, slug, title, content)
-		src.put(union, slug, title, content)
+		src.Put(ref, slug, title, content)
+		src.Put(union, slug, title, content)
 	}
 	put(projA, "db", "Datenbank", "Wir nutzen eine Datenbank.")
 	put(projB, "key", "Schlüssel", "Der Schlüssel liegt im Tresor.")
@@ -186,7 +186,7 @@ func TestTyposAcrossProjects(t *testing.T) {
 func TestExpansionBadInput(t *testing.T) {
 	src := newFakeSource()
 	fillSource(src, projA, 200)
-	src.put(projA, "mixed", "Datenbank база", "Datenbank データベース база данных")
+	src.Put(projA, "mixed", "Datenbank база", "Datenbank データベース база данных")
 	r := newTestRegistry(t, src, Options{})
 	var fifty []string
 	for i := range 50 {

@@ -12,13 +12,13 @@ import (
 // Hits are read from the database, not from the index. The index stores no
 // text and keeps no term vectors: both cost more memory than the text itself
 // (see memory_test.go). Each hit shows its entry's latest version, read after
-// the search: all hits of a project in one statement when the Source can
-// (LatestMany), so a hit costs neither a stored-field lookup in the index (an
-// _id lookup across all segments) nor a statement of its own. An entry
+// the search: all hits of a project in one statement (Source.LatestMany),
+// so a hit costs neither a stored-field lookup in the index (an _id lookup
+// across all segments) nor a statement of its own. An entry
 // forgotten between the search and the read is left out, so a forgotten
 // entry never comes back (invariant 3); one replaced meanwhile shows its new
 // version. The snippet's marks are found by analyzing the content with the
-// same analyzers as the query, which is what term locations recorded.
+// same analyzers as the query (text.Marker).
 
 // hitsFrom turns bleve's matches into hits, in order, leaving out entries
 // forgotten since the search. query is the query text, for the snippet marks.
@@ -76,15 +76,9 @@ type entryRef struct {
 	slug string
 }
 
-// manySource is a Source that can read several slugs in one statement (the
-// store can); a recall's hits then cost one read per project.
-type manySource interface {
-	LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []string) (map[string]memory.Version, error)
-}
-
 // latestOf reads the latest live version of each entry of es, keyed by its
-// position; an entry forgotten or gone has none. A Source that can (the
-// store) reads each project's entries in one statement. A read that failed
+// position; an entry forgotten or gone has none. Several entries are read
+// with LatestMany, one statement per project; one alone with Latest. A read that failed
 // is in failed, by position; err is only the caller's context ending.
 func (r *Registry) latestOf(ctx context.Context, es []entryRef) (latest map[int]memory.Version, failed map[int]error, err error) {
 	latest, failed = make(map[int]memory.Version, len(es)), map[int]error{}
@@ -97,8 +91,7 @@ func (r *Registry) latestOf(ctx context.Context, es []entryRef) (latest map[int]
 			latest[i] = v
 		}
 	}
-	many, ok := r.src.(manySource)
-	if !ok || len(es) < 2 {
+	if len(es) < 2 {
 		for i, e := range es {
 			v, err := r.src.Latest(ctx, e.ref, e.slug)
 			got(i, v, err)
@@ -118,7 +111,7 @@ func (r *Registry) latestOf(ctx context.Context, es []entryRef) (latest map[int]
 			for j, i := range at {
 				slugs[j] = es[i].slug
 			}
-			vs, err := many.LatestMany(ctx, ref, slugs)
+			vs, err := r.src.LatestMany(ctx, ref, slugs)
 			for _, i := range at {
 				v, ok := vs[es[i].slug]
 				switch {

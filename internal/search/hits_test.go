@@ -17,16 +17,16 @@ import (
 // (invariant 3); one replaced meanwhile shows the new version.
 func TestHitsShowLatestVersion(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "gone", "Gone", "zebra crossing")
-	src.put(projA, "moved", "Moved", "zebra stripes")
-	src.put(projA, "kept", "Kept", "zebra herd")
+	src.Put(projA, "gone", "Gone", "zebra crossing")
+	src.Put(projA, "moved", "Moved", "zebra stripes")
+	src.Put(projA, "kept", "Kept", "zebra herd")
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "zebra")); len(got) != 3 {
 		t.Fatalf("before: %v, want 3 hits", got)
 	}
 	// Committed, not yet queued: the index still holds the old versions.
-	src.forget(projA, "gone")
-	src.put(projA, "moved", "Moved on", "zebra stripes, renamed")
+	src.Forget(projA, "gone")
+	src.Put(projA, "moved", "Moved on", "zebra stripes, renamed")
 	hits := find(t, r, projA, "zebra")
 	got := map[string]memory.Hit{}
 	for _, h := range hits {
@@ -80,8 +80,8 @@ func (s *manyFake) Get(ctx context.Context, ref memory.ProjectRef, slug string, 
 func TestHitsReadOncePerProject(t *testing.T) {
 	src := &manyFake{fakeSource: newFakeSource()}
 	for i := range 6 {
-		src.put(projA, fmt.Sprintf("a%d", i), "A", "zebra")
-		src.put(projB, fmt.Sprintf("b%d", i), "B", "zebra")
+		src.Put(projA, fmt.Sprintf("a%d", i), "A", "zebra")
+		src.Put(projB, fmt.Sprintf("b%d", i), "B", "zebra")
 	}
 	r := newTestRegistry(t, src, Options{})
 	hits, err := r.SearchProjects(testCtx(t), []memory.ProjectRef{projA, projB}, memory.SearchQuery{Text: "zebra"})
@@ -104,13 +104,13 @@ func TestMeaningHitsReadOncePerProject(t *testing.T) {
 	emb.fix("vector probe", 1, 0, 0)
 	for i := range 4 {
 		slug := fmt.Sprintf("m%d", i)
-		v := src.put(projA, slug, slug, fmt.Sprintf("unrelated words %d", i))
+		v := src.Put(projA, slug, slug, fmt.Sprintf("unrelated words %d", i))
 		refresh(t, r, projA, slug)
 		mv := memory.Vector{Project: projA, Slug: slug, Version: v.Version, Model: testModel, Values: []float32{1, float32(i) / 10, 0}}
 		vecs.store(mv)
 		r.OnStored([]memory.Vector{mv})
 	}
-	src.forget(projA, "m3") // committed, not yet queued: its vector is still there
+	src.Forget(projA, "m3") // committed, not yet queued: its vector is still there
 	src.mu.Lock()
 	src.many, src.latest, src.gets = 0, 0, 0
 	src.mu.Unlock()

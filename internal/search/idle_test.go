@@ -29,7 +29,7 @@ func TestIdleIndexIsClosedAndReopened(t *testing.T) {
 
 	// A write to a closed index costs no index work; the next search
 	// opens the index and catches up.
-	src.put(projA, "e001", "Entry", "whileclosed")
+	src.Put(projA, "e001", "Entry", "whileclosed")
 	refresh(t, r, projA, "e001")
 	if st := r.Stats(); st.Batches != 0 {
 		t.Fatalf("%d refresh batches applied to a closed index", st.Batches)

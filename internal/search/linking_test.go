@@ -21,8 +21,8 @@ func TestLinkingElementsJoin(t *testing.T) {
 	} {
 		t.Run(c.link, func(t *testing.T) {
 			src := newFakeSource()
-			src.put(projA, "target", "Notiz", c.note)
-			src.put(projA, "other", "Anderes", "Hier steht etwas ganz anderes über Wetter.")
+			src.Put(projA, "target", "Notiz", c.note)
+			src.Put(projA, "other", "Anderes", "Hier steht etwas ganz anderes über Wetter.")
 			r := newTestRegistry(t, src, Options{})
 			if got := slugs(find(t, r, projA, c.query)); !slices.Equal(got, []string{"target"}) {
 				t.Errorf("%q in %q (linking %q): %v, want [target]", c.query, c.note, c.link, got)

@@ -167,7 +167,7 @@ func newMeaningRigWith(t testing.TB, opts MeaningOptions, base Options) *meaning
 // worker would once it caught up: the index hears of it through OnStored.
 func (g *meaningRig) put(t testing.TB, ref memory.ProjectRef, slug, title, content string, tags ...string) memory.Version {
 	t.Helper()
-	v := g.src.put(ref, slug, title, content, tags...)
+	v := g.src.Put(ref, slug, title, content, tags...)
 	refresh(t, g.r, ref, slug)
 	vec := memory.Vector{Project: ref, Slug: slug, Version: v.Version, Model: testModel,
 		Values: g.emb.vector(title + "\n" + strings.Join(tags, " ") + "\n" + content)}
@@ -179,7 +179,7 @@ func (g *meaningRig) put(t testing.TB, ref memory.ProjectRef, slug, title, conte
 // putVec is put with a chosen vector.
 func (g *meaningRig) putVec(t testing.TB, ref memory.ProjectRef, slug, content string, vec ...float32) {
 	t.Helper()
-	v := g.src.put(ref, slug, slug, content)
+	v := g.src.Put(ref, slug, slug, content)
 	refresh(t, g.r, ref, slug)
 	mv := memory.Vector{Project: ref, Slug: slug, Version: v.Version, Model: testModel, Values: vec}
 	g.vecs.store(mv)

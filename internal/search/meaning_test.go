@@ -165,7 +165,7 @@ func TestMeaningSkipsForgotten(t *testing.T) {
 	if got := matches(g.recall(t, []memory.ProjectRef{projA}, backupQuery)); !slices.Equal(got, []string{"ops/backups:meaning"}) {
 		t.Fatalf("before forget: %v", got)
 	}
-	g.src.forget(projA, "ops/backups")
+	g.src.Forget(projA, "ops/backups")
 	refresh(t, g.r, projA, "ops/backups")
 	if hits := g.recall(t, []memory.ProjectRef{projA}, backupQuery); len(hits) != 0 {
 		t.Fatalf("after forget: %v", matches(hits))
@@ -196,7 +196,7 @@ func TestMeaningTagsAndLimit(t *testing.T) {
 	for i := range 5 {
 		g.putVec(t, projA, fmt.Sprintf("tagged-%d", i), "text", 1, float32(i)/10, 0)
 	}
-	g.src.put(projA, "tagged-2", "tagged-2", "text", "ops")
+	g.src.Put(projA, "tagged-2", "tagged-2", "text", "ops")
 	refresh(t, g.r, projA, "tagged-2")
 	hits := g.recall(t, []memory.ProjectRef{projA}, "vector probe", "ops")
 	if got := matches(hits); !slices.Equal(got, []string{"tagged-2:meaning"}) {
@@ -213,7 +213,7 @@ func TestMeaningTagsAndLimit(t *testing.T) {
 func TestMeaningOffCallsNothing(t *testing.T) {
 	src, emb := newFakeSource(), &conceptEmbedder{}
 	r := newTestRegistry(t, src, Options{Meaning: MeaningOptions{Embedder: emb}})
-	src.put(projA, "ops/backups", "Nightly backups", backupNote)
+	src.Put(projA, "ops/backups", "Nightly backups", backupNote)
 	hits := searchAll(t, r, []memory.ProjectRef{projA}, memory.SearchQuery{Text: "nightly"})
 	if got := matches(hits); !slices.Equal(got, []string{"ops/backups:words"}) {
 		t.Fatalf("hits %v", got)
@@ -253,7 +253,7 @@ func TestMeaningStoredDuringLoad(t *testing.T) {
 	<-entered
 	// The store commits a vector after the load read its snapshot, and
 	// tells the index: OnStored, while the load is still running.
-	v := g.src.put(projA, "during", "during", "beta")
+	v := g.src.Put(projA, "during", "during", "beta")
 	refresh(t, g.r, projA, "during")
 	g.r.OnStored([]memory.Vector{{Project: projA, Slug: "during", Version: v.Version, Model: testModel, Values: []float32{1, 0.1, 0}}})
 	close(release)
@@ -316,7 +316,7 @@ func TestMeaningConcurrentStoreAndSearch(t *testing.T) {
 				slug := fmt.Sprintf("w%d/e%d", w, i)
 				g.putVec(t, projA, slug, "text", 1, float32(i+1)/100, float32(w))
 				if i%5 == 0 {
-					g.src.forget(projA, slug)
+					g.src.Forget(projA, slug)
 					refresh(t, g.r, projA, slug)
 				}
 			}
@@ -355,7 +355,7 @@ func TestMeaningFailureLogIsBounded(t *testing.T) {
 	r := newTestRegistry(t, src, Options{Logger: slog.New(&lines), Meaning: MeaningOptions{
 		Embedder: emb, Vectors: vecs, OnFailure: func() { failures++ },
 	}})
-	src.put(projA, "ops/backups", "Nightly backups", backupNote)
+	src.Put(projA, "ops/backups", "Nightly backups", backupNote)
 	for range 20 {
 		searchAll(t, r, []memory.ProjectRef{projA}, memory.SearchQuery{Text: "nightly"})
 	}

@@ -66,7 +66,7 @@ func indexMemory(tb testing.TB, c memCorpus, opts Options) (heap, text uint64, b
 		text += uint64(len(contents[i]))
 	}
 	put := func(i int) {
-		src.put(projA, fmt.Sprintf("notes/entry-%05d", i), fmt.Sprintf("Entry %d", i), contents[i], "tag")
+		src.Put(projA, fmt.Sprintf("notes/entry-%05d", i), fmt.Sprintf("Entry %d", i), contents[i], "tag")
 	}
 	if !c.refresh {
 		for i := range c.entries {
@@ -186,7 +186,7 @@ func TestIndexHoldsNoText(t *testing.T) {
 		}
 	}
 	src := newFakeSource()
-	src.put(projA, "a", "Entscheidungen", "Datenbanken and indexing", "db")
+	src.Put(projA, "a", "Entscheidungen", "Datenbanken and indexing", "db")
 	r := newTestRegistry(t, src, Options{})
 	if got := find(t, r, projA, "datenbank index entscheidung"); len(got) != 1 || got[0].Title != "Entscheidungen" ||
 		got[0].Snippet != "«Datenbanken» and «indexing»" {
@@ -273,7 +273,7 @@ func TestLargeBatchPeakHeap(t *testing.T) {
 				c := searchtest.RandomWords(rng, 64<<10)
 				text += uint64(len(c))
 				slugs[i] = fmt.Sprintf("notes/entry-%05d", i)
-				src.put(projA, slugs[i], "Entry", c)
+				src.Put(projA, slugs[i], "Entry", c)
 			}
 			r := newTestRegistry(t, src, Options{IndexWait: time.Hour})
 			if !build {
@@ -283,7 +283,7 @@ func TestLargeBatchPeakHeap(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, slug := range slugs {
-					src.put(projA, slug, "Entry", searchtest.RandomWords(rng, 64<<10))
+					src.Put(projA, slug, "Entry", searchtest.RandomWords(rng, 64<<10))
 				}
 			}
 			before := liveHeap()

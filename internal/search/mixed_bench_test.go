@@ -27,7 +27,7 @@ func BenchmarkMixed500(b *testing.B) {
 	src := newFakeSource()
 	for i := range 500 {
 		a, c := terms[i%len(terms)], terms[(i/len(terms)+i+1)%len(terms)]
-		src.put(projA, fmt.Sprintf("wissen/eintrag-%04d", i), "",
+		src.Put(projA, fmt.Sprintf("wissen/eintrag-%04d", i), "",
 			fmt.Sprintf("Notiz %d zu %s und %s\n\nWas das Team über %s beschlossen hat und warum; offen bleibt die Frage nach %s.", i, a, c, a, c), a)
 	}
 	r := newTestRegistry(b, src, Options{})
@@ -52,7 +52,7 @@ func BenchmarkMixed500(b *testing.B) {
 			switch x := rng.IntN(300); {
 			case x < 90:
 				slug := fmt.Sprintf("gemeinsam-%02d", rng.IntN(20))
-				src.put(projA, slug, "", fmt.Sprintf("qy%dy%dy: Stand von agent-%03d, Schritt %d; %s", id, n, id, n, terms[n%len(terms)]))
+				src.Put(projA, slug, "", fmt.Sprintf("qy%dy%dy: Stand von agent-%03d, Schritt %d; %s", id, n, id, n, terms[n%len(terms)]))
 				if err := r.Queue(projA, slug); err != nil {
 					b.Error(err)
 					return

@@ -54,22 +54,22 @@ func rankOf(hits []memory.Hit, ref memory.ProjectRef, slug string) int {
 // project's own scores puts both weak matches first.
 func TestSearchProjectsRanksAcrossProjectSizes(t *testing.T) {
 	src := newFakeSource()
-	src.put(projSmall, "small-strong", "Retention", "kafka kafka kafka retention")
+	src.Put(projSmall, "small-strong", "Retention", "kafka kafka kafka retention")
 	for i := range 4 {
-		src.put(projSmall, fmt.Sprintf("small-mention-%d", i), "Note", filler(i, 8)+" kafka")
+		src.Put(projSmall, fmt.Sprintf("small-mention-%d", i), "Note", filler(i, 8)+" kafka")
 	}
-	src.put(projSmall, "small-weak", "Note", filler(7, 8)+" postgres")
+	src.Put(projSmall, "small-weak", "Note", filler(7, 8)+" postgres")
 	for i := range 4 {
-		src.put(projSmall, fmt.Sprintf("other-%d", i), "Note", filler(i, 8))
+		src.Put(projSmall, fmt.Sprintf("other-%d", i), "Note", filler(i, 8))
 	}
-	src.put(projBig, "big-strong", "Tuning", "postgres postgres postgres tuning")
-	src.put(projBig, "big-weak", "Note", filler(3, 12)+" kafka")
+	src.Put(projBig, "big-strong", "Tuning", "postgres postgres postgres tuning")
+	src.Put(projBig, "big-weak", "Note", filler(3, 12)+" kafka")
 	for i := range 9998 {
 		c := filler(i, 12)
 		if i%2 == 0 {
 			c += " postgres"
 		}
-		src.put(projBig, fmt.Sprintf("big-%05d", i), "Note", c)
+		src.Put(projBig, fmt.Sprintf("big-%05d", i), "Note", c)
 	}
 	// Building 10,000 entries takes about 0.5 s, 5-10 s under -race: more
 	// than testCtx allows on a busy machine.
@@ -122,8 +122,8 @@ func TestSearchProjectsScoresAsOneIndex(t *testing.T) {
 			title := words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))]
 			tt := []string{tags[rng.IntN(len(tags))]}
 			slug := fmt.Sprintf("%s-%d", ref.Project, i)
-			src.put(ref, slug, title, b.String(), tt...)
-			src.put(union, slug, title, b.String(), tt...)
+			src.Put(ref, slug, title, b.String(), tt...)
+			src.Put(union, slug, title, b.String(), tt...)
 		}
 	}
 	put(projA, 30)
@@ -198,8 +198,8 @@ func TestSearchProjectsLimitsTheMergedList(t *testing.T) {
 	src := newFakeSource()
 	for i := range 12 {
 		// Longer content scores lower: A holds the best and the worst.
-		src.put(projA, fmt.Sprintf("a%02d", i), "Note", strings.Repeat("river ", 2*i)+"kafka")
-		src.put(projB, fmt.Sprintf("b%02d", i), "Note", strings.Repeat("river ", 2*i+1)+"kafka")
+		src.Put(projA, fmt.Sprintf("a%02d", i), "Note", strings.Repeat("river ", 2*i)+"kafka")
+		src.Put(projB, fmt.Sprintf("b%02d", i), "Note", strings.Repeat("river ", 2*i+1)+"kafka")
 	}
 	r := newTestRegistry(t, src, Options{})
 	both := []memory.ProjectRef{projA, projB}
@@ -226,9 +226,9 @@ func TestSearchProjectsLimitsTheMergedList(t *testing.T) {
 func TestSearchProjectsFiltersTagsInEveryProject(t *testing.T) {
 	src := newFakeSource()
 	for _, ref := range []memory.ProjectRef{projA, projB, projSmall} {
-		src.put(ref, "tagged", "Kafka", "kafka retention", "db", "ops")
-		src.put(ref, "half", "Kafka", "kafka retention", "db")
-		src.put(ref, "untagged", "Kafka", "kafka retention")
+		src.Put(ref, "tagged", "Kafka", "kafka retention", "db", "ops")
+		src.Put(ref, "half", "Kafka", "kafka retention", "db")
+		src.Put(ref, "untagged", "Kafka", "kafka retention")
 	}
 	r := newTestRegistry(t, src, Options{})
 	refs := []memory.ProjectRef{projA, projB, projSmall}

@@ -22,8 +22,8 @@ import (
 // one of the projects before the recall is found by it (invariant 3).
 func TestSearchProjectsWaitsForQueuedRefreshInEveryProject(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
-	src.put(projB, "beta", "Beta", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projB, "beta", "Beta", "applesauce")
 	r := newTestRegistry(t, src, Options{})
 	both := []memory.ProjectRef{projA, projB}
 	searchAll(t, r, both, memory.SearchQuery{Text: "applesauce"}) // builds both
@@ -56,8 +56,8 @@ func TestSearchProjectsWaitsForQueuedRefreshInEveryProject(t *testing.T) {
 // a write queued before it.
 func TestSearchProjectsGivesUpOnQueuedRefresh(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
-	src.put(projB, "beta", "Beta", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projB, "beta", "Beta", "applesauce")
 	r := newTestRegistry(t, src, Options{IndexWait: tinyWait})
 	both := []memory.ProjectRef{projA, projB}
 	_, _ = r.SearchProjects(testCtx(t), both, memory.SearchQuery{Text: "applesauce"}) // starts the builds
@@ -117,14 +117,14 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 	refs := make([]memory.ProjectRef, 5)
 	for i := range refs {
 		refs[i] = memory.ProjectRef{Workspace: "ws", Project: fmt.Sprintf("p%d", i)}
-		src.put(refs[i], "seed", "Seed", "seed words")
+		src.Put(refs[i], "seed", "Seed", "seed words")
 	}
 	// Every 13th read fails, which drops the project's index: the next
 	// search rebuilds it, swapping indexes under concurrent recalls.
 	errInjected := errors.New("injected read failure")
 	var mu sync.Mutex
 	reads := 0
-	src.setHooks(nil, func(_ memory.ProjectRef, _ string, v memory.Version, err error) (memory.Version, error) {
+	src.SetHooks(nil, func(_ memory.ProjectRef, _ string, v memory.Version, err error) (memory.Version, error) {
 		mu.Lock()
 		reads++
 		fail := reads%13 == 0
@@ -144,7 +144,7 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 				ref := refs[rng.IntN(len(refs))]
 				w := word(g*1000 + i)
 				slug := fmt.Sprintf("g%d-%d", g, i%4)
-				src.put(ref, slug, "T", w)
+				src.Put(ref, slug, "T", w)
 				if err := r.Queue(ref, slug); err != nil {
 					t.Error(err)
 					return
@@ -182,9 +182,9 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 	}
 	// However many recalls met a failure, once reads work again every
 	// project's index holds exactly the latest text of every slug.
-	src.setHooks(nil, nil)
+	src.SetHooks(nil, nil)
 	for _, ref := range refs {
-		for slug := range src.data[ref] {
+		for _, slug := range src.Slugs(ref) {
 			latest, _ := src.Latest(context.Background(), ref, slug)
 			hits := searchAll(t, r, []memory.ProjectRef{ref}, memory.SearchQuery{Text: latest.Content})
 			if slug != "seed" && (len(hits) != 1 || hits[0].Slug != slug || hits[0].Version != latest.Version) {
@@ -199,8 +199,8 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 // index after a failed batch and its rebuild all go on (invariant 4).
 func TestSearchProjectsSlowBuildHoldsNoOtherIndex(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
-	src.put(projB, "beta", "Beta", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projB, "beta", "Beta", "applesauce")
 	r := newTestRegistry(t, src, Options{Logger: slog.New(slog.DiscardHandler)})
 	find(t, r, projA, "applesauce") // A is built, B is not
 
@@ -209,7 +209,7 @@ func TestSearchProjectsSlowBuildHoldsNoOtherIndex(t *testing.T) {
 	unblock := func() { releaseOnce.Do(func() { close(releaseScan) }) }
 	t.Cleanup(unblock)
 	injected := fmt.Errorf("injected read failure")
-	src.setHooks(func(ctx context.Context, ref memory.ProjectRef) error {
+	src.SetHooks(func(ctx context.Context, ref memory.ProjectRef) error {
 		if ref != projB {
 			return nil
 		}
@@ -241,11 +241,11 @@ func TestSearchProjectsSlowBuildHoldsNoOtherIndex(t *testing.T) {
 	// A batch of A fails: A's index is dropped, which needs every search
 	// holding it to let go. A recall holding A while it waits for B would
 	// block this until B's build is done.
-	src.put(projA, "alpha", "Alpha", "bananabread")
+	src.Put(projA, "alpha", "Alpha", "bananabread")
 	if err := r.Refresh(testCtx(t), projA, "alpha"); !errors.Is(err, injected) {
 		t.Fatalf("failing refresh of A while B builds: %v, want the injected failure", err)
 	}
-	src.put(projA, "alpha", "Alpha", "cherrypie") // version 3 reads fine
+	src.Put(projA, "alpha", "Alpha", "cherrypie") // version 3 reads fine
 	refresh(t, r, projA, "alpha")
 	if got := find(t, r, projA, "cherrypie"); len(got) != 1 || got[0].Version != 3 {
 		t.Fatalf("A after its rebuild: %v, want alpha version 3", describe(got))
@@ -270,7 +270,7 @@ func holdBetaRewrite(t *testing.T, r *Registry, src *fakeSource) (unblock func()
 	var once sync.Once
 	unblock = func() { once.Do(func() { close(release) }) }
 	t.Cleanup(unblock)
-	src.put(projB, "beta", "Beta", "bananabread")
+	src.Put(projB, "beta", "Beta", "bananabread")
 	if err := r.Queue(projB, "beta"); err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,8 @@ func TestWordVariants(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src := newFakeSource()
-			src.put(projA, "target", "Note", c.content)
-			src.put(projA, "other", "Other", "nothing related here at all")
+			src.Put(projA, "target", "Note", c.content)
+			src.Put(projA, "other", "Other", "nothing related here at all")
 			r := newTestRegistry(t, src, Options{})
 			if got := slugs(find(t, r, projA, c.query)); len(got) != 1 || got[0] != "target" {
 				t.Fatalf("%q in %q: hits %v, want [target]", c.query, c.content, got)
@@ -42,10 +42,10 @@ func TestWordVariants(t *testing.T) {
 // question matches on its content words only.
 func TestFunctionWordsOfBothLanguagesFindNothing(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "en", "The plan", "This is the plan for the rollout.")
-	src.put(projA, "de", "Der Plan", "Das ist der Plan für die Einführung.")
-	src.put(projA, "kafka", "Kafka retention", "Retention is seven days.")
-	src.put(projA, "tools", "Tools", "The binaries live in bin; see the man page.")
+	src.Put(projA, "en", "The plan", "This is the plan for the rollout.")
+	src.Put(projA, "de", "Der Plan", "Das ist der Plan für die Einführung.")
+	src.Put(projA, "kafka", "Kafka retention", "Retention is seven days.")
+	src.Put(projA, "tools", "Tools", "The binaries live in bin; see the man page.")
 	r := newTestRegistry(t, src, Options{})
 	for _, q := range []string{"the", "is the", "der die das", "und ist nicht"} {
 		if got := slugs(find(t, r, projA, q)); len(got) != 0 {
@@ -67,10 +67,10 @@ func TestFunctionWordsOfBothLanguagesFindNothing(t *testing.T) {
 // either language (MIT, IT, ES, DES, WAR) stay searchable.
 func TestAcronymsAreNoStopWords(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "lic", "Licensing", "The library is MIT licensed.")
-	src.put(projA, "region", "Region", "Everything runs in two regions; IT owns the accounts.")
-	src.put(projA, "crypto", "Cipher", "Legacy systems still use DES and ES modules; deploy the WAR file.")
-	src.put(projA, "plain", "Plain", "Das ist der Plan, und es geht mit dem Zug.")
+	src.Put(projA, "lic", "Licensing", "The library is MIT licensed.")
+	src.Put(projA, "region", "Region", "Everything runs in two regions; IT owns the accounts.")
+	src.Put(projA, "crypto", "Cipher", "Legacy systems still use DES and ES modules; deploy the WAR file.")
+	src.Put(projA, "plain", "Plain", "Das ist der Plan, und es geht mit dem Zug.")
 	r := newTestRegistry(t, src, Options{})
 	for q, want := range map[string]string{"MIT": "lic", "IT": "region", "DES": "crypto", "ES": "crypto", "WAR": "crypto"} {
 		if got := slugs(find(t, r, projA, q)); len(got) != 1 || got[0] != want {
@@ -82,9 +82,9 @@ func TestAcronymsAreNoStopWords(t *testing.T) {
 func TestTitleAndTagsOutweighContent(t *testing.T) {
 	src := newFakeSource()
 	filler := strings.Repeat("some other words about systems ", 5)
-	src.put(projA, "in-content", "Queue setup", "We run kafka in production. "+filler)
-	src.put(projA, "in-title", "Kafka setup", "We run it in production. "+filler)
-	src.put(projA, "in-tag", "Queue notes", "We run it in production. "+filler, "kafka")
+	src.Put(projA, "in-content", "Queue setup", "We run kafka in production. "+filler)
+	src.Put(projA, "in-title", "Kafka setup", "We run it in production. "+filler)
+	src.Put(projA, "in-tag", "Queue notes", "We run it in production. "+filler, "kafka")
 	r := newTestRegistry(t, src, Options{})
 	got := slugs(find(t, r, projA, "kafka"))
 	if len(got) != 3 || got[2] != "in-content" {
@@ -99,8 +99,8 @@ func TestTitleAndTagsOutweighContent(t *testing.T) {
 // tags still weighs more than the same word once in the content.
 func TestTagOutweighsContentAmongSeveralTags(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "in-tag", "Broker notes", "We run the message brokers on three nodes in production, restarted weekly by the ops team.", "kafka", "infra", "ops", "prod", "team:core")
-	src.put(projA, "in-content", "Broker notes", "We run kafka on three nodes in production, restarted weekly by the ops team.")
+	src.Put(projA, "in-tag", "Broker notes", "We run the message brokers on three nodes in production, restarted weekly by the ops team.", "kafka", "infra", "ops", "prod", "team:core")
+	src.Put(projA, "in-content", "Broker notes", "We run kafka on three nodes in production, restarted weekly by the ops team.")
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "kafka")); len(got) != 2 || got[0] != "in-tag" {
 		t.Fatalf("order %v, want the tag hit first", got)
@@ -109,10 +109,10 @@ func TestTagOutweighsContentAmongSeveralTags(t *testing.T) {
 
 func TestTagFilter(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "both", "Both", "shared text", "db", "team:infra")
-	src.put(projA, "db-only", "DB", "shared text", "db")
-	src.put(projA, "infra-only", "Infra", "shared text", "team:infra")
-	src.put(projA, "none", "None", "shared text")
+	src.Put(projA, "both", "Both", "shared text", "db", "team:infra")
+	src.Put(projA, "db-only", "DB", "shared text", "db")
+	src.Put(projA, "infra-only", "Infra", "shared text", "team:infra")
+	src.Put(projA, "none", "None", "shared text")
 	r := newTestRegistry(t, src, Options{})
 	for _, c := range []struct {
 		tags []string
@@ -149,7 +149,7 @@ func sortStrings(s []string) {
 func TestLimitBounds(t *testing.T) {
 	src := newFakeSource()
 	for i := range 70 {
-		src.put(projA, fmt.Sprintf("e%02d", i), "Entry", "common word")
+		src.Put(projA, fmt.Sprintf("e%02d", i), "Entry", "common word")
 	}
 	r := newTestRegistry(t, src, Options{})
 	for _, c := range []struct{ limit, want int }{
@@ -167,8 +167,8 @@ func TestLimitBounds(t *testing.T) {
 
 func TestHitFields(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "decisions/db-choice", "DB choice", "first")
-	v := src.put(projA, "decisions/db-choice", "Database choice", "We chose SQLite.", "db", "adr")
+	src.Put(projA, "decisions/db-choice", "DB choice", "first")
+	v := src.Put(projA, "decisions/db-choice", "Database choice", "We chose SQLite.", "db", "adr")
 	r := newTestRegistry(t, src, Options{})
 	hits := find(t, r, projA, "sqlite")
 	if len(hits) != 1 {
@@ -188,9 +188,9 @@ func TestHitFields(t *testing.T) {
 func TestSnippet(t *testing.T) {
 	long := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 20)
 	src := newFakeSource()
-	src.put(projA, "middle", "Middle", long+"Die Datenbanken laufen auf SQLite\n\nmit   WAL. "+long)
-	src.put(projA, "title-only", "Zebra", long)
-	src.put(projA, "short", "Short", "tiny zebra note")
+	src.Put(projA, "middle", "Middle", long+"Die Datenbanken laufen auf SQLite\n\nmit   WAL. "+long)
+	src.Put(projA, "title-only", "Zebra", long)
+	src.Put(projA, "short", "Short", "tiny zebra note")
 	r := newTestRegistry(t, src, Options{})
 
 	s := find(t, r, projA, "datenbank sqlite")[0].Snippet
@@ -221,7 +221,7 @@ func TestSnippet(t *testing.T) {
 func TestLongMatchedWord(t *testing.T) {
 	word := "org.example." + strings.Repeat("persistence_repository.", 8) + "find_all"
 	src := newFakeSource()
-	src.put(projA, "trace", "Stack trace", "The nightly import crashed again; the trace pointed at "+word+" when the list was empty.")
+	src.Put(projA, "trace", "Stack trace", "The nightly import crashed again; the trace pointed at "+word+" when the list was empty.")
 	r := newTestRegistry(t, src, Options{})
 	hits := find(t, r, projA, word)
 	if len(hits) != 1 || !strings.Contains(hits[0].Snippet, "org.example") {
@@ -237,7 +237,7 @@ func TestLongMatchedWord(t *testing.T) {
 
 func TestHostileQueries(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Title x", "content with words and x")
+	src.Put(projA, "alpha", "Title x", "content with words and x")
 	r := newTestRegistry(t, src, Options{})
 	for _, q := range []string{
 		`"`, `""`, `+-`, `title:x`, `*`, `~`, `x~2`, `(`, `)`, `\`, `AND OR NOT`, `a:b:c`,
@@ -277,9 +277,9 @@ func TestHostileQueries(t *testing.T) {
 // (title, tags and slug, content), not one per field of the entry.
 func TestSlugAndTagsShareOneField(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "decisions/zeppelin-choice", "Airships", "We picked one.")
-	src.put(projA, "notes/b", "Airships", "Which zeppelin we picked.", "hangar")
-	src.put(projA, "notes/c", "Airships", "The hangar is big.")
+	src.Put(projA, "decisions/zeppelin-choice", "Airships", "We picked one.")
+	src.Put(projA, "notes/b", "Airships", "Which zeppelin we picked.", "hangar")
+	src.Put(projA, "notes/c", "Airships", "The hangar is big.")
 	r := newTestRegistry(t, src, Options{})
 	if got := slugs(find(t, r, projA, "choice")); len(got) != 1 || got[0] != "decisions/zeppelin-choice" {
 		t.Errorf("choice: %v, want the slug's entry", got)
@@ -298,7 +298,7 @@ func TestSlugAndTagsShareOneField(t *testing.T) {
 func TestRecallSnippetTieBreak(t *testing.T) {
 	src := newFakeSource()
 	filler := strings.Repeat("lorem ipsum dolor sit amet ", 12)
-	src.put(projA, "log", "Nightly", "north: import failed. "+filler+"south: import failed.")
+	src.Put(projA, "log", "Nightly", "north: import failed. "+filler+"south: import failed.")
 	r := newTestRegistry(t, src, Options{})
 	hits := find(t, r, projA, "import failed")
 	if len(hits) != 1 {

@@ -94,6 +94,6 @@ func fillFromWords(src *fakeSource, ref memory.ProjectRef, words []string, n int
 		if i%2 == 0 {
 			tt = append(tt, tags[rng.IntN(len(tags))])
 		}
-		src.put(ref, fmt.Sprintf("notes/entry-%05d", i), pick(4), pick(60), tt...)
+		src.Put(ref, fmt.Sprintf("notes/entry-%05d", i), pick(4), pick(60), tt...)
 	}
 }

@@ -27,6 +27,10 @@ type Source interface {
 	// Latest returns the latest version of a slug, tombstones included
 	// (Deleted set), or a *memory.Error with CodeNotFound if it never existed.
 	Latest(ctx context.Context, ref memory.ProjectRef, slug string) (memory.Version, error)
+	// LatestMany is Latest for several slugs of a project in one read (the
+	// store: one statement per chunk of slugs): a recall's hits cost one
+	// read per project. Slugs that never existed are absent from the map.
+	LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []string) (map[string]memory.Version, error)
 	// Get returns one version of a slug (and the slug's latest version
 	// number); a search reads its hits with it.
 	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error)
@@ -75,21 +79,12 @@ type Options struct {
 	Meaning MeaningOptions
 }
 
+// withDefaults fills in what the registry itself uses; BuildBatch,
+// BatchBytes, PersistNap and IndexRetry only pass to each project's
+// index.Config, which defaults them.
 func (o Options) withDefaults() Options {
-	if o.BuildBatch <= 0 {
-		o.BuildBatch = 1000
-	}
-	if o.BatchBytes <= 0 {
-		o.BatchBytes = DefaultBatchBytes
-	}
 	if o.IdleClose == 0 {
 		o.IdleClose = DefaultIdleClose
-	}
-	if o.PersistNap <= 0 {
-		o.PersistNap = DefaultPersistNap
-	}
-	if o.IndexRetry <= 0 {
-		o.IndexRetry = DefaultIndexRetry
 	}
 	if o.IndexWait <= 0 {
 		o.IndexWait = DefaultIndexWait
@@ -151,7 +146,8 @@ var _ interface {
 } = (*Registry)(nil)
 
 // NewRegistry returns an empty registry reading from src, with its indexes
-// in opts.Dir (or a temporary directory). It panics if the built-in index
+// in opts.Dir (or a temporary directory). The application calls TuneProcess
+// once before it; NewRegistry leaves process-wide settings alone. It panics if the built-in index
 // mapping is invalid, which is a programming error. A directory that cannot
 // be used fails the first use of each project, with the cause.
 func NewRegistry(src Source, opts Options) *Registry {
@@ -159,7 +155,6 @@ func NewRegistry(src Source, opts Options) *Registry {
 	if err != nil {
 		panic("search: invalid index mapping: " + err.Error())
 	}
-	index.TuneProcess()
 	opts = opts.withDefaults()
 	dir, temp := opts.Dir, false
 	if dir == "" {
@@ -341,3 +336,9 @@ func IndexDir(root string, ref memory.ProjectRef) string { return index.Dir(root
 // with: the nodes of a cluster agree on it, so that no node trusts an index
 // another would rebuild.
 const IndexFormat = index.Format
+
+// TuneProcess sets bleve's and zap's process-wide settings once, before the
+// first index opens: the application calls it at start (see
+// index.TuneProcess for the two settings and why they are per process, not
+// per registry). It is idempotent.
+func TuneProcess() { index.TuneProcess() }

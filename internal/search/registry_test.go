@@ -18,7 +18,7 @@ import (
 func blockScan(src *fakeSource, ref memory.ProjectRef) (started, release chan struct{}) {
 	started, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	src.setHooks(func(ctx context.Context, r memory.ProjectRef) error {
+	src.SetHooks(func(ctx context.Context, r memory.ProjectRef) error {
 		if r != ref {
 			return nil
 		}
@@ -35,8 +35,8 @@ func blockScan(src *fakeSource, ref memory.ProjectRef) (started, release chan st
 
 func TestSlowBuildDoesNotBlockOtherProjects(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "a1", "Alpha", "slow project content")
-	src.put(projB, "b1", "Beta", "fast project content")
+	src.Put(projA, "a1", "Alpha", "slow project content")
+	src.Put(projB, "b1", "Beta", "fast project content")
 	r := newTestRegistry(t, src, Options{})
 	started, release := blockScan(src, projA)
 
@@ -48,7 +48,7 @@ func TestSlowBuildDoesNotBlockOtherProjects(t *testing.T) {
 	<-started
 
 	// A's build is stuck in its scan; B must work regardless.
-	src.put(projB, "b2", "Gamma", "freshly written words")
+	src.Put(projB, "b2", "Gamma", "freshly written words")
 	refresh(t, r, projB, "b2")
 	if got := slugs(find(t, r, projB, "freshly")); len(got) != 1 || got[0] != "b2" {
 		t.Fatalf("B search during A's build = %v, want [b2]", got)
@@ -67,8 +67,8 @@ func TestSlowBuildDoesNotBlockOtherProjects(t *testing.T) {
 
 func TestChangeDuringBuildIsNotLost(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "oldword content")
-	src.put(projA, "gone", "Gone", "vanishing content")
+	src.Put(projA, "alpha", "Alpha", "oldword content")
+	src.Put(projA, "gone", "Gone", "vanishing content")
 	r := newTestRegistry(t, src, Options{})
 	started, release := blockScan(src, projA)
 
@@ -80,9 +80,9 @@ func TestChangeDuringBuildIsNotLost(t *testing.T) {
 	<-started
 
 	// The scan has its snapshot; these writes happen after it.
-	src.put(projA, "alpha", "Alpha", "newword content")
-	src.put(projA, "beta", "Beta", "betaword content")
-	src.forget(projA, "gone")
+	src.Put(projA, "alpha", "Alpha", "newword content")
+	src.Put(projA, "beta", "Beta", "betaword content")
+	src.Forget(projA, "gone")
 	errs := make(chan error, 3)
 	for _, slug := range []string{"alpha", "beta", "gone"} {
 		go func() { errs <- r.Refresh(context.Background(), projA, slug) }()
@@ -122,7 +122,7 @@ func TestChangeDuringBuildIsNotLost(t *testing.T) {
 func blockLatest(src *fakeSource, slug string) (started, release chan struct{}) {
 	started, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	src.setHooks(nil, func(_ memory.ProjectRef, s string, v memory.Version, err error) (memory.Version, error) {
+	src.SetHooks(nil, func(_ memory.ProjectRef, s string, v memory.Version, err error) (memory.Version, error) {
 		first := false
 		if s == slug {
 			once.Do(func() { first = true })
@@ -133,13 +133,13 @@ func blockLatest(src *fakeSource, slug string) (started, release chan struct{}) 
 		}
 		return v, err
 	})
-	src.touch(slug)
+	src.Touch(slug)
 	return started, release
 }
 
 func TestRefreshesInReversedOrderKeepLatest(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
 	r := newTestRegistry(t, src, Options{})
 	find(t, r, projA, "applesauce") // build
 
@@ -148,7 +148,7 @@ func TestRefreshesInReversedOrderKeepLatest(t *testing.T) {
 	go func() { first <- r.Refresh(context.Background(), projA, "alpha") }()
 	<-started // the first refresh has read v1 and is slow to apply it
 
-	src.put(projA, "alpha", "Alpha", "bananabread")
+	src.Put(projA, "alpha", "Alpha", "bananabread")
 	second := make(chan error)
 	go func() { second <- r.Refresh(context.Background(), projA, "alpha") }()
 	waitQueued(t, r, projA, 1)
@@ -170,17 +170,17 @@ func TestRefreshesInReversedOrderKeepLatest(t *testing.T) {
 
 func TestStaleReadNeverGoesBack(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
-	src.put(projA, "alpha", "Alpha", "bananabread")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "bananabread")
 	r := newTestRegistry(t, src, Options{})
 	find(t, r, projA, "x") // build: v2 indexed
 
 	// A lagging read hands back v1 although v2 is applied.
-	v1 := src.version(projA, "alpha", 1)
-	src.setHooks(nil, func(memory.ProjectRef, string, memory.Version, error) (memory.Version, error) {
+	v1 := src.Version(projA, "alpha", 1)
+	src.SetHooks(nil, func(memory.ProjectRef, string, memory.Version, error) (memory.Version, error) {
 		return v1, nil
 	})
-	src.touch("alpha")
+	src.Touch("alpha")
 	refresh(t, r, projA, "alpha")
 	if got := find(t, r, projA, "applesauce"); len(got) != 0 {
 		t.Fatalf("stale v1 came back: %+v", got)
@@ -192,7 +192,7 @@ func TestStaleReadNeverGoesBack(t *testing.T) {
 
 func TestForgottenEntryNeverComesBack(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "secretword")
+	src.Put(projA, "alpha", "Alpha", "secretword")
 	r := newTestRegistry(t, src, Options{})
 	if got := find(t, r, projA, "secretword"); len(got) != 1 {
 		t.Fatalf("before forget: %v", got)
@@ -203,7 +203,7 @@ func TestForgottenEntryNeverComesBack(t *testing.T) {
 	stale := make(chan error)
 	go func() { stale <- r.Refresh(context.Background(), projA, "alpha") }()
 	<-started
-	src.forget(projA, "alpha")
+	src.Forget(projA, "alpha")
 	forgot := make(chan error)
 	go func() { forgot <- r.Refresh(context.Background(), projA, "alpha") }()
 	waitQueued(t, r, projA, 1)
@@ -218,11 +218,11 @@ func TestForgottenEntryNeverComesBack(t *testing.T) {
 	}
 
 	// Even a later read returning the old live version does not revive it.
-	v1 := src.version(projA, "alpha", 1)
-	src.setHooks(nil, func(memory.ProjectRef, string, memory.Version, error) (memory.Version, error) {
+	v1 := src.Version(projA, "alpha", 1)
+	src.SetHooks(nil, func(memory.ProjectRef, string, memory.Version, error) (memory.Version, error) {
 		return v1, nil
 	})
-	src.touch("alpha")
+	src.Touch("alpha")
 	refresh(t, r, projA, "alpha")
 	if got := find(t, r, projA, "secretword"); len(got) != 0 {
 		t.Fatalf("forgotten entry revived by stale read: %+v", got)
@@ -231,7 +231,7 @@ func TestForgottenEntryNeverComesBack(t *testing.T) {
 
 func TestRefreshOfUnknownSlugRemovesNothingElse(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "keepme")
+	src.Put(projA, "alpha", "Alpha", "keepme")
 	r := newTestRegistry(t, src, Options{})
 	refresh(t, r, projA, "never-written")
 	if got := find(t, r, projA, "keepme"); len(got) != 1 {
@@ -243,7 +243,7 @@ func TestConcurrentRefreshesCoalesce(t *testing.T) {
 	const n = 100
 	src := newFakeSource()
 	r := newTestRegistry(t, src, Options{})
-	src.put(projA, "first", "First", "firstword")
+	src.Put(projA, "first", "First", "firstword")
 	find(t, r, projA, "x") // build
 
 	// Hold the first batch in its read until the others are queued behind it.
@@ -254,7 +254,7 @@ func TestConcurrentRefreshesCoalesce(t *testing.T) {
 	<-started
 	for i := range n {
 		slug := fmt.Sprintf("e%03d", i)
-		src.put(projA, slug, "Entry", word(i))
+		src.Put(projA, slug, "Entry", word(i))
 		wg.Go(func() { errs <- r.Refresh(context.Background(), projA, slug) })
 	}
 	waitQueued(t, r, projA, n)
@@ -287,7 +287,7 @@ func TestConcurrentWritersReadTheirWrites(t *testing.T) {
 				n := g*25 + i
 				// Several writers share slugs, so versions race too.
 				slug := fmt.Sprintf("s%d", n%40)
-				src.put(projA, slug, "T", word(n))
+				src.Put(projA, slug, "T", word(n))
 				// Queue, as the service does: it does not wait; the search does.
 				if err := r.Queue(projA, slug); err != nil {
 					t.Error(err)
@@ -337,7 +337,7 @@ func TestManySmallRefreshesKeepTheLatest(t *testing.T) {
 	find(t, r, projA, "x") // empty build
 	for i := range 200 {
 		slug := fmt.Sprintf("e%d", i%150)
-		src.put(projA, slug, "Entry", word(i))
+		src.Put(projA, slug, "Entry", word(i))
 		refresh(t, r, projA, slug)
 	}
 	for i := 50; i < 200; i++ {
@@ -354,14 +354,14 @@ func TestManySmallRefreshesKeepTheLatest(t *testing.T) {
 
 func TestFailedBuildIsRetried(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "retryword")
+	src.Put(projA, "alpha", "Alpha", "retryword")
 	r := newTestRegistry(t, src, Options{})
 	boom := errors.New("disk on fire")
-	src.setHooks(func(context.Context, memory.ProjectRef) error { return boom }, nil)
+	src.SetHooks(func(context.Context, memory.ProjectRef) error { return boom }, nil)
 	if _, err := r.Search(testCtx(t), projA, memory.SearchQuery{Text: "retryword"}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want the scan's error", err)
 	}
-	src.setHooks(nil, nil)
+	src.SetHooks(nil, nil)
 	if got := find(t, r, projA, "retryword"); len(got) != 1 {
 		t.Fatalf("after retry: %v", got)
 	}
@@ -369,7 +369,7 @@ func TestFailedBuildIsRetried(t *testing.T) {
 
 func TestCloseCancelsBuildAndRefusesWork(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "word")
+	src.Put(projA, "alpha", "Alpha", "word")
 	r := NewRegistry(src, Options{})
 	started, _ := blockScan(src, projA)
 	done := make(chan error)
@@ -394,7 +394,7 @@ func TestCloseCancelsBuildAndRefusesWork(t *testing.T) {
 
 func TestSearchWaitsForQueuedRefresh(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
 	r := newTestRegistry(t, src, Options{})
 	find(t, r, projA, "applesauce") // build
 
@@ -402,7 +402,7 @@ func TestSearchWaitsForQueuedRefresh(t *testing.T) {
 	var releaseOnce sync.Once
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(unblock) // runs before the registry's Close, which waits for the batch
-	src.put(projA, "alpha", "Alpha", "bananabread")
+	src.Put(projA, "alpha", "Alpha", "bananabread")
 	if err := r.Queue(projA, "alpha"); err != nil {
 		t.Fatal(err)
 	}
@@ -431,18 +431,18 @@ func TestSearchWaitsForQueuedRefresh(t *testing.T) {
 
 func TestFailedBatchLeavesNoStaleIndex(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
 	r := newTestRegistry(t, src, Options{Logger: slog.New(slog.DiscardHandler)})
 	find(t, r, projA, "applesauce") // build
 
-	src.put(projA, "alpha", "Alpha", "bananabread")
-	src.setHooks(nil, func(memory.ProjectRef, string, memory.Version, error) (memory.Version, error) {
+	src.Put(projA, "alpha", "Alpha", "bananabread")
+	src.SetHooks(nil, func(memory.ProjectRef, string, memory.Version, error) (memory.Version, error) {
 		return memory.Version{}, errors.New("disk I/O error")
 	})
 	if err := r.Refresh(testCtx(t), projA, "alpha"); err == nil {
 		t.Fatal("refresh with a failing read reported success")
 	}
-	src.setHooks(nil, nil)
+	src.SetHooks(nil, nil)
 	// The batch that failed must not leave the old text searchable: the
 	// index is rebuilt from the source instead.
 	if got := find(t, r, projA, "bananabread"); len(got) != 1 || got[0].Version != 2 {

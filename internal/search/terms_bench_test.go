@@ -27,7 +27,7 @@ func BenchmarkQueryTerms(b *testing.B) {
 			sb.WriteString(vocab[rng.IntN(len(vocab))])
 			sb.WriteByte(' ')
 		}
-		src.put(projA, fmt.Sprintf("e%04d", i), vocab[rng.IntN(len(vocab))], sb.String())
+		src.Put(projA, fmt.Sprintf("e%04d", i), vocab[rng.IntN(len(vocab))], sb.String())
 	}
 	r := newTestRegistry(b, src, Options{})
 	if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "warm"}); err != nil {

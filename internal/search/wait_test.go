@@ -19,7 +19,7 @@ const tinyWait = time.Nanosecond
 // once the build is done, the next search answers.
 func TestSearchGivesUpOnSlowBuild(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
 	r := newTestRegistry(t, src, Options{IndexWait: tinyWait})
 	started, release := blockScan(src, projA)
 	var once sync.Once
@@ -41,7 +41,7 @@ func TestSearchGivesUpOnSlowBuild(t *testing.T) {
 // lacks the write (read-your-writes).
 func TestSearchGivesUpOnQueuedRefresh(t *testing.T) {
 	src := newFakeSource()
-	src.put(projA, "alpha", "Alpha", "applesauce")
+	src.Put(projA, "alpha", "Alpha", "applesauce")
 	r := newTestRegistry(t, src, Options{IndexWait: tinyWait})
 	_, _ = r.Search(testCtx(t), projA, memory.SearchQuery{Text: "applesauce"}) // starts the build
 	waitBuilt(t, r, projA)
@@ -50,7 +50,7 @@ func TestSearchGivesUpOnQueuedRefresh(t *testing.T) {
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(unblock)
-	src.put(projA, "alpha", "Alpha", "bananabread")
+	src.Put(projA, "alpha", "Alpha", "bananabread")
 	if err := r.Queue(projA, "alpha"); err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,10 @@ package service
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"munin/internal/memory"
+	searchtext "munin/internal/search/text"
 )
 
 // Recall searches one project of the caller, or every project it holds a key
@@ -54,13 +54,13 @@ func (s *Service) recall(ctx context.Context, c memory.Caller, keys []memory.Key
 			return nil, err
 		}
 	}
-	q.Text = strings.TrimSpace(q.Text)
-	if q.Text == "" {
-		return nil, memory.Errorf(memory.CodeInvalid, "query must not be empty")
-	}
-	if err := memory.ValidateText("query", q.Text, memory.MaxQuery); err != nil {
+	// The query's text is checked where every recall's is (search/text), and
+	// here, before the rate and the analysis: cheap refusals come first.
+	text, err := searchtext.CheckQuery(q.Text)
+	if err != nil {
 		return nil, err
 	}
+	q.Text = text
 	limit, err := bounded("limit", q.Limit, memory.DefaultRecallLimit, memory.MaxRecallLimit)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,8 @@ func (s *Service) recall(ctx context.Context, c memory.Caller, keys []memory.Key
 		refs[i] = k.Project
 	}
 	// The index refuses a query of more than memory.MaxQueryTerms distinct
-	// words: only its analysis knows them, and it analyzes the query once.
+	// words (searchtext.CheckTerms): only its analysis knows them, and it
+	// analyzes the query once.
 	start := time.Now()
 	hits, err := s.index.SearchProjects(ctx, refs, q)
 	if err != nil {
