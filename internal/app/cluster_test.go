@@ -290,7 +290,7 @@ func TestClusterFaults(t *testing.T) {
 		t.Fatal("the node kept acknowledging writes 6 s after etcd went away (lease TTL 2 s)")
 	}
 	// Nor does it serve reads of the file it holds: it cannot know whether
-	// it still owns the workspace (README, "What a failure costs").
+	// it still owns the workspace (docs/cluster.md#what-a-failure-costs).
 	for _, path := range []string{"/readyz", "/api/v1/entries/f/s0"} {
 		if code, body, err := tryRest(http.MethodGet, n.url+path, token, ""); err == nil && code != http.StatusServiceUnavailable {
 			t.Fatalf("GET %s with etcd gone: %d %s, want 503 or no answer", path, code, body)

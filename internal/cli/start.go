@@ -26,7 +26,7 @@ func newLogger(w io.Writer) *slog.Logger {
 }
 
 // privateDataDir makes an existing data directory private (0700) and says
-// so once: a fresh clone brings ./data as 0755, while the README promises
+// so once: a fresh clone brings ./data as 0755, while docs/security.md#defaults promises
 // that only the server's user can read the memory. Directories Munin creates
 // are private already (app.PrivateFiles). A directory that cannot be changed
 // (owned by another user) is a warning, not a refusal to start.

@@ -20,7 +20,7 @@ func exposition(t *testing.T, m *Metrics) string {
 	return string(body)
 }
 
-// TestReplicaAckOnlyInClusterMode: the README promises the
+// TestReplicaAckOnlyInClusterMode: docs/operations.md#metrics promises the
 // munin_replica_ack_* series in cluster mode; a single server must not show
 // them, not even at zero.
 func TestReplicaAckOnlyInClusterMode(t *testing.T) {

@@ -5,7 +5,7 @@
 // a new epoch), gates every write batch on the replica and the lease, and
 // lets go of a workspace whose ownership was lost.
 //
-// The rules it keeps (README, "Running a cluster"):
+// The rules it keeps (docs/architecture.md#the-cluster-write-path):
 //   - A batch commits only while the node may still own the workspace
 //     (BeforeCommit), and is acknowledged only once the replica holds it
 //     (sync mode) and the ownership is still valid after that (AfterCommit).
