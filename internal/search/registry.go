@@ -17,9 +17,9 @@ import (
 	"munin/internal/search/vector"
 )
 
-// Source is where the index takes its state from: the database. The store
-// implements it. The index never trusts what a caller says was written; it
-// always rereads it here.
+// Source is the database: each project's index takes its state from it, and
+// a recall reads its hits from it. The store implements it. The index never
+// trusts what a caller says was written; it always rereads it here.
 type Source interface {
 	// ScanLatestSeq and Changes build and catch up a project's index
 	// (index.Source).
@@ -31,9 +31,6 @@ type Source interface {
 	// store: one statement per chunk of slugs): a recall's hits cost one
 	// read per project. Slugs that never existed are absent from the map.
 	LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []string) (map[string]memory.Version, error)
-	// Get returns one version of a slug (and the slug's latest version
-	// number); a search reads its hits with it.
-	Get(ctx context.Context, ref memory.ProjectRef, slug string, version int) (memory.Version, int, error)
 }
 
 // Options tune a Registry; the zero value is a good default.
