@@ -12,6 +12,15 @@ import (
 
 var ref = memory.ProjectRef{Workspace: "ws", Project: "p"}
 
+// newSource holds five entries of ref.
+func newSource() *searchtest.Source {
+	src := searchtest.NewSource()
+	for i := range 5 {
+		src.Put(ref, fmt.Sprintf("e%d", i), "T", "alpha")
+	}
+	return src
+}
+
 func testConfig(t *testing.T, src Source, dir string, c *Counters) Config {
 	m, err := NewMapping()
 	if err != nil {
@@ -42,10 +51,7 @@ func docs(t *testing.T, p *Project) uint64 {
 // document; an index closed and opened again is caught up from its mark
 // with the writes made while it was closed, not rebuilt.
 func TestBuildRefreshReopen(t *testing.T) {
-	src := searchtest.NewSource()
-	for i := range 5 {
-		src.Put(ref, fmt.Sprintf("e%d", i), "T", "alpha")
-	}
+	src := newSource()
 	dir := t.TempDir()
 	var c Counters
 	p := New(testConfig(t, src, dir, &c))
