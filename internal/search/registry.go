@@ -107,9 +107,10 @@ const (
 //
 // Locking: the registry's own mutex only guards the map of projects and is
 // never held while anything is built, read or indexed (invariant 4). Each
-// project has its own lock that serializes its build, its refresh batches and
-// its compactions, so every read from the Source is applied in the order it
-// was made and the index cannot go back to an older state (invariant 3).
+// project (index.Project) has its own lock that serializes its build, its
+// refresh batches and its compactions, so every read from the Source is
+// applied in the order it was made and the index cannot go back to an older
+// state (invariant 3).
 // Searches do not take the project lock once the index is built.
 type Registry struct {
 	src     Source
