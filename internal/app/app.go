@@ -93,6 +93,10 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close(), cn.close(), lock.Unlock())
 	}
+	// bleve's and zap's settings are per process; every command that opens
+	// an index (serve, stdio, import, reindex, the in-process tests) comes
+	// through here first.
+	search.TuneProcess()
 	reg = search.NewRegistry(st, searchOptions(cfg, m, meaningOptions(embedder, st, m)))
 	var index service.Index = reg
 	var backlog func(context.Context, memory.ProjectRef) (int, error)
