@@ -12,8 +12,9 @@ import (
 	"munin/internal/service"
 )
 
-// TestBadInput: every bad request gets the right status, a message naming
-// the problem, and changes nothing (invariant 6).
+// TestBadInput: every bad request gets the right status, a message naming the
+// problem, and changes nothing (invariant 6,
+// docs/architecture.md#invariant-6-bad-input-changes-nothing).
 func TestBadInput(t *testing.T) {
 	f := newFixture(t, service.Options{})
 	big := strings.Repeat("x", memory.DefaultMaxContent+1)

@@ -10,11 +10,12 @@ import (
 	"munin/internal/memory"
 )
 
-// A node that owned a workspace, left, and takes it over again later has
-// a search index on disk from its first ownership. After the takeover it
-// must answer from the restored file: what other owners wrote meanwhile is
-// found, and a version they replaced does not come back (invariant 3: the
-// index is trusted only up to the change it records, caught up beyond it).
+// A node that owned a workspace, left, and takes it over again later has a search
+// index on disk from its first ownership. After the takeover it must answer from
+// the restored file: what other owners wrote meanwhile is found, and a version
+// they replaced does not come back (invariant 3
+// (docs/architecture.md#invariant-3-read-your-writes): the index is trusted only
+// up to the change it records, caught up beyond it).
 func TestClusterIndexOfAReturningOwner(t *testing.T) {
 	bin := requireLitestream(t)
 	etcd := etcdtest.Start(t, 1)

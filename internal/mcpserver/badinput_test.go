@@ -10,8 +10,9 @@ import (
 	"munin/internal/service"
 )
 
-// TestBadInput: every bad call gets a clear error naming the problem, and
-// changes nothing (invariant 6).
+// TestBadInput: every bad call gets a clear error naming the problem, and changes
+// nothing (invariant 6,
+// docs/architecture.md#invariant-6-bad-input-changes-nothing).
 func TestBadInput(t *testing.T) {
 	h := newHarness(t, service.Options{})
 	token, _ := h.env.Key(t, "ws", "proj", "alice", memory.RoleWrite)

@@ -16,7 +16,9 @@ const writesPerClient = 50
 
 // TestConcurrentRemembersOverMCP: many sessions writing the same slugs get
 // versions 1..n without gaps or duplicates, one per successful call, and the
-// index ends at each slug's last version (invariants 2 and 3 through MCP).
+// index ends at each slug's last version (invariants 2 and 3
+// (docs/architecture.md#invariant-2-one-version-per-remember-no-gaps,
+// docs/architecture.md#invariant-3-read-your-writes) through MCP).
 func TestConcurrentRemembersOverMCP(t *testing.T) {
 	const (
 		clients = 32

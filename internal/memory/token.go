@@ -15,10 +15,12 @@ import (
 // store's control database, or etcd in a cluster), so a token made by one
 // authenticates against the hash the other stored.
 
-// KeyIDMax bounds key ids: random in 1..KeyIDMax, not a server-wide
-// sequence, so the id a project admin's new key gets says nothing of other
-// projects' keys (invariant 7). 31 bits stay short enough to type in
-// `munin key revoke ID` and exact as a JSON number in every client.
+// KeyIDMax bounds key ids: random in 1..KeyIDMax, not a server-wide sequence, so
+// the id a project admin's new key gets says nothing of other projects' keys
+// (invariant 7,
+// docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects). 31 bits
+// stay short enough to type in `munin key revoke ID` and exact as a JSON number
+// in every client.
 const KeyIDMax = 1<<31 - 1
 
 // KeyIDTries bounds the draws after an id collision. Even with a million

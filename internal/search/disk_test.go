@@ -71,9 +71,10 @@ func TestRestartOpensTheIndexOnDisk(t *testing.T) {
 	}
 }
 
-// TestRestartCatchesUpWritesMadeWhileClosed: writes made while no server
-// ran (an import) or not yet in the index at a crash are found after the
-// restart, replaced and forgotten versions are not (invariant 3).
+// TestRestartCatchesUpWritesMadeWhileClosed: writes made while no server ran (an
+// import) or not yet in the index at a crash are found after the restart,
+// replaced and forgotten versions are not (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes).
 func TestRestartCatchesUpWritesMadeWhileClosed(t *testing.T) {
 	d := newRestartable(t)
 	src := newFakeSource()

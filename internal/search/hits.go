@@ -9,16 +9,16 @@ import (
 	"munin/internal/search/text"
 )
 
-// Hits are read from the database, not from the index. The index stores no
-// text and keeps no term vectors: both cost more memory than the text itself
-// (see memory_test.go). Each hit shows its entry's latest version, read after
-// the search: all hits of a project in one statement (Source.LatestMany),
-// so a hit costs neither a stored-field lookup in the index (an _id lookup
-// across all segments) nor a statement of its own. An entry
-// forgotten between the search and the read is left out, so a forgotten
-// entry never comes back (invariant 3); one replaced meanwhile shows its new
-// version. The snippet's marks are found by analyzing the content with the
-// same analyzers as the query (text.Marker).
+// Hits are read from the database, not from the index. The index stores no text
+// and keeps no term vectors: both cost more memory than the text itself (see
+// memory_test.go). Each hit shows its entry's latest version, read after the
+// search: all hits of a project in one statement (Source.LatestMany), so a hit
+// costs neither a stored-field lookup in the index (an _id lookup across all
+// segments) nor a statement of its own. An entry forgotten between the search and
+// the read is left out, so a forgotten entry never comes back (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes); one replaced meanwhile
+// shows its new version. The snippet's marks are found by analyzing the content
+// with the same analyzers as the query (text.Marker).
 
 // hitsFrom turns bleve's matches into hits, in order, leaving out entries
 // forgotten since the search. query is the query text, for the snippet marks.

@@ -11,10 +11,11 @@ import (
 	"munin/internal/memory"
 )
 
-// TestHitsShowLatestVersion: a hit shows its entry's latest version, read
-// after the search. An entry forgotten after the index matched it (its
-// refresh not yet applied) is left out, so it never comes back
-// (invariant 3); one replaced meanwhile shows the new version.
+// TestHitsShowLatestVersion: a hit shows its entry's latest version, read after
+// the search. An entry forgotten after the index matched it (its refresh not yet
+// applied) is left out, so it never comes back (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes); one replaced meanwhile
+// shows the new version.
 func TestHitsShowLatestVersion(t *testing.T) {
 	src := newFakeSource()
 	src.Put(projA, "gone", "Gone", "zebra crossing")

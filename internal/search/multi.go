@@ -21,10 +21,11 @@ const MaxSearchProjects = memory.MaxCallerKeys
 // held the entries of all the projects searched (see rank/scale.go). A single ref
 // is exactly Search. refs must be distinct, 1 to MaxSearchProjects of them.
 //
-// Read-your-writes holds for every project (invariant 3): the refreshes
-// queued in any of them before the call are applied first, and builds run,
-// under one Options.IndexWait for all of them; past it the search answers
-// unavailable with a retry hint, as Search does.
+// Read-your-writes holds for every project (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes): the refreshes queued in any
+// of them before the call are applied first, and builds run, under one
+// Options.IndexWait for all of them; past it the search answers unavailable with
+// a retry hint, as Search does.
 //
 // With Options.Meaning on, the keyword hits are fused with the meaning hits
 // (fuse.go), and each hit's Match says which path found it; else every hit

@@ -18,8 +18,9 @@ import (
 	"munin/internal/memory"
 )
 
-// TestSearchProjectsWaitsForQueuedRefreshInEveryProject: a write queued in
-// one of the projects before the recall is found by it (invariant 3).
+// TestSearchProjectsWaitsForQueuedRefreshInEveryProject: a write queued in one of
+// the projects before the recall is found by it (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes).
 func TestSearchProjectsWaitsForQueuedRefreshInEveryProject(t *testing.T) {
 	src := newFakeSource()
 	src.Put(projA, "alpha", "Alpha", "applesauce")
@@ -194,9 +195,10 @@ func TestSearchProjectsConcurrent(t *testing.T) {
 	}
 }
 
-// TestSearchProjectsSlowBuildHoldsNoOtherIndex: while a recall over A and B
-// waits for B's build, it holds nothing of A: A's refreshes, the drop of its
-// index after a failed batch and its rebuild all go on (invariant 4).
+// TestSearchProjectsSlowBuildHoldsNoOtherIndex: while a recall over A and B waits
+// for B's build, it holds nothing of A: A's refreshes, the drop of its index
+// after a failed batch and its rebuild all go on (invariant 4,
+// docs/architecture.md#invariant-4-projects-do-not-block-each-other).
 func TestSearchProjectsSlowBuildHoldsNoOtherIndex(t *testing.T) {
 	src := newFakeSource()
 	src.Put(projA, "alpha", "Alpha", "applesauce")

@@ -105,13 +105,14 @@ const (
 // opened lazily on first use, caught up with or built from the Source, kept
 // in step with it by Refresh and closed when idle (idle.go).
 //
-// Locking: the registry's own mutex only guards the map of projects and is
-// never held while anything is built, read or indexed (invariant 4). Each
-// project (index.Project) has its own lock that serializes its build, its
-// refresh batches and its compactions, so every read from the Source is
-// applied in the order it was made and the index cannot go back to an older
-// state (invariant 3).
-// Searches do not take the project lock once the index is built.
+// Locking: the registry's own mutex only guards the map of projects and is never
+// held while anything is built, read or indexed (invariant 4,
+// docs/architecture.md#invariant-4-projects-do-not-block-each-other). Each
+// project (index.Project) has its own lock that serializes its build, its refresh
+// batches and its compactions, so every read from the Source is applied in the
+// order it was made and the index cannot go back to an older state (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes). Searches do not take the
+// project lock once the index is built.
 type Registry struct {
 	src     Source
 	opts    Options

@@ -57,8 +57,9 @@ func ReadMetrics(c memory.Caller) error {
 	return nil
 }
 
-// notFound is the answer for a project the caller does not reach: the same
-// words the store uses for one that does not exist (invariant 7).
+// notFound is the answer for a project the caller does not reach: the same words
+// the store uses for one that does not exist (invariant 7,
+// docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects).
 func notFound(ref memory.ProjectRef) error {
 	return memory.Errorf(memory.CodeNotFound, "project %s not found", ref)
 }

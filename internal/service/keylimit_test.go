@@ -27,9 +27,11 @@ func newKeyEnv(t *testing.T) *keyEnv {
 	return e
 }
 
-// The id of a project admin's next key does not follow from how many keys
-// other projects created meanwhile (invariant 7): with one server-wide
-// sequence it would be the previous id plus one plus their count, every time.
+// The id of a project admin's next key does not follow from how many keys other
+// projects created meanwhile (invariant 7,
+// docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects): with one
+// server-wide sequence it would be the previous id plus one plus their count,
+// every time.
 func TestKeyIDsSayNothingOfOtherProjects(t *testing.T) {
 	e := newKeyEnv(t)
 	var prev int64

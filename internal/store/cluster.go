@@ -60,25 +60,26 @@ type Cluster interface {
 
 	// BeforeCommit runs in the workspace's writer goroutine after a batch's
 	// writes were applied and just before its COMMIT; every write of the
-	// workspace waits meanwhile, so it must not block. An error rolls the
-	// batch back and becomes the answer of every write in it (nothing of
-	// it is in the file). Cluster mode refuses once the node may no longer
-	// own the workspace, so that a node whose lease ran out commits nothing
-	// a successor could miss (invariant 1 across nodes), and, with
-	// asynchronous replication, while the replica is too far behind.
+	// workspace waits meanwhile, so it must not block. An error rolls the batch
+	// back and becomes the answer of every write in it (nothing of it is in the
+	// file). Cluster mode refuses once the node may no longer own the workspace,
+	// so that a node whose lease ran out commits nothing a successor could miss
+	// (invariant 1 (docs/architecture.md#invariant-1-one-writer-per-workspace)
+	// across nodes), and, with asynchronous replication, while the replica is too
+	// far behind.
 	BeforeCommit(workspace string) error
 
 	// AfterCommit runs after COMMIT and before any write of the batch is
-	// answered, in the workspace's acker goroutine beside the writer: the
-	// writer commits the next batches meanwhile (up to ackQueue of them).
-	// One call covers every batch committed before it started, and with
-	// Options.AckGather a few that follow (see acker.collect). An error
-	// becomes the answer of every write it covers — committed in the local
-	// file but not acknowledged, so the caller may retry (with its
-	// idempotency key a retry of a surviving write returns the first
-	// result). Cluster mode waits here until the replica holds the batches
-	// (synchronous replication, invariant 5 across nodes) and checks that
-	// the node still owns the workspace.
+	// answered, in the workspace's acker goroutine beside the writer: the writer
+	// commits the next batches meanwhile (up to ackQueue of them). One call
+	// covers every batch committed before it started, and with Options.AckGather
+	// a few that follow (see acker.collect). An error becomes the answer of every
+	// write it covers — committed in the local file but not acknowledged, so the
+	// caller may retry (with its idempotency key a retry of a surviving write
+	// returns the first result). Cluster mode waits here until the replica holds
+	// the batches (synchronous replication, invariant 5
+	// (docs/architecture.md#invariant-5-acknowledged-writes-survive-a-crash)
+	// across nodes) and checks that the node still owns the workspace.
 	AfterCommit(workspace string) error
 
 	// BeforeClose runs when a workspace is closed (CloseWorkspace, Close, or

@@ -13,8 +13,9 @@ import (
 	"munin/internal/memory"
 )
 
-// Invariant 1: the projects of a workspace share its one writer connection,
-// and the file is in WAL mode.
+// Invariant 1 (docs/architecture.md#invariant-1-one-writer-per-workspace): the
+// projects of a workspace share its one writer connection, and the file is in WAL
+// mode.
 func TestInvariant1SharedWriterAndWAL(t *testing.T) {
 	s := openTest(t)
 	a := ensure(t, s, "team", "alpha")
@@ -48,8 +49,9 @@ func TestInvariant1SharedWriterAndWAL(t *testing.T) {
 	}
 }
 
-// Invariant 1: reads proceed while the writer holds an open write transaction,
-// and they see the last committed state, not the pending one.
+// Invariant 1 (docs/architecture.md#invariant-1-one-writer-per-workspace): reads
+// proceed while the writer holds an open write transaction, and they see the last
+// committed state, not the pending one.
 func TestInvariant1ReadsDoNotWaitForWriter(t *testing.T) {
 	s := openTest(t)
 	ref := ensure(t, s, "team", "alpha")
@@ -93,8 +95,9 @@ func TestInvariant1ReadsDoNotWaitForWriter(t *testing.T) {
 	}
 }
 
-// Invariant 1: 32 goroutines mixing writes to 3 projects of one workspace with
-// reads never see "database is locked" (nor any other error).
+// Invariant 1 (docs/architecture.md#invariant-1-one-writer-per-workspace): 32
+// goroutines mixing writes to 3 projects of one workspace with reads never see
+// "database is locked" (nor any other error).
 func TestInvariant1NoDatabaseLocked(t *testing.T) {
 	s := openTest(t)
 	refs := []memory.ProjectRef{ensure(t, s, "team", "p1"), ensure(t, s, "team", "p2"), ensure(t, s, "team", "p3")}
@@ -136,9 +139,11 @@ func TestInvariant1NoDatabaseLocked(t *testing.T) {
 	}
 }
 
-// Invariant 2: under heavy concurrency every successful append creates exactly
-// one version; per slug the versions are 1..n without gaps or duplicates, and
-// conflicting writes create nothing.
+// Invariant 2
+// (docs/architecture.md#invariant-2-one-version-per-remember-no-gaps): under
+// heavy concurrency every successful append creates exactly one version; per slug
+// the versions are 1..n without gaps or duplicates, and conflicting writes create
+// nothing.
 func TestInvariant2VersionsWithoutGaps(t *testing.T) {
 	checkVersionsWithoutGaps(t, openTest(t))
 }

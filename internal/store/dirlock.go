@@ -14,12 +14,13 @@ import (
 // lockFile is the file a serving process locks in its data directory.
 const lockFile = "munin.lock"
 
-// DirLock is one process's exclusive claim on a data directory. Only one
-// process at a time may serve from it: otherwise a workspace file would have
-// two writers (invariant 1) and each process's in-memory search index would
-// miss the other's writes (invariant 3). Read-only commands (backup, export)
-// and key management, which touches only the control database whose changes
-// a server notices, do not take it.
+// DirLock is one process's exclusive claim on a data directory. Only one process
+// at a time may serve from it: otherwise a workspace file would have two writers
+// (invariant 1, docs/architecture.md#invariant-1-one-writer-per-workspace) and
+// each process's in-memory search index would miss the other's writes
+// (invariant 3, docs/architecture.md#invariant-3-read-your-writes). Read-only
+// commands (backup, export) and key management, which touches only the control
+// database whose changes a server notices, do not take it.
 type DirLock struct {
 	f *os.File
 }

@@ -144,7 +144,8 @@ func waitQueued(t testing.TB, s *Store, ws string, n int) {
 	}
 }
 
-// isLocked reports SQLite's busy errors, which invariant 1 forbids.
+// isLocked reports SQLite's busy errors, which invariant 1
+// (docs/architecture.md#invariant-1-one-writer-per-workspace) forbids.
 func isLocked(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY"))
 }

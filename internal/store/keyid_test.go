@@ -7,8 +7,10 @@ import (
 	"munin/internal/memory"
 )
 
-// Key ids are drawn at random (invariant 7): twenty keys of one project are
-// not a run of consecutive ids, and every id is in 1..2^31-1.
+// Key ids are drawn at random (invariant 7,
+// docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects): twenty
+// keys of one project are not a run of consecutive ids, and every id is in
+// 1..2^31-1.
 func TestKeyIDsAreNotASequence(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()

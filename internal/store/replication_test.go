@@ -140,10 +140,11 @@ func TestAfterCommitGatesTheAnswers(t *testing.T) {
 	}
 }
 
-// CloseWorkspace commits what is queued, runs BeforeClose between the last
-// commit and closing the connections, and an opener in the meantime waits
-// instead of opening a second writer on the file (invariant 1). Afterwards
-// the workspace opens again with every write in it.
+// CloseWorkspace commits what is queued, runs BeforeClose between the last commit
+// and closing the connections, and an opener in the meantime waits instead of
+// opening a second writer on the file (invariant 1,
+// docs/architecture.md#invariant-1-one-writer-per-workspace). Afterwards the
+// workspace opens again with every write in it.
 func TestCloseWorkspaceWaitsForOpeners(t *testing.T) {
 	inBefore, release := make(chan struct{}), make(chan struct{})
 	var closes atomic.Int64

@@ -203,7 +203,8 @@ func (s *Store) CloseWorkspace(name string) error {
 		s.mu.Unlock()
 		return nil
 	}
-	// Until the file is closed, an opener waits (invariant 1: never two
+	// Until the file is closed, an opener waits (invariant 1
+	// (docs/architecture.md#invariant-1-one-writer-per-workspace): never two
 	// writer connections on one file, not even for a moment).
 	delete(s.workspaces, name)
 	done := make(chan struct{})
@@ -293,9 +294,10 @@ func (s *Store) workspace(ctx context.Context, name string, create bool) (*works
 		}
 		s.mu.Lock()
 	}
-	// Claimed: until done closes, every other caller waits above, so two
-	// callers never open two writers on one file (invariant 1), and opening
-	// one workspace (a restore, in cluster mode) holds up no other.
+	// Claimed: until done closes, every other caller waits above, so two callers
+	// never open two writers on one file (invariant 1,
+	// docs/architecture.md#invariant-1-one-writer-per-workspace), and opening one
+	// workspace (a restore, in cluster mode) holds up no other.
 	done := make(chan struct{})
 	s.pending[name] = done
 	s.mu.Unlock()

@@ -10,12 +10,13 @@ import (
 	"munin/internal/memory"
 )
 
-// cursors seals the row id an "Older" link of the audit and search logs
-// pages on from. Rows are numbered per workspace file, across its projects:
-// an id in clear would tell a project's reader how many rows the other
-// projects of its workspace wrote, and that they exist (invariant 7). The
-// key lives in memory only, so a restart makes old links invalid; the page
-// then says to start from the newest rows.
+// cursors seals the row id an "Older" link of the audit and search logs pages on
+// from. Rows are numbered per workspace file, across its projects: an id in clear
+// would tell a project's reader how many rows the other projects of its workspace
+// wrote, and that they exist (invariant 7,
+// docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects). The key
+// lives in memory only, so a restart makes old links invalid; the page then says
+// to start from the newest rows.
 type cursors struct {
 	aead cipher.AEAD
 }

@@ -11,10 +11,11 @@ import (
 	"munin/internal/memory"
 )
 
-// Source is what one project's index reads from the database: the latest
-// live versions for a build, the changes after a mark for a catch-up. The
-// store implements it. The index never trusts what a caller says was
-// written; it always rereads it here (invariant 3).
+// Source is what one project's index reads from the database: the latest live
+// versions for a build, the changes after a mark for a catch-up. The store
+// implements it. The index never trusts what a caller says was written; it always
+// rereads it here (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes).
 type Source interface {
 	// ScanLatestSeq calls fn for the latest live version of every entry of
 	// the project, in one snapshot, and returns the mark of the last change

@@ -161,9 +161,10 @@ func (p *Project) openExisting() (bleve.Index, string) {
 }
 
 // build makes a fresh index holding the latest live version of every entry,
-// replacing whatever is on disk. p.mu is held, so refreshes arriving
-// meanwhile wait and are applied after it (invariant 4); they catch up from
-// the mark the build's snapshot reflects, so nothing they wrote is lost.
+// replacing whatever is on disk. p.mu is held, so refreshes arriving meanwhile
+// wait and are applied after it (invariant 4,
+// docs/architecture.md#invariant-4-projects-do-not-block-each-other); they catch
+// up from the mark the build's snapshot reflects, so nothing they wrote is lost.
 func (p *Project) build() (bleve.Index, error) {
 	if err := os.RemoveAll(p.path); err != nil {
 		return nil, fmt.Errorf("remove old index of %s: %w", p.ref, err)

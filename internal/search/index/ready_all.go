@@ -15,13 +15,14 @@ import (
 // now (the registry's IndexWait): it returns their indexes, in the order of
 // ps, and one func that releases them all.
 //
-// It first waits for every project's queued refreshes and build at once,
-// holding no index, so a slow build in one project never holds up the
-// rebuilds and compactions of another (invariant 4). Then it takes the
-// indexes in a fixed order (by workspace, then project): two searches over
-// overlapping projects cannot each hold one index while waiting for the
-// other behind a pending swap. An index dropped in between (a failed batch)
-// sends it back to the first step.
+// It first waits for every project's queued refreshes and build at once, holding
+// no index, so a slow build in one project never holds up the rebuilds and
+// compactions of another (invariant 4,
+// docs/architecture.md#invariant-4-projects-do-not-block-each-other). Then it
+// takes the indexes in a fixed order (by workspace, then project): two searches
+// over overlapping projects cannot each hold one index while waiting for the
+// other behind a pending swap. An index dropped in between (a failed batch) sends
+// it back to the first step.
 func ReadyAll(ctx context.Context, within time.Duration, ps []*Project) ([]bleve.Index, func(), error) {
 	wait, cancel := context.WithTimeout(ctx, within)
 	defer cancel()

@@ -18,12 +18,13 @@ const DefaultIndexWait = 10 * time.Second
 // maxRetryHint caps the retry hint of a search that gave up waiting.
 const maxRetryHint = 5 * time.Minute
 
-// Ready waits, within Config.IndexWait, until the refreshes queued before
-// the call are applied and the index is built, and returns the index and its
-// release func, which the caller must call when it is done with the index.
-// Past the deadline it answers unavailable with a retry hint
-// instead: the work goes on in the background, and a search never runs on an
-// index that lacks writes queued before it (read-your-writes, invariant 3).
+// Ready waits, within Config.IndexWait, until the refreshes queued before the
+// call are applied and the index is built, and returns the index and its release
+// func, which the caller must call when it is done with the index. Past the
+// deadline it answers unavailable with a retry hint instead: the work goes on in
+// the background, and a search never runs on an index that lacks writes queued
+// before it (read-your-writes, invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes).
 func (p *Project) Ready(ctx context.Context) (idx bleve.Index, release func(), err error) {
 	wait, cancel := context.WithTimeout(ctx, p.cfg.IndexWait)
 	defer cancel()
