@@ -160,7 +160,8 @@ func (s *server) seed(projects []memory.ProjectRef, agents int, multi bool) []st
 }
 
 // measureColdStart restarts the server on the same data directory and times
-// the first recall answer (the project index is built on first use).
+// the first recall answer: the project's index opens from disk on first use
+// (and is built only if it cannot be trusted).
 func measureColdStart(t testing.TB, srv *server, token string) {
 	srv.stop()
 	start := time.Now()
@@ -182,6 +183,6 @@ func measureColdStart(t testing.TB, srv *server, token string) {
 		t.Fatal(err)
 	}
 	second := a.lat["recall"][1]
-	fmt.Printf("Kaltstart: %s vom Öffnen bis zur ersten recall-Antwort (Öffnen %s, erstes recall mit Indexaufbau über %d Einträge %s, zweites recall %s)\n",
+	fmt.Printf("Kaltstart: %s vom Öffnen bis zur ersten recall-Antwort (Öffnen %s, erstes recall mit Öffnen des Index über %d Einträge %s, zweites recall %s)\n",
 		ms(total), ms(opened), *lastEintraege+*lastSlugs, ms(first), ms(second))
 }

@@ -20,8 +20,8 @@ import (
 	"munin/internal/search/text"
 )
 
-// Memory of the in-memory index per byte of text. The README states these
-// numbers; rerun with
+// Memory of the in-memory index per byte of text. docs/search.md states
+// these numbers; rerun with
 //
 //	go test ./internal/search/ -run '^$' -bench IndexMemory -benchtime 1x -count 3
 //
