@@ -30,6 +30,24 @@ type Version struct {
 	Agent     string    `json:"agent"`
 	CreatedAt time.Time `json:"created_at"`
 	Deleted   bool      `json:"deleted"`
+	// ValidUntil is when the version stops holding (nil: never).
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	// Supersedes are the slugs this version replaced.
+	Supersedes []string `json:"supersedes,omitempty"`
+	// SupersededBy is the slug whose later write superseded the entry (set
+	// on a latest version read with its entry; "" when live).
+	SupersededBy string `json:"superseded_by,omitempty"`
+}
+
+// Stale reports whether v no longer holds at now: past its ValidUntil, or
+// superseded by another entry.
+func (v Version) Stale(now time.Time) bool {
+	return v.SupersededBy != "" || v.Expired(now)
+}
+
+// Expired reports whether v's ValidUntil has passed at now.
+func (v Version) Expired(now time.Time) bool {
+	return v.ValidUntil != nil && !now.Before(*v.ValidUntil)
 }
 
 // VersionInfo is one line of an entry's history: a version without its content.
@@ -66,7 +84,31 @@ type Write struct {
 	// IdempotencyKey, when set, makes a retry with the same key and slug within
 	// 24 h return the first result instead of writing again.
 	IdempotencyKey string
+	// ValidUntil, when set, is when the version stops holding.
+	ValidUntil *time.Time
+	// Supersedes names live slugs of the same project this write replaces.
+	Supersedes []string
+	// Review says whether the write becomes a proposal (see Review).
+	Review Review
+	// Similar are the duplicate hints found before the write, kept with a
+	// proposal so that the review queue shows them.
+	Similar []Similar
 }
+
+// Review says whether a write becomes a version or a proposal. The store
+// decides in the write's own transaction, where it reads the project's
+// review setting.
+type Review int
+
+const (
+	// WriteDirect writes a version (admin keys, people in the web UI).
+	WriteDirect Review = iota
+	// ProposeIfReviewed proposes when the project reviews the writes of
+	// agents (ReviewAgents), and writes a version otherwise (write keys).
+	ProposeIfReviewed
+	// ProposeAlways proposes (propose keys).
+	ProposeAlways
+)
 
 // WriteResult is what a successful write returns.
 type WriteResult struct {
@@ -76,6 +118,10 @@ type WriteResult struct {
 	// Replayed: an idempotent retry answered with the first write's result;
 	// nothing was written. Not part of the answer to clients.
 	Replayed bool `json:"-"`
+	// Proposal is the id of the proposal the write became (0: a version was
+	// written); BaseVersion is the version it was based on.
+	Proposal    int64 `json:"proposal,omitempty"`
+	BaseVersion int   `json:"base_version,omitempty"`
 }
 
 // ListQuery pages through the live entries of a project, ordered by slug.

@@ -2,14 +2,17 @@ package memory
 
 import "time"
 
-// Role is what a key may do: in its project (read, write, admin), or across
-// the server without reading any memory (server-admin).
+// Role is what a key may do: in its project (read, propose, write, admin),
+// or across the server without reading any memory (server-admin).
 type Role string
 
 // The project roles, from least to most, and the server role.
 const (
-	RoleRead  Role = "read"
-	RoleWrite Role = "write"
+	RoleRead Role = "read"
+	// RolePropose reads, and its remember and forget become proposals that
+	// wait for review (see Proposal) instead of versions.
+	RolePropose Role = "propose"
+	RoleWrite   Role = "write"
 	// RoleAdmin administers its own project: its keys, budget and logs.
 	RoleAdmin Role = "admin"
 	// RoleServerAdmin administers the whole server (every project's keys and
@@ -22,16 +25,25 @@ const (
 // made from a role name: only `munin key create --server-admin` makes one.
 func ParseRole(s string) (Role, error) {
 	switch Role(s) {
-	case RoleRead, RoleWrite, RoleAdmin:
+	case RoleRead, RolePropose, RoleWrite, RoleAdmin:
 		return Role(s), nil
 	case RoleServerAdmin:
 		return "", Errorf(CodeInvalid, "role %q is not a project role: only the command line creates a server-admin key (munin key create --server-admin --agent NAME)", s)
 	}
-	return "", Errorf(CodeInvalid, "role %q must be read, write or admin", s)
+	return "", Errorf(CodeInvalid, "role %q must be read, propose, write or admin", s)
 }
 
-// CanWrite reports whether the role may change entries.
+// CanWrite reports whether the role may change entries (directly, or as a
+// proposal when its project reviews the writes of agents).
 func (r Role) CanWrite() bool { return r == RoleWrite || r == RoleAdmin }
+
+// CanPropose reports whether the role's remember and forget are accepted:
+// as versions or as proposals.
+func (r Role) CanPropose() bool { return r == RolePropose || r.CanWrite() }
+
+// Reviews reports whether the role may approve and reject proposals and
+// always writes directly.
+func (r Role) Reviews() bool { return r == RoleAdmin }
 
 // Administers reports whether the role manages keys and budgets: of its own
 // project (admin) or of every project (server-admin).

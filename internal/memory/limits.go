@@ -25,6 +25,19 @@ const (
 	// after analysis (function words dropped, words of one stem counted once).
 	// Each term is a search over every text field, so this bounds a recall's CPU.
 	MaxQueryTerms = 32
+	// MaxSupersedes is the most slugs one remember may supersede.
+	MaxSupersedes = 16
+	// MaxValidYears is how far ahead valid_until may lie, in years.
+	MaxValidYears = 100
+	// MaxSimilar is the most similar entries a remember's answer names.
+	MaxSimilar = 3
+	// MaxPendingProposals is the most proposals one project holds waiting
+	// for review; a proposal beyond it is refused (budget_exhausted) until a
+	// reviewer decides some. It bounds the review queue a person faces and
+	// what a proposer's recall scans of its own pending proposals.
+	MaxPendingProposals = 500
+	// MaxReason is the limit of a rejection's reason in bytes.
+	MaxReason = 1024
 	// MaxPrefix is the limit of list's prefix in bytes.
 	MaxPrefix = 128
 	// MaxCursor is the limit of list's cursor in bytes.

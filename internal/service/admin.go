@@ -40,6 +40,18 @@ func writes(key memory.Key, what string) error {
 	return nil
 }
 
+// proposes refuses what may not even propose (read keys); a propose key's
+// remember and forget become proposals in the store.
+func proposes(key memory.Key, what string) error {
+	if err := readsMemory(key); err != nil {
+		return err
+	}
+	if !key.Role.CanPropose() {
+		return memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, what)
+	}
+	return nil
+}
+
 // administers refuses read and write keys.
 func administers(key memory.Key, what string) error {
 	if !key.Role.Administers() {

@@ -21,6 +21,8 @@ type RememberRequest struct {
 	Tags            []string `json:"tags,omitempty"`
 	ExpectedVersion *int     `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this; 0: slug must be new"`
 	IdempotencyKey  string   `json:"idempotency_key,omitempty" jsonschema:"retries with it return the first result"`
+	ValidUntil      string   `json:"valid_until,omitempty" jsonschema:"RFC 3339; after it recall skips the entry"`
+	Supersedes      []string `json:"supersedes,omitempty" jsonschema:"slugs this replaces"`
 }
 
 // ForgetRequest writes a tombstone version of a slug.
@@ -30,12 +32,19 @@ type ForgetRequest struct {
 	ExpectedVersion *int   `json:"expected_version,omitempty" jsonschema:"fail unless the latest version is this"`
 }
 
-// WriteResult answers remember and forget: the version written.
+// WriteResult answers remember and forget: the version written, or, for a
+// write that waits for review, state "pending", the proposal's id and the
+// version it is based on. Similar names existing entries a new slug's text
+// closely matches (a hint to update one of them instead).
 type WriteResult struct {
-	Project   string    `json:"project"`
-	Slug      string    `json:"slug"`
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
+	Project     string           `json:"project"`
+	Slug        string           `json:"slug"`
+	Version     int              `json:"version,omitempty"`
+	State       string           `json:"state,omitempty"`
+	Proposal    string           `json:"proposal,omitempty"`
+	BaseVersion *int             `json:"base_version,omitempty"`
+	CreatedAt   time.Time        `json:"created_at"`
+	Similar     []memory.Similar `json:"similar,omitempty"`
 }
 
 // RecallRequest searches the live entries of one project, or of every
@@ -45,6 +54,8 @@ type RecallRequest struct {
 	Query   string   `json:"query" jsonschema:"at most 1 KB, 32 distinct words (function words not counted)"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"1-50, default 10"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"only entries with all these tags"`
+	// IncludeStale also finds expired and superseded entries, below live ones.
+	IncludeStale bool `json:"include_stale,omitempty"`
 }
 
 // Hit is one recall hit.
@@ -58,6 +69,9 @@ type Hit struct {
 	Tags      []string  `json:"tags"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Match     string    `json:"match" jsonschema:"words, meaning or both"`
+	// State marks a hit that is not a live entry: "pending" (the caller's
+	// own proposal), "expired" or "superseded" (with include_stale).
+	State string `json:"state,omitempty"`
 }
 
 // RecallResult answers recall: the hits, best first.
@@ -70,19 +84,25 @@ type GetRequest struct {
 	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: first key's"`
 	Slug    string `json:"slug"`
 	Version int    `json:"version,omitempty" jsonschema:"default: latest"`
+	AsOf    string `json:"as_of,omitempty" jsonschema:"RFC 3339: as it was then"`
 }
 
 // Entry answers get: one version and the slug's latest version number.
 type Entry struct {
-	Project       string    `json:"project"`
-	Slug          string    `json:"slug"`
-	Version       int       `json:"version"`
-	Title         string    `json:"title"`
-	Content       string    `json:"content"`
-	Tags          []string  `json:"tags"`
-	Agent         string    `json:"agent"`
-	CreatedAt     time.Time `json:"created_at"`
-	LatestVersion int       `json:"latest_version"`
+	Project       string     `json:"project"`
+	Slug          string     `json:"slug"`
+	Version       int        `json:"version"`
+	Title         string     `json:"title"`
+	Content       string     `json:"content"`
+	Tags          []string   `json:"tags"`
+	Agent         string     `json:"agent"`
+	CreatedAt     time.Time  `json:"created_at"`
+	LatestVersion int        `json:"latest_version"`
+	ValidUntil    *time.Time `json:"valid_until,omitempty"`
+	Supersedes    []string   `json:"supersedes,omitempty"`
+	// Expired: past valid_until; SupersededBy: the slug that replaced it.
+	Expired      bool   `json:"expired,omitempty"`
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // ListRequest pages through live entries by slug.
@@ -92,6 +112,7 @@ type ListRequest struct {
 	Tag     string `json:"tag,omitempty"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
 	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	AsOf    string `json:"as_of,omitempty" jsonschema:"RFC 3339: as it was then"`
 }
 
 // ListEntry is one entry of a list page.
@@ -102,6 +123,8 @@ type ListEntry struct {
 	Version   int       `json:"version"`
 	Tags      []string  `json:"tags"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// State marks an entry that no longer holds: "expired" or "superseded".
+	State string `json:"state,omitempty"`
 }
 
 // ListResult answers list: a page and the cursor of the next ("" at the end).
@@ -115,6 +138,7 @@ type HistoryRequest struct {
 	Project string `json:"project,omitempty" jsonschema:"workspace/project; default: first key's"`
 	Slug    string `json:"slug"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"1-200, default 50"`
+	AsOf    string `json:"as_of,omitempty" jsonschema:"RFC 3339: as it was then"`
 }
 
 // HistoryResult answers history.

@@ -21,10 +21,7 @@ func (s *Service) remember(ctx context.Context, key memory.Key, req RememberRequ
 	if err := readsMemory(key); err != nil {
 		return WriteResult{}, err
 	}
-	if err := s.checkRemember(&req); err != nil {
-		return WriteResult{}, err
-	}
-	return s.write(ctx, key, "remember", memory.Write{
+	w := memory.Write{
 		Slug:            req.Slug,
 		Title:           req.Title,
 		Content:         req.Content,
@@ -32,7 +29,38 @@ func (s *Service) remember(ctx context.Context, key memory.Key, req RememberRequ
 		Agent:           key.Agent,
 		ExpectedVersion: req.ExpectedVersion,
 		IdempotencyKey:  req.IdempotencyKey,
-	})
+		Supersedes:      req.Supersedes,
+		Review:          reviewOf(key),
+	}
+	if err := s.checkRemember(&req, &w); err != nil {
+		return WriteResult{}, err
+	}
+	similar, err := s.similarIfNew(ctx, key, w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	w.Similar = similar
+	res, err := s.write(ctx, key, "remember", w)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if len(similar) > 0 {
+		res.Similar = similar
+	}
+	return res, nil
+}
+
+// reviewOf is how the writes of key's role reach the project: a propose key
+// always proposes, a write key proposes when the project reviews the
+// writes of agents, an admin key writes directly.
+func reviewOf(key memory.Key) memory.Review {
+	switch key.Role {
+	case memory.RolePropose:
+		return memory.ProposeAlways
+	case memory.RoleWrite:
+		return memory.ProposeIfReviewed
+	}
+	return memory.WriteDirect
 }
 
 // Forget writes a tombstone version; the history stays.
@@ -60,6 +88,7 @@ func (s *Service) forget(ctx context.Context, key memory.Key, slug string, expec
 		Agent:           key.Agent,
 		Deleted:         true,
 		ExpectedVersion: expectedVersion,
+		Review:          reviewOf(key),
 	})
 }
 
@@ -69,22 +98,27 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	if err != nil {
 		return WriteResult{}, err
 	}
-	return WriteResult{Project: key.Project.String(), Slug: res.Slug, Version: res.Version, CreatedAt: res.CreatedAt.UTC()}, nil
+	out := WriteResult{Project: key.Project.String(), Slug: res.Slug, Version: res.Version, CreatedAt: res.CreatedAt.UTC()}
+	if res.Proposal != 0 {
+		base := res.BaseVersion
+		out.State, out.Proposal, out.BaseVersion = memory.ProposalPending, ProposalID(key.Project, res.Proposal), &base
+	}
+	return out, nil
 }
 
 // append is write's body: it answers the store's result. The store counts
 // the write against the project's budget (Budgeted: here, or at the
 // workspace's owner in a cluster).
 func (s *Service) append(ctx context.Context, key memory.Key, op string, w memory.Write) (memory.WriteResult, error) {
-	if err := writes(key, op); err != nil {
+	if err := proposes(key, op); err != nil {
 		return memory.WriteResult{}, err
 	}
 	res, err := s.store.Append(ctx, key.Project, w)
 	if err != nil {
 		return memory.WriteResult{}, s.internalErr(op, key, err)
 	}
-	if res.Replayed {
-		return res, nil // the first write queued its refresh
+	if res.Replayed || res.Proposal != 0 {
+		return res, nil // the first write queued its refresh; a proposal changes no entry
 	}
 	// The write is committed; queue its index refresh before we answer, so
 	// every later recall waits for it (read-your-writes) while this call does
@@ -96,7 +130,9 @@ func (s *Service) append(ctx context.Context, key memory.Key, op string, w memor
 	return res, nil
 }
 
-func (s *Service) checkRemember(in *RememberRequest) error {
+// checkRemember checks the request, fills in its defaults and sets the
+// fields of w that need parsing.
+func (s *Service) checkRemember(in *RememberRequest, w *memory.Write) error {
 	if err := memory.ValidateSlug(in.Slug); err != nil {
 		return err
 	}
@@ -119,6 +155,15 @@ func (s *Service) checkRemember(in *RememberRequest) error {
 		in.Title = titleFromContent(in.Content)
 	}
 	in.Tags = dedupe(in.Tags)
+	w.Title, w.Tags = in.Title, in.Tags
+	validUntil, err := parseValidUntil(in.ValidUntil, s.opts.Now())
+	if err != nil {
+		return err
+	}
+	w.ValidUntil = validUntil
+	if err := checkSupersedes(in.Slug, in.Supersedes); err != nil {
+		return err
+	}
 	return checkExpected(in.ExpectedVersion)
 }
 
