@@ -93,6 +93,11 @@ type Write struct {
 	// Similar are the duplicate hints found before the write, kept with a
 	// proposal so that the review queue shows them.
 	Similar []Similar
+	// ApprovedBy, set when an approval applies proposal Proposal, is the
+	// reviewer: the version records Agent (the proposer), the audit row
+	// records the reviewer with the action approve.
+	ApprovedBy string
+	Proposal   int64
 }
 
 // Review says whether a write becomes a version or a proposal. The store

@@ -192,6 +192,8 @@ func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 	serve(m, "MissedQueries", func(ctx context.Context, a sinceArgs) ([]memory.MissedQuery, error) {
 		return d.MissedQueries(ctx, a.Ref, a.Since, a.Limit)
 	})
+	reviewMethods(d, m)
+	asOfMethods(d, m)
 	return m
 }
 
@@ -202,5 +204,6 @@ func indexMethods(x service.Index) map[string]handler {
 		hs, err := x.SearchProjects(ctx, a.Refs, a.Q)
 		return wireHits(hs), err
 	})
+	similarMethods(x, m)
 	return m
 }

@@ -27,6 +27,11 @@ func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest
 			Match: h.Match,
 		})
 	}
+	// The caller's own pending proposals: read-your-writes for what it
+	// proposed (review_recall.go).
+	if out.Hits, err = s.withPending(ctx, keys, req, out.Hits); err != nil {
+		return RecallResult{}, err
+	}
 	return out, nil
 }
 

@@ -16,6 +16,11 @@ import (
 const (
 	actionRemember = "remember"
 	actionForget   = "forget"
+	// The review actions: propose (the proposer), approve and reject (the
+	// reviewer).
+	actionPropose = "propose"
+	actionApprove = "approve"
+	actionReject  = "reject"
 )
 
 // Append writes the next version of w.Slug, its audit row and (with an
@@ -61,6 +66,13 @@ func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory
 		}
 	}
 
+	if w.Review != memory.WriteDirect {
+		res, proposed, err := applyProposal(tx, project, w, tags, now)
+		if proposed || err != nil {
+			return res, err
+		}
+	}
+
 	var cur int
 	var deleted bool
 	err := tx.QueryRow(`SELECT latest_version, deleted FROM entries WHERE project = ? AND slug = ?`,
@@ -95,8 +107,12 @@ func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory
 		project, w.Slug, next, w.Title, w.Content, tags, w.Agent, w.Deleted, at); err != nil {
 		return memory.WriteResult{}, fmt.Errorf("insert version: %w", err)
 	}
-	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at) VALUES (?, ?, ?, ?, ?, ?)`,
-		project, w.Agent, action, w.Slug, next, at); err != nil {
+	auditAgent, proposal := w.Agent, sql.NullInt64{}
+	if w.ApprovedBy != "" {
+		action, auditAgent, proposal = actionApprove, w.ApprovedBy, sql.NullInt64{Int64: w.Proposal, Valid: true}
+	}
+	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		project, auditAgent, action, w.Slug, next, at, proposal); err != nil {
 		return memory.WriteResult{}, fmt.Errorf("insert audit row: %w", err)
 	}
 	if w.IdempotencyKey != "" {
