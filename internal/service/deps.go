@@ -64,6 +64,9 @@ type ControlStore interface {
 
 // DataStore is the data half of Store: what lives in a workspace's file.
 type DataStore interface {
+	ReviewStore
+	AsOfStore
+
 	// Append writes the next version of w.Slug and its audit row in one
 	// transaction (group-committed with other waiting writes of the workspace).
 	Append(ctx context.Context, ref memory.ProjectRef, w memory.Write) (memory.WriteResult, error)
@@ -113,6 +116,8 @@ type BudgetUsage struct {
 
 // Index is what the service needs of search; *search.Registry implements it.
 type Index interface {
+	Similarity
+
 	// Queue makes the index agree with the database for one slug: a batch
 	// rereads the latest version and updates or removes the document. Every
 	// Search that starts after Queue returned sees that state (read-your-writes).
