@@ -35,12 +35,14 @@ func roleRank(r Role) int {
 	switch r {
 	case RoleRead:
 		return 1
-	case RoleWrite:
+	case RolePropose:
 		return 2
-	case RoleAdmin:
+	case RoleWrite:
 		return 3
-	case RoleServerAdmin:
+	case RoleAdmin:
 		return 4
+	case RoleServerAdmin:
+		return 5
 	}
 	return 0
 }
