@@ -11,7 +11,21 @@ import (
 // for one project the higher role counts (and names the agent there).
 type Caller struct {
 	keys []Key
+	// person: a person in the web UI, not an agent (see AsPerson).
+	person bool
 }
+
+// AsPerson returns c marked as a person signed in to the web UI. A person
+// with a write or admin key writes directly even where the project reviews
+// the writes of agents; the web UI marks its callers so, nothing else does.
+func (c Caller) AsPerson() Caller {
+	c.keys = slices.Clone(c.keys)
+	c.person = true
+	return c
+}
+
+// Person reports whether c was marked by AsPerson.
+func (c Caller) Person() bool { return c.person }
 
 // NewCaller builds the caller of keys in the order given: a later key for a
 // project already held replaces the earlier one only if its role is higher,

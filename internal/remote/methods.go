@@ -192,7 +192,7 @@ func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 	serve(m, "MissedQueries", func(ctx context.Context, a sinceArgs) ([]memory.MissedQuery, error) {
 		return d.MissedQueries(ctx, a.Ref, a.Since, a.Limit)
 	})
-	reviewMethods(d, m)
+	reviewMethods(d, x, log, m)
 	asOfMethods(d, m)
 	return m
 }

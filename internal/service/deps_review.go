@@ -1,5 +1,34 @@
 package service
 
+import (
+	"context"
+
+	"munin/internal/memory"
+)
+
 // ReviewStore is the part of DataStore that keeps proposals and the
-// project's review setting (stage 11).
-type ReviewStore interface{}
+// project's review setting (stage 11). A proposal is made by Append (a
+// memory.Write whose Review says so); these read and decide them. Ids are
+// the store's row ids; one of another project is not_found.
+type ReviewStore interface {
+	// SetReview sets a project's review setting (memory.ReviewOff or
+	// memory.ReviewAgents) through the workspace's writer.
+	SetReview(ctx context.Context, ref memory.ProjectRef, review string) error
+	// Review reads a project's review setting.
+	Review(ctx context.Context, ref memory.ProjectRef) (string, error)
+	// Proposals returns up to limit proposals with ids above after, oldest
+	// first, filtered by state and agent ("" for all), and for each the
+	// entry's latest version now.
+	Proposals(ctx context.Context, ref memory.ProjectRef, state, agent string, after int64, limit int) ([]memory.Proposal, []int, error)
+	// Proposal returns one proposal and the entry's latest version now.
+	Proposal(ctx context.Context, ref memory.ProjectRef, id int64) (memory.Proposal, int, error)
+	// PendingCount counts a project's proposals waiting for review.
+	PendingCount(ctx context.Context, ref memory.ProjectRef) (int, error)
+	// Approve applies a pending proposal as the next version (the proposer
+	// its agent, reviewer in the audit row) and marks it approved, in one
+	// transaction; edit carries ExpectedVersion and the reviewer's Title,
+	// Content and Tags (empty, nil: the proposal's).
+	Approve(ctx context.Context, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write) (memory.WriteResult, error)
+	// Reject marks a pending proposal rejected with the reviewer's reason.
+	Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, reason string) (memory.Proposal, error)
+}

@@ -13,12 +13,22 @@ func (s *Service) Remember(ctx context.Context, c memory.Caller, req RememberReq
 	if err != nil {
 		return WriteResult{}, err
 	}
-	return s.remember(ctx, key, req)
+	return s.rememberBy(ctx, c, key, req)
 }
 
-// remember is Remember with the key already chosen.
+// remember is Remember with the key already chosen, for an agent.
 func (s *Service) remember(ctx context.Context, key memory.Key, req RememberRequest) (WriteResult, error) {
+	return s.rememberBy(ctx, memory.Caller{}, key, req)
+}
+
+// rememberBy is Remember with the key already chosen; c tells whether a
+// person makes the call (see reviewOf).
+func (s *Service) rememberBy(ctx context.Context, c memory.Caller, key memory.Key, req RememberRequest) (WriteResult, error) {
 	if err := readsMemory(key); err != nil {
+		return WriteResult{}, err
+	}
+	review, err := reviewOf(c, key, "remember")
+	if err != nil {
 		return WriteResult{}, err
 	}
 	w := memory.Write{
@@ -30,7 +40,7 @@ func (s *Service) remember(ctx context.Context, key memory.Key, req RememberRequ
 		ExpectedVersion: req.ExpectedVersion,
 		IdempotencyKey:  req.IdempotencyKey,
 		Supersedes:      req.Supersedes,
-		Review:          reviewOf(key),
+		Review:          review,
 	}
 	if err := s.checkRemember(&req, &w); err != nil {
 		return WriteResult{}, err
@@ -52,15 +62,21 @@ func (s *Service) remember(ctx context.Context, key memory.Key, req RememberRequ
 
 // reviewOf is how the writes of key's role reach the project: a propose key
 // always proposes, a write key proposes when the project reviews the
-// writes of agents, an admin key writes directly.
-func reviewOf(key memory.Key) memory.Review {
-	switch key.Role {
-	case memory.RolePropose:
-		return memory.ProposeAlways
-	case memory.RoleWrite:
-		return memory.ProposeIfReviewed
+// writes of agents, an admin key writes directly. A person in the web UI
+// (c.Person) is no agent: with a write key it writes directly, and with a
+// propose key it only reads (proposals are the agents' way in; a person
+// who may not write asks an admin). Read keys are refused later, by
+// proposes, with their role named.
+func reviewOf(c memory.Caller, key memory.Key, what string) (memory.Review, error) {
+	switch {
+	case key.Role == memory.RolePropose && c.Person():
+		return 0, memory.Errorf(memory.CodeForbidden, "key of %s has role propose: in the web UI it reads; only agents propose (%s)", key.Agent, what)
+	case key.Role == memory.RolePropose:
+		return memory.ProposeAlways, nil
+	case key.Role == memory.RoleWrite && !c.Person():
+		return memory.ProposeIfReviewed, nil
 	}
-	return memory.WriteDirect
+	return memory.WriteDirect, nil
 }
 
 // Forget writes a tombstone version; the history stays.
@@ -69,12 +85,17 @@ func (s *Service) Forget(ctx context.Context, c memory.Caller, req ForgetRequest
 	if err != nil {
 		return WriteResult{}, err
 	}
-	return s.forget(ctx, key, req.Slug, req.ExpectedVersion)
+	return s.forget(ctx, c, key, req.Slug, req.ExpectedVersion)
 }
 
-// forget is Forget with the key already chosen.
-func (s *Service) forget(ctx context.Context, key memory.Key, slug string, expectedVersion *int) (WriteResult, error) {
+// forget is Forget with the key already chosen; c tells whether a person
+// makes the call (see reviewOf).
+func (s *Service) forget(ctx context.Context, c memory.Caller, key memory.Key, slug string, expectedVersion *int) (WriteResult, error) {
 	if err := readsMemory(key); err != nil {
+		return WriteResult{}, err
+	}
+	review, err := reviewOf(c, key, "forget")
+	if err != nil {
 		return WriteResult{}, err
 	}
 	if err := memory.ValidateSlug(slug); err != nil {
@@ -88,7 +109,7 @@ func (s *Service) forget(ctx context.Context, key memory.Key, slug string, expec
 		Agent:           key.Agent,
 		Deleted:         true,
 		ExpectedVersion: expectedVersion,
-		Review:          reviewOf(key),
+		Review:          review,
 	})
 }
 

@@ -2,13 +2,161 @@ package store
 
 import (
 	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"munin/internal/memory"
 )
 
+// proposalIdemPrefix marks a proposal's idempotency record. A proposal's
+// record lives in the idempotency table beside those of versions, under the
+// caller's key with this prefix and the negated proposal id as its version:
+// the writer's replay lookup of a direct write (the caller's key as sent)
+// never finds it, and a retry of the proposal finds it before anything is
+// proposed again.
+const proposalIdemPrefix = "proposal\x00"
+
 // applyProposal turns w into a proposal when the project reviews it
-// (proposed set). Stage 11 work in progress: never proposes yet.
+// (proposed set): always for memory.ProposeAlways, and for
+// memory.ProposeIfReviewed when the project's review setting is
+// memory.ReviewAgents. It runs inside the writer's batch transaction, so
+// the setting, the checks and the insert see one state of the file.
 func applyProposal(tx *sql.Tx, project string, w memory.Write, tags string, now time.Time) (memory.WriteResult, bool, error) {
-	return memory.WriteResult{}, false, nil
+	if w.Review == memory.ProposeIfReviewed {
+		review, err := reviewIn(tx, project)
+		if err != nil || review != memory.ReviewAgents {
+			return memory.WriteResult{}, false, err
+		}
+	}
+	if w.IdempotencyKey != "" {
+		res, found, err := proposalReplay(tx, project, w.Slug, w.IdempotencyKey, now)
+		if err != nil || found {
+			return res, true, err
+		}
+	}
+	// The checks of a direct write (applyWrite), against the latest version
+	// now; the approval checks again against the latest version then.
+	var cur int
+	var deleted bool
+	err := tx.QueryRow(`SELECT latest_version, deleted FROM entries WHERE project = ? AND slug = ?`,
+		project, w.Slug).Scan(&cur, &deleted)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return memory.WriteResult{}, true, fmt.Errorf("read latest version: %w", err)
+	}
+	if w.ExpectedVersion != nil && *w.ExpectedVersion != cur {
+		return memory.WriteResult{}, true, memory.Errorf(memory.CodeConflict, "%s is at version %d, expected %d", w.Slug, cur, *w.ExpectedVersion)
+	}
+	if w.Deleted {
+		if cur == 0 {
+			return memory.WriteResult{}, true, memory.Errorf(memory.CodeNotFound, "entry %q not found", w.Slug)
+		}
+		if deleted {
+			return memory.WriteResult{}, true, memory.Errorf(memory.CodeNotFound, "entry %q is already forgotten (version %d)", w.Slug, cur)
+		}
+	}
+	var pending int
+	if err := tx.QueryRow(`SELECT count(*) FROM proposals WHERE project = ? AND state = 'pending'`, project).Scan(&pending); err != nil {
+		return memory.WriteResult{}, true, fmt.Errorf("count pending proposals: %w", err)
+	}
+	if pending >= memory.MaxPendingProposals {
+		return memory.WriteResult{}, true, memory.Errorf(memory.CodeBudgetExhausted,
+			"project %s has %d proposals waiting for review, the most it holds; an admin of the project must approve or reject some first", project, pending)
+	}
+
+	supersedes, err := propJSON(w.Supersedes)
+	if err != nil {
+		return memory.WriteResult{}, true, err
+	}
+	similar, err := propJSON(w.Similar)
+	if err != nil {
+		return memory.WriteResult{}, true, err
+	}
+	at := now.UnixNano()
+	res, err := tx.Exec(`INSERT INTO proposals (project, slug, agent, base_version, title, content, tags, deleted,
+			valid_until, supersedes, similar, state, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+		project, w.Slug, w.Agent, cur, w.Title, w.Content, tags, w.Deleted,
+		propNanos(w.ValidUntil), supersedes, similar, at)
+	if err != nil {
+		return memory.WriteResult{}, true, fmt.Errorf("insert proposal: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return memory.WriteResult{}, true, fmt.Errorf("insert proposal: %w", err)
+	}
+	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal) VALUES (?, ?, ?, ?, 0, ?, ?)`,
+		project, w.Agent, actionPropose, w.Slug, at, id); err != nil {
+		return memory.WriteResult{}, true, fmt.Errorf("insert audit row: %w", err)
+	}
+	if w.IdempotencyKey != "" {
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO idempotency (project, slug, key, version, created_at) VALUES (?, ?, ?, ?, ?)`,
+			project, w.Slug, proposalIdemPrefix+w.IdempotencyKey, -id, at); err != nil {
+			return memory.WriteResult{}, true, fmt.Errorf("insert idempotency key: %w", err)
+		}
+	}
+	return memory.WriteResult{Slug: w.Slug, Proposal: id, BaseVersion: cur, CreatedAt: fromNanos(at)}, true, nil
+}
+
+// proposalReplay answers a retry of a proposal made with the same
+// idempotency key within its 24 hours: the first proposal, Replayed set.
+func proposalReplay(tx *sql.Tx, project, slug, key string, now time.Time) (memory.WriteResult, bool, error) {
+	var id, base int64
+	var at int64
+	err := tx.QueryRow(`SELECT p.id, p.base_version, p.created_at FROM idempotency i JOIN proposals p ON p.id = -i.version
+		WHERE i.project = ? AND i.slug = ? AND i.key = ? AND i.created_at >= ? AND i.version < 0`,
+		project, slug, proposalIdemPrefix+key, now.Add(-idempotencyTTL).UnixNano()).Scan(&id, &base, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.WriteResult{}, false, nil
+	}
+	if err != nil {
+		return memory.WriteResult{}, false, fmt.Errorf("read idempotency key: %w", err)
+	}
+	return memory.WriteResult{Slug: slug, Proposal: id, BaseVersion: int(base), CreatedAt: fromNanos(at), Replayed: true}, true, nil
+}
+
+// reviewIn reads a project's review setting inside a transaction (off when
+// the project has no row).
+func reviewIn(q interface {
+	QueryRow(string, ...any) *sql.Row
+}, project string) (string, error) {
+	var review string
+	err := q.QueryRow(`SELECT review FROM project_settings WHERE project = ?`, project).Scan(&review)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.ReviewOff, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read review setting: %w", err)
+	}
+	return review, nil
+}
+
+// propJSON stores a list as a JSON array ([] for none).
+func propJSON[T any](list []T) (string, error) {
+	if list == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return "", fmt.Errorf("encode list: %w", err)
+	}
+	return string(b), nil
+}
+
+// propNanos stores an optional time as unix nanoseconds or NULL.
+func propNanos(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+// propTime reads what propNanos stored.
+func propTime(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromNanos(n.Int64)
+	return &t
 }
