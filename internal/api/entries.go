@@ -33,9 +33,9 @@ func (h *handler) remember(w http.ResponseWriter, r *http.Request, c memory.Call
 	return nil
 }
 
-// list: GET /entries?project=&prefix=&tag=&limit=&cursor= → {entries (each with project), next_cursor}.
+// list: GET /entries?project=&prefix=&tag=&limit=&cursor=&as_of= → {entries (each with project), next_cursor}.
 func (h *handler) list(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
-	p, err := readParams(r, "project", "prefix", "tag", "limit", "cursor")
+	p, err := readParams(r, "project", "prefix", "tag", "limit", "cursor", "as_of")
 	if err != nil {
 		return err
 	}
@@ -49,13 +49,14 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, c memory.Caller) 
 		Tag:     p.str("tag"),
 		Limit:   limit,
 		Cursor:  p.str("cursor"),
+		AsOf:    p.str("as_of"),
 	})
 	return reply(w, http.StatusOK, res, err)
 }
 
-// get: GET /entries/{slug}?project=&version=N → the version with its project (default: latest live one).
+// get: GET /entries/{slug}?project=&version=N&as_of= → the version with its project (default: latest live one).
 func (h *handler) get(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
-	p, err := readParams(r, "project", "version")
+	p, err := readParams(r, "project", "version", "as_of")
 	if err != nil {
 		return err
 	}
@@ -67,13 +68,13 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, c memory.Caller) e
 		// The service reads 0 as "latest"; an explicit ?version=0 is a mistake.
 		return memory.Errorf(memory.CodeInvalid, "query parameter version must be 1 or more, got %d", version)
 	}
-	res, err := h.svc.Get(r.Context(), c, service.GetRequest{Project: p.str("project"), Slug: mux.Vars(r)["slug"], Version: version})
+	res, err := h.svc.Get(r.Context(), c, service.GetRequest{Project: p.str("project"), Slug: mux.Vars(r)["slug"], Version: version, AsOf: p.str("as_of")})
 	return reply(w, http.StatusOK, res, err)
 }
 
-// history: GET /history/{slug}?project=&limit= → {project, slug, versions} newest first.
+// history: GET /history/{slug}?project=&limit=&as_of= → {project, slug, versions} newest first.
 func (h *handler) history(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
-	p, err := readParams(r, "project", "limit")
+	p, err := readParams(r, "project", "limit", "as_of")
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func (h *handler) history(w http.ResponseWriter, r *http.Request, c memory.Calle
 	if err != nil {
 		return err
 	}
-	res, err := h.svc.History(r.Context(), c, service.HistoryRequest{Project: p.str("project"), Slug: mux.Vars(r)["slug"], Limit: limit})
+	res, err := h.svc.History(r.Context(), c, service.HistoryRequest{Project: p.str("project"), Slug: mux.Vars(r)["slug"], Limit: limit, AsOf: p.str("as_of")})
 	return reply(w, http.StatusOK, res, err)
 }
 

@@ -15,9 +15,9 @@ type budgetRequest struct {
 	BytesPerHour  *int   `json:"bytes_per_hour"`
 }
 
-// recallGet: GET /recall?q=&project=&limit=&tags=a,b → {hits}.
+// recallGet: GET /recall?q=&project=&limit=&tags=a,b&include_stale=true → {hits}.
 func (h *handler) recallGet(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
-	p, err := readParams(r, "q", "project", "limit", "tags")
+	p, err := readParams(r, "q", "project", "limit", "tags", "include_stale")
 	if err != nil {
 		return err
 	}
@@ -25,10 +25,25 @@ func (h *handler) recallGet(w http.ResponseWriter, r *http.Request, c memory.Cal
 	if err != nil {
 		return err
 	}
-	return h.recall(w, r, c, service.RecallRequest{Project: p.str("project"), Query: p.str("q"), Limit: limit, Tags: p.list("tags")})
+	stale, err := boolParam(p, "include_stale")
+	if err != nil {
+		return err
+	}
+	return h.recall(w, r, c, service.RecallRequest{Project: p.str("project"), Query: p.str("q"), Limit: limit, Tags: p.list("tags"), IncludeStale: stale})
 }
 
-// recallPost: POST /recall {query, project, limit, tags} → {hits}; for queries that
+// boolParam reads a query parameter that is true or false ("" is false).
+func boolParam(p params, name string) (bool, error) {
+	switch p.str(name) {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, memory.Errorf(memory.CodeInvalid, "query parameter %s must be true or false, got %q", name, p.str(name))
+}
+
+// recallPost: POST /recall {query, project, limit, tags, include_stale} → {hits}; for queries that
 // should not end up in URLs and access logs.
 func (h *handler) recallPost(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
 	var in service.RecallRequest

@@ -67,6 +67,10 @@ type EntrySummary struct {
 	Version   int       `json:"version"`
 	Tags      []string  `json:"tags"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// ValidUntil is the version's end (nil: none); SupersededBy names the
+	// slug whose write superseded the entry ("" when live).
+	ValidUntil   *time.Time `json:"valid_until,omitempty"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
 }
 
 // Write asks the store to append the next version of a slug.
@@ -144,6 +148,12 @@ type SearchQuery struct {
 	Limit int
 	// Tags restricts hits to entries carrying all of these tags.
 	Tags []string
+	// IncludeStale also returns entries past their valid_until or
+	// superseded, ranked below every live hit and marked by Hit.State.
+	IncludeStale bool
+	// At is the time whose staleness counts (zero: the time of the search):
+	// the service's clock, so that tests can move it.
+	At time.Time
 }
 
 // Hit is one recall result: bounded, a snippet instead of the whole content.
@@ -159,6 +169,27 @@ type Hit struct {
 	UpdatedAt time.Time  `json:"updated_at"`
 	// Match says how the hit was found: MatchWords, MatchMeaning or MatchBoth.
 	Match string `json:"match"`
+	// State is "" for a live entry, else StateExpired or StateSuperseded
+	// (found with SearchQuery.IncludeStale).
+	State string `json:"state,omitempty"`
+}
+
+// The states of an entry that no longer holds (Hit.State, list's state).
+const (
+	StateExpired    = "expired"
+	StateSuperseded = "superseded"
+)
+
+// StaleState is v's state at now: "" when it holds, StateSuperseded when
+// another entry replaced it, else StateExpired once its ValidUntil passed.
+func (v Version) StaleState(now time.Time) string {
+	switch {
+	case v.SupersededBy != "":
+		return StateSuperseded
+	case v.Expired(now):
+		return StateExpired
+	}
+	return ""
 }
 
 // How a recall hit was found: by its words (the keyword index), by its

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"munin/internal/memory"
 	"munin/internal/search/rank"
@@ -35,35 +37,32 @@ type fusedHit struct {
 	score        float64
 }
 
-// searchFused is SearchProjects with the meaning path on.
-func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
+// searchFused is one pass of SearchProjects with the meaning path on: the
+// best fetch hits, stale ones marked (stale.go); full tells whether the
+// candidates filled fetch (so that a deeper pass may find more).
+func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery, fetch int) (hits []memory.Hit, full bool, err error) {
 	m := r.meaning
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	limit = min(limit, MaxLimit)
+	limit := fetch
 	depth := max(limit, m.FuseDepth())
-	wq := q
-	wq.Limit = depth
-	rc, words, err := r.rankWords(ctx, refs, wq)
+	rc, words, err := r.rankWords(ctx, refs, q, depth)
 	if err != nil {
-		return nil, err // invalid queries and unavailable indexes answer as without meaning
+		return nil, false, err // invalid queries and unavailable indexes answer as without meaning
 	}
 	near, err := m.Search(ctx, refs, q.Text, depth)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("search: %w", ctxErr)
+			return nil, false, fmt.Errorf("search: %w", ctxErr)
 		}
 		m.Fail("recall answers by words only", err)
 	}
 	if err != nil || len(near) == 0 {
 		// Nothing to fuse: the keyword answer as it is.
-		return r.hitsFrom(ctx, rc.text, words[:min(len(words), limit)])
+		hits, err := r.hitsAt(ctx, rc.text, words[:min(len(words), limit)], q.At)
+		return hits, len(words) >= limit, err
 	}
 	cands, err := r.fuseCandidates(ctx, words, near, q)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	k := float64(m.RRFK())
 	for i := range cands {
@@ -89,20 +88,22 @@ func (r *Registry) searchFused(ctx context.Context, refs []memory.ProjectRef, q 
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(rankOrLast(a.words), rankOrLast(b.words)),
 			cmp.Compare(rankOrLast(a.sense), rankOrLast(b.sense)))
 	})
-	return r.readFused(ctx, rc.text, cands[:min(len(cands), limit)])
+	hits, err = r.readFused(ctx, rc.text, cands[:min(len(cands), limit)], q.At)
+	return hits, len(cands) >= limit, err
 }
 
 // readFused reads the keyword candidates that made the answer from the
 // Source, in one pass, and gives every hit its fused score and match. A
-// keyword candidate forgotten since the search is left out.
-func (r *Registry) readFused(ctx context.Context, query string, cands []fusedHit) ([]memory.Hit, error) {
+// keyword candidate forgotten since the search is left out; a stale one is
+// marked as of at.
+func (r *Registry) readFused(ctx context.Context, query string, cands []fusedHit, at time.Time) ([]memory.Hit, error) {
 	var ms []rank.Match
 	for _, c := range cands {
 		if c.m != nil {
 			ms = append(ms, *c.m)
 		}
 	}
-	read, err := r.readHits(ctx, query, ms)
+	read, err := r.readHits(ctx, query, ms, at)
 	if err != nil {
 		return nil, err
 	}
@@ -129,10 +130,11 @@ func (r *Registry) readFused(ctx context.Context, query string, cands []fusedHit
 	return out, nil
 }
 
-// rankOrLast orders "not found on this path" (0) after every rank.
+// rankOrLast orders "not found on this path" (0) after every rank (a
+// deeper pass of SearchProjects ranks beyond MaxLimit).
 func rankOrLast(rank int) int {
 	if rank == 0 {
-		return MaxLimit + 1
+		return math.MaxInt
 	}
 	return rank
 }
@@ -187,7 +189,7 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []rank.Match, near 
 		rank++
 		cands = append(cands, fusedHit{sense: rank, content: v.Content, hit: memory.Hit{
 			Project: n.Ref, Slug: n.Slug, Title: v.Title, Version: v.Version,
-			Tags: append([]string{}, v.Tags...), UpdatedAt: v.CreatedAt,
+			Tags: append([]string{}, v.Tags...), UpdatedAt: v.CreatedAt, State: v.StaleState(q.At),
 		}})
 	}
 	return cands, nil

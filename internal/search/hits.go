@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"munin/internal/memory"
 	"munin/internal/search/rank"
@@ -19,11 +20,25 @@ import (
 // docs/architecture.md#invariant-3-read-your-writes); one replaced meanwhile
 // shows its new version. The snippet's marks are found by analyzing the content
 // with the same analyzers as the query (text.Marker).
+//
+// Whether an entry still holds (past its valid_until, or superseded by
+// another entry's write) is read here too, from the latest version and its
+// entry, and marked in Hit.State: the index documents know neither, because
+// an index on disk is derived data that must depend neither on the clock nor
+// on another slug's write (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes). SearchProjects
+// (stale.go) drops or reorders the stale hits.
 
 // hitsFrom turns bleve's matches into hits, in order, leaving out entries
-// forgotten since the search. query is the query text, for the snippet marks.
+// forgotten since the search and marking stale ones (at the time of the
+// call). query is the query text, for the snippet marks.
 func (r *Registry) hitsFrom(ctx context.Context, query string, matches []rank.Match) ([]memory.Hit, error) {
-	read, err := r.readHits(ctx, query, matches)
+	return r.hitsAt(ctx, query, matches, time.Now())
+}
+
+// hitsAt is hitsFrom with staleness judged at at.
+func (r *Registry) hitsAt(ctx context.Context, query string, matches []rank.Match, at time.Time) ([]memory.Hit, error) {
+	read, err := r.readHits(ctx, query, matches, at)
 	if err != nil {
 		return nil, err
 	}
@@ -36,8 +51,8 @@ func (r *Registry) hitsFrom(ctx context.Context, query string, matches []rank.Ma
 	return hits, nil
 }
 
-// readHits is hitsFrom with one entry per match, nil where the entry is gone.
-func (r *Registry) readHits(ctx context.Context, query string, matches []rank.Match) ([]*memory.Hit, error) {
+// readHits is hitsAt with one entry per match, nil where the entry is gone.
+func (r *Registry) readHits(ctx context.Context, query string, matches []rank.Match, at time.Time) ([]*memory.Hit, error) {
 	es := make([]entryRef, len(matches))
 	for i, m := range matches {
 		es[i] = entryRef{m.Ref, m.DM.ID}
@@ -62,7 +77,7 @@ func (r *Registry) readHits(ctx context.Context, query string, matches []rank.Ma
 		h := &memory.Hit{
 			Slug: m.DM.ID, Score: m.DM.Score, Title: v.Title, Version: v.Version,
 			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: m.Ref,
-			Match: memory.MatchWords,
+			Match: memory.MatchWords, State: v.StaleState(at),
 		}
 		h.Snippet = text.Snippet(v.Content, mk.Spans(v.Content))
 		hits[i] = h

@@ -30,29 +30,42 @@ const MaxSearchProjects = memory.MaxCallerKeys
 // With Options.Meaning on, the keyword hits are fused with the meaning hits
 // (fuse.go), and each hit's Match says which path found it; else every hit
 // is a keyword hit (MatchWords).
+//
+// Entries past their valid_until or superseded at q.At are left out, and
+// the search reaches deeper so that the answer still holds q.Limit live
+// hits when there are that many (stale.go); with q.IncludeStale they are
+// kept, below every live hit, marked by Hit.State. (Search, the index's own
+// view of one project, marks them and keeps them in place.)
 func (r *Registry) SearchProjects(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
-	if r.meaning != nil {
-		return r.searchFused(ctx, refs, q)
-	}
-	return r.searchWords(ctx, refs, q)
+	return r.searchLive(q, func(q memory.SearchQuery, fetch int) ([]memory.Hit, bool, error) {
+		if r.meaning != nil {
+			return r.searchFused(ctx, refs, q, fetch)
+		}
+		return r.searchWords(ctx, refs, q, fetch)
+	})
 }
 
-// searchWords is SearchProjects by the keyword index alone.
-func (r *Registry) searchWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
-	rc, ms, err := r.rankWords(ctx, refs, q)
+// searchWords is one pass of SearchProjects by the keyword index alone: the
+// best fetch hits, stale ones marked; full tells whether the matches filled
+// fetch.
+func (r *Registry) searchWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery, fetch int) ([]memory.Hit, bool, error) {
+	rc, ms, err := r.rankWords(ctx, refs, q, fetch)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return r.hitsFrom(ctx, rc.text, ms)
+	hits, err := r.hitsAt(ctx, rc.text, ms, q.At)
+	return hits, len(ms) >= fetch, err
 }
 
-// rankWords is searchWords' ranking: the matches, best first, not yet read
-// from the Source (the fusion reads only the ones it keeps).
-func (r *Registry) rankWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery) (recall, []rank.Match, error) {
+// rankWords is searchWords' ranking: the best depth matches, not yet read
+// from the Source (the fusion reads only the ones it keeps). depth may
+// exceed MaxLimit: a deeper pass looks for live hits below stale ones.
+func (r *Registry) rankWords(ctx context.Context, refs []memory.ProjectRef, q memory.SearchQuery, depth int) (recall, []rank.Match, error) {
 	rc, err := r.prepare(q)
 	if err != nil {
 		return recall{}, nil, err
 	}
+	rc.Limit = depth
 	if err := checkRefs(refs); err != nil {
 		return recall{}, nil, err
 	}

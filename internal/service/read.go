@@ -15,7 +15,8 @@ func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest
 	if err != nil {
 		return RecallResult{}, err
 	}
-	hits, err := s.recall(ctx, c, keys, memory.SearchQuery{Text: req.Query, Limit: req.Limit, Tags: req.Tags}, true)
+	q := memory.SearchQuery{Text: req.Query, Limit: req.Limit, Tags: req.Tags, IncludeStale: req.IncludeStale, At: s.opts.Now().UTC()}
+	hits, err := s.recall(ctx, c, keys, q, true)
 	if err != nil {
 		return RecallResult{}, err
 	}
@@ -24,7 +25,7 @@ func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest
 		out.Hits = append(out.Hits, Hit{
 			Project: h.Project.String(), Slug: h.Slug, Title: h.Title, Version: h.Version,
 			Score: h.Score, Snippet: h.Snippet, Tags: nonNil(h.Tags), UpdatedAt: h.UpdatedAt.UTC(),
-			Match: h.Match,
+			Match: h.Match, State: h.State,
 		})
 	}
 	// The caller's own pending proposals: read-your-writes for what it
@@ -128,11 +129,21 @@ func (s *Service) Get(ctx context.Context, c memory.Caller, req GetRequest) (Ent
 	if err != nil {
 		return Entry{}, err
 	}
-	return s.get(ctx, key, req.Slug, req.Version)
+	at, err := parseAsOf(req.AsOf, s.opts.Now())
+	if err != nil {
+		return Entry{}, err
+	}
+	return s.getAsOf(ctx, key, req.Slug, req.Version, at)
 }
 
 // get is Get with the key already chosen.
 func (s *Service) get(ctx context.Context, key memory.Key, slug string, version int) (Entry, error) {
+	return s.getAsOf(ctx, key, slug, version, time.Time{})
+}
+
+// getAsOf is get as of at (zero: now): expired and superseded_by are as
+// they were then.
+func (s *Service) getAsOf(ctx context.Context, key memory.Key, slug string, version int, at time.Time) (Entry, error) {
 	if err := readsMemory(key); err != nil {
 		return Entry{}, err
 	}
@@ -142,11 +153,23 @@ func (s *Service) get(ctx context.Context, key memory.Key, slug string, version 
 	if version < 0 {
 		return Entry{}, memory.Errorf(memory.CodeInvalid, "version must be 1 or more, got %d", version)
 	}
-	v, latest, err := s.store.Get(ctx, key.Project, slug, version)
+	var v memory.Version
+	var latest int
+	var err error
+	now := at
+	if at.IsZero() {
+		now = s.opts.Now()
+		v, latest, err = s.store.Get(ctx, key.Project, slug, version)
+	} else {
+		v, latest, err = s.store.GetAsOf(ctx, key.Project, slug, version, at)
+	}
 	if err != nil {
 		return Entry{}, s.internalErr("get", key, err)
 	}
 	if v.Deleted {
+		if !at.IsZero() && version == 0 {
+			return Entry{}, memory.Errorf(memory.CodeNotFound, "%s was forgotten at %s (version %d); older versions are in its history", slug, at.Format(time.RFC3339), v.Version)
+		}
 		if version == 0 {
 			return Entry{}, memory.Errorf(memory.CodeNotFound, "%s was forgotten at version %d; older versions are in its history", slug, v.Version)
 		}
@@ -155,6 +178,8 @@ func (s *Service) get(ctx context.Context, key memory.Key, slug string, version 
 	return Entry{
 		Project: key.Project.String(), Slug: v.Slug, Version: v.Version, Title: v.Title, Content: v.Content,
 		Tags: nonNil(v.Tags), Agent: v.Agent, CreatedAt: v.CreatedAt.UTC(), LatestVersion: latest,
+		ValidUntil: utcOrNil(v.ValidUntil), Supersedes: v.Supersedes,
+		Expired: v.Expired(now), SupersededBy: v.SupersededBy,
 	}, nil
 }
 
@@ -179,7 +204,20 @@ func (s *Service) List(ctx context.Context, c memory.Caller, req ListRequest) (L
 	if err := memory.ValidateText("cursor", req.Cursor, memory.MaxCursor); err != nil {
 		return ListResult{}, err
 	}
-	entries, next, err := s.store.List(ctx, key.Project, memory.ListQuery{Prefix: req.Prefix, Tag: req.Tag, Limit: limit, Cursor: req.Cursor})
+	at, err := parseAsOf(req.AsOf, s.opts.Now())
+	if err != nil {
+		return ListResult{}, err
+	}
+	q := memory.ListQuery{Prefix: req.Prefix, Tag: req.Tag, Limit: limit, Cursor: req.Cursor}
+	var entries []memory.EntrySummary
+	var next string
+	now := at
+	if at.IsZero() {
+		now = s.opts.Now()
+		entries, next, err = s.store.List(ctx, key.Project, q)
+	} else {
+		entries, next, err = s.store.ListAsOf(ctx, key.Project, q, at)
+	}
 	if err != nil {
 		return ListResult{}, s.internalErr("list", key, err)
 	}
@@ -188,6 +226,7 @@ func (s *Service) List(ctx context.Context, c memory.Caller, req ListRequest) (L
 		out.Entries = append(out.Entries, ListEntry{
 			Project: key.Project.String(), Slug: e.Slug, Title: e.Title, Version: e.Version,
 			Tags: nonNil(e.Tags), UpdatedAt: e.UpdatedAt.UTC(),
+			State: memory.Version{ValidUntil: e.ValidUntil, SupersededBy: e.SupersededBy}.StaleState(now),
 		})
 	}
 	return out, nil
@@ -206,7 +245,16 @@ func (s *Service) History(ctx context.Context, c memory.Caller, req HistoryReque
 	if err != nil {
 		return HistoryResult{}, err
 	}
-	versions, err := s.store.History(ctx, key.Project, req.Slug, limit)
+	at, err := parseAsOf(req.AsOf, s.opts.Now())
+	if err != nil {
+		return HistoryResult{}, err
+	}
+	var versions []memory.VersionInfo
+	if at.IsZero() {
+		versions, err = s.store.History(ctx, key.Project, req.Slug, limit)
+	} else {
+		versions, err = s.store.HistoryAsOf(ctx, key.Project, req.Slug, limit, at)
+	}
 	if err != nil {
 		return HistoryResult{}, s.internalErr("history", key, err)
 	}

@@ -68,3 +68,12 @@ func parseAsOf(s string, now time.Time) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
+
+// utcOrNil is t in UTC, nil for nil: answers show times in UTC.
+func utcOrNil(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -94,18 +95,32 @@ func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory
 		}
 	}
 
+	validity, err := checkValidity(tx, project, w)
+	if err != nil {
+		return memory.WriteResult{}, err
+	}
+
+	// The upsert sets superseded_by to NULL: writing a new version of a
+	// superseded entry makes it live again. That is the decision: whoever
+	// writes the slug again means it to hold now, and the supersession stays
+	// on record (supersessions) for "as of" reads. valid_until is the new
+	// version's own; a version without one clears the old one.
 	next, at := cur+1, now.UnixNano()
-	if _, err := tx.Exec(`INSERT INTO entries (project, slug, latest_version, deleted, title, tags, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
+	if _, err := tx.Exec(`INSERT INTO entries (project, slug, latest_version, deleted, title, tags, updated_at, valid_until, superseded_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
 		ON CONFLICT (project, slug) DO UPDATE SET latest_version = excluded.latest_version,
-			deleted = excluded.deleted, title = excluded.title, tags = excluded.tags, updated_at = excluded.updated_at`,
-		project, w.Slug, next, w.Deleted, w.Title, tags, at); err != nil {
+			deleted = excluded.deleted, title = excluded.title, tags = excluded.tags, updated_at = excluded.updated_at,
+			valid_until = excluded.valid_until, superseded_by = NULL`,
+		project, w.Slug, next, w.Deleted, w.Title, tags, at, validity.until); err != nil {
 		return memory.WriteResult{}, fmt.Errorf("upsert entry: %w", err)
 	}
-	if _, err := tx.Exec(`INSERT INTO versions (project, slug, version, title, content, tags, agent, deleted, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		project, w.Slug, next, w.Title, w.Content, tags, w.Agent, w.Deleted, at); err != nil {
+	if _, err := tx.Exec(`INSERT INTO versions (project, slug, version, title, content, tags, agent, deleted, created_at, valid_until, supersedes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		project, w.Slug, next, w.Title, w.Content, tags, w.Agent, w.Deleted, at, validity.until, validity.supersedes); err != nil {
 		return memory.WriteResult{}, fmt.Errorf("insert version: %w", err)
+	}
+	if err := supersede(tx, project, w, next, at); err != nil {
+		return memory.WriteResult{}, err
 	}
 	auditAgent, proposal := w.Agent, sql.NullInt64{}
 	if w.ApprovedBy != "" {
@@ -155,20 +170,37 @@ func findReplay(ctx context.Context, q interface {
 }
 
 // versionCols are the columns scanVersion reads, in order.
-const versionCols = `v.slug, v.version, v.title, v.content, v.tags, v.agent, v.created_at, v.deleted`
+const versionCols = `v.slug, v.version, v.title, v.content, v.tags, v.agent, v.created_at, v.deleted, v.valid_until, v.supersedes`
+
+// latestCols are versionCols of a version read with its entry, and the
+// entry's superseded_by (scanLatest).
+const latestCols = versionCols + `, e.superseded_by`
 
 // scanVersion reads versionCols (plus extra destinations after them).
 func scanVersion(sc interface{ Scan(...any) error }, extra ...any) (memory.Version, error) {
 	var v memory.Version
-	var tags string
+	var tags, supersedes string
 	var at int64
-	dest := append([]any{&v.Slug, &v.Version, &v.Title, &v.Content, &tags, &v.Agent, &at, &v.Deleted}, extra...)
+	var until sql.NullInt64
+	dest := append([]any{&v.Slug, &v.Version, &v.Title, &v.Content, &tags, &v.Agent, &at, &v.Deleted, &until, &supersedes}, extra...)
 	if err := sc.Scan(dest...); err != nil {
 		return v, err
 	}
 	v.CreatedAt = fromNanos(at)
+	v.ValidUntil = timeOrNil(until)
 	var err error
-	v.Tags, err = decodeTags(tags)
+	if v.Tags, err = decodeTags(tags); err != nil {
+		return v, err
+	}
+	v.Supersedes, err = decodeSupersedes(supersedes)
+	return v, err
+}
+
+// scanLatest reads latestCols (plus extra destinations after them).
+func scanLatest(sc interface{ Scan(...any) error }, extra ...any) (memory.Version, error) {
+	var by sql.NullString
+	v, err := scanVersion(sc, append([]any{&by}, extra...)...)
+	v.SupersededBy = by.String
 	return v, err
 }
 
@@ -187,12 +219,16 @@ func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, ver
 		return memory.Version{}, 0, err
 	}
 	var latest int
-	v, err := scanVersion(ws.pool.reader.QueryRowContext(ctx, getSQL, ref.Project, slug, version), &latest)
+	v, err := scanLatest(ws.pool.reader.QueryRowContext(ctx, getSQL, ref.Project, slug, version), &latest)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.Version{}, 0, s.notFound(ctx, ws, ref, slug, version)
 	}
 	if err != nil {
 		return memory.Version{}, 0, fmt.Errorf("get %s v%d: %w", slug, version, err)
+	}
+	if v.Version != latest {
+		// A supersession is the entry's state: it concerns its latest version.
+		v.SupersededBy = ""
 	}
 	return v, latest, nil
 }
@@ -200,7 +236,7 @@ func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, ver
 // getSQL selects version ?3 (0: the latest) of slug ?2 of project ?1 and
 // the slug's latest version number: one entries lookup, one versions
 // lookup. +?: see stmtCacheSize.
-const getSQL = `SELECT ` + versionCols + `, e.latest_version
+const getSQL = `SELECT ` + latestCols + `, e.latest_version
 	FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug
 	WHERE e.project = +?1 AND e.slug = +?2 AND v.version = (CASE WHEN +?3 = 0 THEN e.latest_version ELSE +?3 END)`
 
@@ -269,7 +305,7 @@ func (s *Store) LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []s
 // an IN subquery instead plans as well but builds two temporary indexes per
 // run, 25-40 µs more for ten slugs. +?: see stmtCacheSize.
 func latestManySQL(n int) string {
-	return `SELECT ` + versionCols + `
+	return `SELECT ` + latestCols + `
 		FROM entries e CROSS JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
 		WHERE e.project = +?1 AND e.slug IN (+?` + strings.Repeat(", +?", n-1) + `)`
 }
@@ -282,7 +318,7 @@ func (s *Store) latestChunk(ctx context.Context, ws *workspace, args []any, out 
 	}
 	defer rows.Close()
 	for rows.Next() {
-		v, err := scanVersion(rows)
+		v, err := scanLatest(rows)
 		if err != nil {
 			return err
 		}
@@ -303,6 +339,11 @@ func (s *Store) ScanLatest(ctx context.Context, ref memory.ProjectRef, fn func(m
 // when 0). The service bounds the limit of a client's call; the store's own
 // callers (checks, tools) may read a whole history.
 func (s *Store) History(ctx context.Context, ref memory.ProjectRef, slug string, limit int) ([]memory.VersionInfo, error) {
+	return s.history(ctx, ref, slug, limit, time.Time{})
+}
+
+// history is History of the versions created at or before at (zero: all).
+func (s *Store) history(ctx context.Context, ref memory.ProjectRef, slug string, limit int, at time.Time) ([]memory.VersionInfo, error) {
 	if err := memory.ValidateSlug(slug); err != nil {
 		return nil, err
 	}
@@ -313,10 +354,14 @@ func (s *Store) History(ctx context.Context, ref memory.ProjectRef, slug string,
 	if err != nil {
 		return nil, err
 	}
+	upTo := int64(math.MaxInt64)
+	if !at.IsZero() {
+		upTo = at.UnixNano()
+	}
 	// length() of a BLOB counts bytes, which is what Size (len(content))
 	// means. +?: see stmtCacheSize.
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT version, title, agent, created_at, deleted, length(CAST(content AS BLOB))
-		FROM versions WHERE project = +? AND slug = +? ORDER BY version DESC LIMIT +?`, ref.Project, slug, limit)
+		FROM versions WHERE project = +? AND slug = +? AND created_at <= +? ORDER BY version DESC LIMIT +?`, ref.Project, slug, upTo, limit)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", slug, err)
 	}
@@ -324,18 +369,21 @@ func (s *Store) History(ctx context.Context, ref memory.ProjectRef, slug string,
 	out := []memory.VersionInfo{}
 	for rows.Next() {
 		var vi memory.VersionInfo
-		var at int64
-		if err := rows.Scan(&vi.Version, &vi.Title, &vi.Agent, &at, &vi.Deleted, &vi.Size); err != nil {
+		var created int64
+		if err := rows.Scan(&vi.Version, &vi.Title, &vi.Agent, &created, &vi.Deleted, &vi.Size); err != nil {
 			return nil, fmt.Errorf("history %s: %w", slug, err)
 		}
-		vi.CreatedAt = fromNanos(at)
+		vi.CreatedAt = fromNanos(created)
 		out = append(out, vi)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("history %s: %w", slug, err)
 	}
-	if len(out) == 0 {
+	switch {
+	case len(out) > 0:
+		return out, nil
+	case at.IsZero():
 		return nil, memory.Errorf(memory.CodeNotFound, "entry %q not found", slug)
 	}
-	return out, nil
+	return nil, memory.Errorf(memory.CodeNotFound, "entry %q did not exist at %s", slug, at.Format(time.RFC3339))
 }
