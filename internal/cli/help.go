@@ -17,11 +17,13 @@ var synopses = []struct{ name, text string }{
                                   "munin [flags]" serves too)`},
 	{"stdio", `MUNIN_KEY=KEY[,KEY] munin stdio serve the MCP tools over stdin/stdout; one key per project, the first
                                   is the default (--key KEY, repeatable, shows keys in ps)`},
-	{"key", `munin key create --workspace W --project P --agent NAME [--role read|write|admin]
+	{"key", `munin key create --workspace W --project P --agent NAME [--role read|propose|write|admin]
   munin key create --server-admin --agent NAME   a key that administers every project and reads no memory
   munin key list
   munin key revoke ID`},
-	{"project", `munin project list`},
+	{"project", `munin project list
+  munin project review W/P off|agents   whether the writes of W/P's write keys wait for review
+                                  (propose keys always propose; admin keys write directly)`},
 	{"backup", `munin backup DEST               online backup of every workspace into DEST (new or empty), verified`},
 	{"export", `munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)`},
 	{"import", `munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first`},

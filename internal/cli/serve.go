@@ -124,7 +124,7 @@ func stdio(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// Checked here, not on the first call: the client's user sees the
 	// reason in its log at once.
 	if _, err := a.Svc.AuthenticateMemory(ctx, token); memory.ErrorCode(err) == memory.CodeForbidden {
-		return fmt.Errorf("stdio refuses a server-admin key: it administers the server and reads no memory, and stdio serves memory tools only; pass a project key (read, write or admin) in MUNIN_KEY")
+		return fmt.Errorf("stdio refuses a server-admin key: it administers the server and reads no memory, and stdio serves memory tools only; pass a project key (read, propose, write or admin) in MUNIN_KEY")
 	} else if err != nil {
 		return err
 	}
