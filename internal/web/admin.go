@@ -127,14 +127,18 @@ type settingsPage struct {
 	Writes, Budget int
 	// MiB and BudgetMiB are this hour's content and the hourly limit, in MiB.
 	MiB, BudgetMiB float64
+	// Review is the project's review setting (memory.ReviewOff or
+	// memory.ReviewAgents).
+	Review string
 }
 
 // maxBudgetMiB bounds the byte budget the settings form takes (1 TiB), so
 // the conversion to bytes cannot overflow.
 const maxBudgetMiB = 1 << 20
 
-// settings shows the project's write budget to its admin (or a server
-// admin), who may change it; the service refuses every other key.
+// settings shows the project's write budget and review setting to its
+// admin (or a server admin), who may change them; the service refuses
+// every other key.
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) error {
 	key, err := h.scoped(r, rq)
 	if err != nil {
@@ -144,8 +148,12 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
+	review, err := h.svc.ProjectReview(r.Context(), rq.caller, key.Project)
+	if err != nil {
+		return err
+	}
 	h.render(w, r, rq, http.StatusOK, "settings", projectView(key, "Settings", settingsPage{Writes: p.Writes, Budget: p.Budget,
-		MiB: float64(p.Bytes) / (1 << 20), BudgetMiB: float64(p.BytesBudget) / (1 << 20)}))
+		MiB: float64(p.Bytes) / (1 << 20), BudgetMiB: float64(p.BytesBudget) / (1 << 20), Review: review}))
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -63,9 +64,17 @@ type projectPage struct {
 	Searched bool
 	Hits     []memory.Hit
 	// List mode.
-	Entries     []memory.EntrySummary
+	Entries     []entryRow
 	Total       int
 	Page, Pages int
+}
+
+// entryRow is one entry of a project's list. Expired: its valid_until has
+// passed (a superseded entry names its successor in SupersededBy); the list
+// shows both marked, as recall leaves them out.
+type entryRow struct {
+	memory.EntrySummary
+	Expired bool
 }
 
 // project shows a project's entries (sorted, filtered by tag, paged) or,
@@ -111,11 +120,16 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	if maxPage := math.MaxInt / pageSize; d.Page > maxPage { // the offset must not wrap
 		return memory.Errorf(memory.CodeInvalid, "page must be at most %d, got %d", maxPage, d.Page)
 	}
-	d.Entries, d.Total, err = h.svc.Entries(r.Context(), rq.caller, key.Project, service.EntryQuery{
+	entries, total, err := h.svc.Entries(r.Context(), rq.caller, key.Project, service.EntryQuery{
 		Tag: d.Tag, Order: d.Sort, Offset: (d.Page - 1) * pageSize, Limit: pageSize,
 	})
 	if err != nil {
 		return err
+	}
+	d.Total = total
+	now := h.now()
+	for _, e := range entries {
+		d.Entries = append(d.Entries, entryRow{EntrySummary: e, Expired: e.ValidUntil != nil && !now.Before(*e.ValidUntil)})
 	}
 	d.Pages = max(1, (d.Total+pageSize-1)/pageSize)
 	h.render(w, r, rq, http.StatusOK, "project", projectView(key, key.Project.String(), d))
@@ -134,6 +148,12 @@ type entryPage struct {
 	HTML     template.HTML
 	Plain    string
 	IsLatest bool
+	// Expired and SupersededBy mark a latest version that no longer holds
+	// (past its valid_until, or replaced by another entry): recall leaves
+	// it out unless asked for stale entries, and the page says so.
+	Expired      bool
+	ValidUntil   *time.Time
+	SupersededBy string
 	// Diff mode: Diffing is set; Diff is the diff, perhaps cut (bounded).
 	Diffing  bool
 	Diff     diffTable
@@ -186,6 +206,7 @@ func (h *Handler) entry(w http.ResponseWriter, r *http.Request, rq *request) err
 		shown := asVersion(got)
 		d.Shown = &shown
 		d.IsLatest = got.Version == d.Latest.Version
+		d.Expired, d.ValidUntil, d.SupersededBy = got.Expired, got.ValidUntil, got.SupersededBy
 		out, err := h.renderVersion(r, rq, key.Project, shown)
 		if err != nil {
 			return err

@@ -28,7 +28,7 @@ func stateChangingRoutes(t *testing.T, u *ui) map[string]string {
 	if !ok {
 		t.Fatalf("routes() is a %T, not a *mux.Router", u.h.routes())
 	}
-	vars := []string{"ws", ws, "p", proj, "slug", "a", "id", itoa(u.readKey.ID), "file", "style.css"}
+	vars := []string{"ws", ws, "p", proj, "slug", "a", "id", itoa(u.readKey.ID), "file", "style.css", "n", "1"}
 	out := map[string]string{}
 	err := router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		tpl, err := route.GetPathTemplate()

@@ -95,6 +95,11 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request, rq *request) erro
 			Tags:            splitTags(d.Tags),
 			ExpectedVersion: &expected,
 		})
+		if err == nil && res.State == memory.ProposalPending {
+			// A key that only proposes (role propose): the write waits for
+			// review, and the person sees it among their proposals.
+			return h.redirect(w, r, rq, reviewURL(key.Project), proposedMessage("Proposed "+res.Slug, res))
+		}
 		if err == nil {
 			return h.redirect(w, r, rq, entryURL(key.Project, res.Slug), "Saved "+res.Slug+" as version "+strconv.Itoa(res.Version)+".")
 		}
@@ -129,6 +134,9 @@ func (h *Handler) forget(w http.ResponseWriter, r *http.Request, rq *request) er
 	res, err := h.svc.Forget(r.Context(), rq.caller, service.ForgetRequest{Project: key.Project.String(), Slug: mux.Vars(r)["slug"], ExpectedVersion: exp})
 	if err != nil {
 		return err
+	}
+	if res.State == memory.ProposalPending {
+		return h.redirect(w, r, rq, reviewURL(key.Project), proposedMessage("Proposed to forget "+res.Slug, res))
 	}
 	return h.redirect(w, r, rq, projectURL(key.Project), "Forgot "+res.Slug+" (tombstone version "+strconv.Itoa(res.Version)+"); its history stays readable.")
 }
@@ -165,4 +173,13 @@ func splitTags(s string) []string {
 // an unchanged edit produces the same content and an empty diff.
 func normalizeNewlines(s string) string {
 	return strings.ReplaceAll(s, "\r\n", "\n")
+}
+
+// proposedMessage tells a person that their write became a proposal.
+func proposedMessage(what string, res service.WriteResult) string {
+	base := "a new entry"
+	if res.BaseVersion != nil && *res.BaseVersion > 0 {
+		base = "version " + strconv.Itoa(*res.BaseVersion)
+	}
+	return what + " (proposal " + res.Proposal + ", based on " + base + "): it becomes a version when an admin approves it."
 }

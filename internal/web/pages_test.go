@@ -219,7 +219,7 @@ func TestKeysAndBudgetNeedAdmin(t *testing.T) {
 	if _, body := a.get("/keys"); strings.Contains(body, m[1]) {
 		t.Error("the token is shown again on the keys page")
 	}
-	if code, body := a.post("/keys", url.Values{"workspace": {ws}, "project": {"p"}, "agent": {"x"}, "role": {"boss"}}); code != http.StatusBadRequest || !strings.Contains(body, "read, write or admin") {
+	if code, body := a.post("/keys", url.Values{"workspace": {ws}, "project": {"p"}, "agent": {"x"}, "role": {"boss"}}); code != http.StatusBadRequest || !strings.Contains(body, "read, propose, write or admin") {
 		t.Errorf("bad role: %d", code)
 	}
 	if code, _ := a.post("/keys/"+itoa(u.writerKey.ID)+"/revoke", nil); code != http.StatusSeeOther {

@@ -38,11 +38,12 @@ var funcs = template.FuncMap{
 	"when":      formatTime,
 	"projURL":   projectURL,
 	"entryURL":  entryURL,
+	"reviewURL": reviewURL,
 	"highlight": highlight,
 	"add":       func(a, b int) int { return a + b },
 	"plural":    plural,
 	"query":     queryString,
-	"roles":     func() []string { return []string{"read", "write", "admin"} },
+	"roles":     func() []string { return []string{"read", "propose", "write", "admin"} },
 	"deref":     func(t *time.Time) time.Time { return *t },
 }
 
@@ -91,6 +92,13 @@ type view struct {
 	ServerAdmin bool
 	// KeyCount is how many keys (projects) the session holds.
 	KeyCount int
+	// Reviews: the key in view approves and rejects proposals (an admin of
+	// the project in view); Pending then counts the project's pending
+	// proposals, for the header. Proposes: the key's writes may wait for
+	// review, so it has a page of its own proposals.
+	Reviews  bool
+	Pending  int
+	Proposes bool
 	Flash    string
 	Error    string
 	Data     any
@@ -112,6 +120,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, rq *request, st
 		}
 		if v.Flash == "" {
 			v.Flash = h.sessions.popFlash(rq.sess.id)
+		}
+		if v.Project != nil {
+			h.reviewHeader(r, rq, &v)
 		}
 	}
 	t := h.pages.byName[name]
@@ -246,6 +257,9 @@ func projectURL(ref memory.ProjectRef) string {
 func entryURL(ref memory.ProjectRef, slug string) string {
 	return projectURL(ref) + "/e/" + slug
 }
+
+// reviewURL is the review queue of a project.
+func reviewURL(ref memory.ProjectRef) string { return projectURL(ref) + "/review" }
 
 // queryString builds "?k=v&…" from pairs, leaving out empty values.
 func queryString(pairs ...any) string {

@@ -17,6 +17,7 @@ const (
 	readsEntries = iota // entry pages and logs: any key of the project, never a server admin
 	writesEntries
 	administers // keys and settings: an admin of the project, or a server admin
+	reviews     // approving and rejecting proposals: an admin of the project, never a server admin
 )
 
 // target is the project a route is aimed at, and a key of it to revoke.
@@ -55,6 +56,16 @@ var projectRoutes = []webRoute{
 	{"GET", "/w/{ws}/p/{p}/settings", administers, func(tg target) string { return tg.proj() + "/settings" }, nil},
 	{"POST", "/w/{ws}/p/{p}/settings", administers, func(tg target) string { return tg.proj() + "/settings" },
 		func(target) url.Values { return url.Values{"writes_per_hour": {"1"}} }},
+	{"POST", "/w/{ws}/p/{p}/settings/review", administers, func(tg target) string { return tg.proj() + "/settings/review" },
+		func(target) url.Values { return url.Values{"review": {"agents"}} }},
+	{"GET", "/w/{ws}/p/{p}/review", readsEntries, func(tg target) string { return tg.proj() + "/review" }, nil},
+	{"GET", "/w/{ws}/p/{p}/review/{n:[0-9]+}", readsEntries, func(tg target) string { return tg.proj() + "/review/1" }, nil},
+	{"GET", "/w/{ws}/p/{p}/review/{n:[0-9]+}/edit", reviews, func(tg target) string { return tg.proj() + "/review/1/edit" }, nil},
+	// Proposal 1 proposes the new entry "ideas", 2 the new entry "more-ideas" (newRoleWorld).
+	{"POST", "/w/{ws}/p/{p}/review/{n:[0-9]+}/approve", reviews, func(tg target) string { return tg.proj() + "/review/1/approve" },
+		func(target) url.Values { return url.Values{"expected_version": {"0"}} }},
+	{"POST", "/w/{ws}/p/{p}/review/{n:[0-9]+}/reject", reviews, func(tg target) string { return tg.proj() + "/review/2/reject" },
+		func(target) url.Values { return url.Values{"reason": {"not now"}} }},
 	{"GET", "/keys", administers, func(target) string { return "/keys" }, nil},
 	{"POST", "/keys", administers, func(target) string { return "/keys" },
 		func(tg target) url.Values {
@@ -101,8 +112,9 @@ func TestRoleTableCoversEveryRoute(t *testing.T) {
 	}
 }
 
-// roleWorld is acme/alpha and other/gamma, each with an admin key and an
-// entry "plans" of two versions, and a server-admin key.
+// roleWorld is acme/alpha and other/gamma, each with an admin key, an
+// entry "plans" of two versions and two pending proposals (1: a new entry
+// "ideas", 2: a new entry "more-ideas"), and a server-admin key.
 type roleWorld struct {
 	u                      *ui
 	alpha, gamma, nope     target
@@ -128,6 +140,14 @@ func newRoleWorld(t *testing.T) *roleWorld {
 	w.gammaWriter = c.First()
 	u.remember(t, w.gammaWriter, "plans", "gamma's first secret")
 	u.remember(t, w.gammaWriter, "plans", "gamma's second secret")
+	for _, p := range []memory.ProjectRef{w.alpha.ref, w.gamma.ref} {
+		_, c = u.env.Key(t, p.Workspace, p.Project, p.Project+"-proposer", memory.RolePropose)
+		for _, slug := range []string{"ideas", "more-ideas"} {
+			if res := u.remember(t, c.First(), slug, p.Project+"'s secret idea"); res.State != memory.ProposalPending {
+				t.Fatalf("a propose key's remember: %+v, want a pending proposal", res)
+			}
+		}
+	}
 	w.nope = target{ref: memory.ProjectRef{Workspace: "other", Project: "nope"}, keyID: 99999}
 	var err error
 	if w.server, _, err = u.env.Svc.CreateServerAdminKey(context.Background(), "ops"); err != nil {
@@ -151,6 +171,19 @@ func (w *roleWorld) gammaUntouched(t *testing.T) {
 	}
 	if _, err := w.u.env.Svc.Authenticate(ctx, w.gammaAdmin); err != nil {
 		t.Errorf("gamma's admin key stopped working: %v", err)
+	}
+	if n, err := w.u.env.Svc.PendingCount(ctx, memory.NewCaller(w.gammaWriter), w.gamma.ref); err != nil || n != 0 {
+		t.Errorf("gamma's writer has %d pending proposals (%v), want 0", n, err)
+	}
+	gus, err := w.u.env.Svc.Authenticate(ctx, w.gammaAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.u.env.Svc.PendingCount(ctx, gus, w.gamma.ref); err != nil || n != 2 {
+		t.Errorf("gamma has %d pending proposals (%v), want its 2", n, err)
+	}
+	if review, err := w.u.env.Svc.ProjectReview(ctx, gus, w.gamma.ref); err != nil || review != memory.ReviewOff {
+		t.Errorf("gamma's review setting %q (%v), want off", review, err)
 	}
 	keys, _ := w.u.env.Svc.ListKeys(ctx)
 	for _, k := range keys {

@@ -59,6 +59,7 @@ type Handler struct {
 	pages    *pages
 	cursors  *cursors
 	limitKey func(http.Handler) http.Handler // nil: no limits per key
+	now      func() time.Time
 	h        http.Handler
 }
 
@@ -92,6 +93,7 @@ func New(svc *service.Service, opts Options) (*Handler, error) {
 		pages:    p,
 		cursors:  cur,
 		limitKey: opts.LimitKey,
+		now:      opts.Now,
 	}
 	// CrossOriginProtection rejects state-changing requests a browser marks
 	// as cross-site (Sec-Fetch-Site, else Origin against Host); the
@@ -151,6 +153,12 @@ func (h *Handler) routes() http.Handler {
 	r.Handle(proj+"/searches", h.page(h.searches)).Methods(get...)
 	r.Handle(proj+"/settings", h.page(h.settings)).Methods(get...)
 	r.Handle(proj+"/settings", h.post(h.saveSettings)).Methods(http.MethodPost)
+	r.Handle(proj+"/settings/review", h.post(h.saveReview)).Methods(http.MethodPost)
+	r.Handle(proj+"/review", h.page(h.review)).Methods(get...)
+	r.Handle(proj+"/review/{n:[0-9]+}", h.page(h.proposal)).Methods(get...)
+	r.Handle(proj+"/review/{n:[0-9]+}/edit", h.page(h.approveForm)).Methods(get...)
+	r.Handle(proj+"/review/{n:[0-9]+}/approve", h.post(h.approve)).Methods(http.MethodPost)
+	r.Handle(proj+"/review/{n:[0-9]+}/reject", h.post(h.reject)).Methods(http.MethodPost)
 	return r
 }
 
@@ -216,7 +224,10 @@ func (h *Handler) signedIn(r *http.Request) (*request, error) {
 		}
 		h.sessions.addFlash(sess.id, msg)
 	}
-	caller := memory.NewCaller(keys...)
+	// A person signed in to the web UI writes directly with a write or
+	// admin key, even where the project reviews the writes of agents
+	// (issue 23); the service reads the mark.
+	caller := memory.NewCaller(keys...).AsPerson()
 	noteCaller(r, caller)
 	return &request{sess: sess, caller: caller, key: caller.First()}, nil
 }
