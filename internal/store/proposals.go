@@ -105,7 +105,7 @@ func proposalReplay(tx *sql.Tx, project, slug, key string, now time.Time) (memor
 	var id, base int64
 	var at int64
 	err := tx.QueryRow(`SELECT p.id, p.base_version, p.created_at FROM idempotency i JOIN proposals p ON p.id = -i.version
-		WHERE i.project = ? AND i.slug = ? AND i.key = ? AND i.created_at >= ? AND i.version < 0`,
+		WHERE i.project = +? AND i.slug = +? AND i.key = +? AND i.created_at >= +? AND i.version < 0`,
 		project, slug, proposalIdemPrefix+key, now.Add(-idempotencyTTL).UnixNano()).Scan(&id, &base, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.WriteResult{}, false, nil

@@ -103,16 +103,18 @@ func (s *Store) Proposals(ctx context.Context, ref memory.ProjectRef, state, age
 		return nil, nil, err
 	}
 	limit = clampLimit(limit, memory.DefaultListLimit, memory.MaxPendingProposals)
-	where := []string{"p.project = ?", "p.id > ?"}
-	args := []any{ref.Project, after}
-	if state != "" {
-		where, args = append(where, "p.state = ?"), append(args, state)
-	}
+	// The filters in the order of the indexes (project, agent, state, id)
+	// and (project, state, id). +?: see stmtCacheSize.
+	where, args := []string{"p.project = +?"}, []any{ref.Project}
 	if agent != "" {
-		where, args = append(where, "p.agent = ?"), append(args, agent)
+		where, args = append(where, "p.agent = +?"), append(args, agent)
 	}
+	if state != "" {
+		where, args = append(where, "p.state = +?"), append(args, state)
+	}
+	where, args = append(where, "p.id > +?"), append(args, after, limit)
 	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT `+proposalCols+proposalFrom+
-		` WHERE `+strings.Join(where, " AND ")+` ORDER BY p.id LIMIT ?`, append(args, limit)...)
+		` WHERE `+strings.Join(where, " AND ")+` ORDER BY p.id LIMIT +?`, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("proposals of %s: %w", ref, err)
 	}
@@ -139,7 +141,7 @@ func (s *Store) Proposal(ctx context.Context, ref memory.ProjectRef, id int64) (
 		return memory.Proposal{}, 0, err
 	}
 	p, cur, err := scanProposal(ws.pool.reader.QueryRowContext(ctx, `SELECT `+proposalCols+proposalFrom+
-		` WHERE p.id = ? AND p.project = ?`, id, ref.Project), ref)
+		` WHERE p.id = +? AND p.project = +?`, id, ref.Project), ref)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.Proposal{}, 0, errNoProposal(id)
 	}
@@ -162,7 +164,7 @@ func (s *Store) PendingCount(ctx context.Context, ref memory.ProjectRef) (int, e
 		return 0, err
 	}
 	var n int
-	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) FROM proposals WHERE project = ? AND state = 'pending'`,
+	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) FROM proposals WHERE project = +? AND state = 'pending'`,
 		ref.Project).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count pending proposals of %s: %w", ref, err)
 	}
@@ -249,7 +251,7 @@ func applyApproval(tx *sql.Tx, ref memory.ProjectRef, id int64, reviewer string,
 // pendingIn reads proposal id of ref inside the writer's transaction and
 // refuses one already decided, naming how.
 func pendingIn(tx *sql.Tx, ref memory.ProjectRef, id int64) (memory.Proposal, error) {
-	p, _, err := scanProposal(tx.QueryRow(`SELECT `+proposalCols+proposalFrom+` WHERE p.id = ? AND p.project = ?`,
+	p, _, err := scanProposal(tx.QueryRow(`SELECT `+proposalCols+proposalFrom+` WHERE p.id = +? AND p.project = +?`,
 		id, ref.Project), ref)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, errNoProposal(id)
