@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -31,7 +32,7 @@ func applyProposal(tx *sql.Tx, project string, w memory.Write, tags string, now 
 		}
 	}
 	if w.IdempotencyKey != "" {
-		res, found, err := proposalReplay(tx, project, w.Slug, w.IdempotencyKey, now)
+		res, found, err := proposalReplay(context.Background(), tx, project, w.Slug, w.IdempotencyKey, now)
 		if err != nil || found {
 			return res, true, err
 		}
@@ -101,10 +102,14 @@ func applyProposal(tx *sql.Tx, project string, w memory.Write, tags string, now 
 
 // proposalReplay answers a retry of a proposal made with the same
 // idempotency key within its 24 hours: the first proposal, Replayed set.
-func proposalReplay(tx *sql.Tx, project, slug, key string, now time.Time) (memory.WriteResult, bool, error) {
+// Like findReplay it reads in the writer's transaction or from the read
+// pool (Replay, for a retry that arrives when the budget is used up).
+func proposalReplay(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, project, slug, key string, now time.Time) (memory.WriteResult, bool, error) {
 	var id, base int64
 	var at int64
-	err := tx.QueryRow(`SELECT p.id, p.base_version, p.created_at FROM idempotency i JOIN proposals p ON p.id = -i.version
+	err := q.QueryRowContext(ctx, `SELECT p.id, p.base_version, p.created_at FROM idempotency i JOIN proposals p ON p.id = -i.version
 		WHERE i.project = +? AND i.slug = +? AND i.key = +? AND i.created_at >= +? AND i.version < 0`,
 		project, slug, proposalIdemPrefix+key, now.Add(-idempotencyTTL).UnixNano()).Scan(&id, &base, &at)
 	if errors.Is(err, sql.ErrNoRows) {
