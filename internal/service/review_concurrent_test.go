@@ -16,7 +16,7 @@ import (
 // (docs/architecture.md#invariant-2-one-version-per-remember-no-gaps), and
 // the reader never sees a pending proposal.
 func TestConcurrentProposeApproveRecall(t *testing.T) {
-	r := newReviewEnv(t, service.Options{BudgetOff: true})
+	r := newReviewEnv(t, service.Options{BudgetOff: true, RecallRate: -1})
 	const proposers, each = 4, 10
 	ids := make(chan string, proposers*each)
 	var wg, readers sync.WaitGroup
