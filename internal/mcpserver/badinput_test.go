@@ -58,14 +58,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			msg := callErr(t, c, tc.tool, tc.args)
 			t.Log(msg)
-			if !strings.HasPrefix(msg, tc.want[0]) {
-				t.Errorf("error %q does not start with %q", msg, tc.want[0])
-			}
-			for _, w := range tc.want[1:] {
-				if !strings.Contains(msg, w) {
-					t.Errorf("error %q does not name %q", msg, w)
-				}
-			}
+			wantError(t, msg, tc.want)
 			if len(msg) > 300 {
 				t.Errorf("error is %d bytes; keep it short: %.300s", len(msg), msg)
 			}

@@ -21,7 +21,34 @@ func (h handlers) remember(ctx context.Context, c memory.Caller, a service.Remem
 	if err != nil {
 		return service.WriteResult{}, "", err
 	}
-	return res, fmt.Sprintf("remembered %s v%d in %s", res.Slug, res.Version, res.Project), nil
+	if res.State == memory.ProposalPending {
+		return res, fmt.Sprintf("proposed %s in %s: proposal %s, pending review (based on v%d); until it is approved only you see it%s",
+			res.Slug, res.Project, res.Proposal, baseOf(res), similarText(res.Similar)), nil
+	}
+	return res, fmt.Sprintf("remembered %s v%d in %s%s", res.Slug, res.Version, res.Project, similarText(res.Similar)), nil
+}
+
+// baseOf is the version a proposal is based on (0: a new slug).
+func baseOf(res service.WriteResult) int {
+	if res.BaseVersion == nil {
+		return 0
+	}
+	return *res.BaseVersion
+}
+
+// similarText names the existing entries a new slug's text closely
+// matches, so that a model reading only the text can still update one of
+// them instead of keeping two.
+func similarText(sim []memory.Similar) string {
+	if len(sim) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nsimilar entries exist — update one of them instead?")
+	for _, s := range sim {
+		fmt.Fprintf(&b, "\n- %s — %s (%.2f)", s.Slug, oneLine(s.Title, 80), s.Score)
+	}
+	return b.String()
 }
 
 func (h handlers) recall(ctx context.Context, c memory.Caller, a service.RecallRequest) (service.RecallResult, string, error) {
@@ -42,8 +69,8 @@ func recallText(query string, hits []service.Hit) string {
 		fmt.Fprintf(&b, "%s for %q:", count(len(hits), "hit", "hits"), strings.TrimSpace(query))
 	}
 	for i, hit := range hits {
-		fmt.Fprintf(&b, "\n%d. %s v%d (%s) — %s%s%s\n   %s", i+1, hit.Slug, hit.Version, hit.Project,
-			oneLine(hit.Title, 80), tagList(hit.Tags), matchNote(hit.Match), oneLine(hit.Snippet, 240))
+		fmt.Fprintf(&b, "\n%d. %s v%d (%s) — %s%s%s%s\n   %s", i+1, hit.Slug, hit.Version, hit.Project,
+			oneLine(hit.Title, 80), tagList(hit.Tags), matchNote(hit.Match), stateNote(hit.State), oneLine(hit.Snippet, 240))
 	}
 	return b.String()
 }
@@ -60,6 +87,19 @@ func matchNote(match string) string {
 	return ""
 }
 
+// stateNote marks a hit or list entry that is not a live entry: the
+// caller's own pending proposal, or (with include_stale) an expired or
+// superseded one.
+func stateNote(state string) string {
+	switch state {
+	case "":
+		return ""
+	case memory.ProposalPending:
+		return " · pending review (your proposal)"
+	}
+	return " · " + state
+}
+
 func (h handlers) get(ctx context.Context, c memory.Caller, a service.GetRequest) (service.Entry, string, error) {
 	e, err := h.svc.Get(ctx, c, a)
 	if err != nil {
@@ -67,10 +107,29 @@ func (h handlers) get(ctx context.Context, c memory.Caller, a service.GetRequest
 	}
 	// The text carries the whole content: a client without structured
 	// content support must still be able to read the entry.
-	text := fmt.Sprintf("%s v%d of %d (%s) — %s%s\nby %s at %s\n\n%s",
+	text := fmt.Sprintf("%s v%d of %d (%s) — %s%s\nby %s at %s%s\n\n%s",
 		e.Slug, e.Version, e.LatestVersion, e.Project, oneLine(e.Title, 120), tagList(e.Tags),
-		e.Agent, when(e.CreatedAt), e.Content)
+		e.Agent, when(e.CreatedAt), validity(e), e.Content)
 	return e, text, nil
+}
+
+// validity renders what get says about an entry's validity: until when
+// it holds, whether it expired, what it replaces and what replaced it.
+func validity(e service.Entry) string {
+	var b strings.Builder
+	if e.ValidUntil != nil {
+		fmt.Fprintf(&b, "\nvalid until %s", when(*e.ValidUntil))
+	}
+	if e.Expired {
+		b.WriteString(" (expired)")
+	}
+	if e.SupersededBy != "" {
+		fmt.Fprintf(&b, "\nsuperseded by %s", e.SupersededBy)
+	}
+	if len(e.Supersedes) > 0 {
+		fmt.Fprintf(&b, "\nsupersedes %s", strings.Join(e.Supersedes, ", "))
+	}
+	return b.String()
 }
 
 func (h handlers) list(ctx context.Context, c memory.Caller, a service.ListRequest) (service.ListResult, string, error) {
@@ -84,7 +143,7 @@ func (h handlers) list(ctx context.Context, c memory.Caller, a service.ListReque
 		fmt.Fprintf(&b, " in %s", res.Entries[0].Project)
 	}
 	for _, e := range res.Entries {
-		fmt.Fprintf(&b, "\n- %s v%d — %s%s", e.Slug, e.Version, oneLine(e.Title, 80), tagList(e.Tags))
+		fmt.Fprintf(&b, "\n- %s v%d — %s%s%s", e.Slug, e.Version, oneLine(e.Title, 80), tagList(e.Tags), stateNote(e.State))
 	}
 	if res.NextCursor != "" {
 		fmt.Fprintf(&b, "\nmore: call list with cursor %q", res.NextCursor)
@@ -113,6 +172,10 @@ func (h handlers) forget(ctx context.Context, c memory.Caller, a service.ForgetR
 	res, err := h.svc.Forget(ctx, c, a)
 	if err != nil {
 		return service.WriteResult{}, "", err
+	}
+	if res.State == memory.ProposalPending {
+		return res, fmt.Sprintf("proposed forgetting %s in %s: proposal %s, pending review (based on v%d)",
+			res.Slug, res.Project, res.Proposal, baseOf(res)), nil
 	}
 	return res, fmt.Sprintf("forgot %s in %s (tombstone v%d; history keeps the older versions)", res.Slug, res.Project, res.Version), nil
 }

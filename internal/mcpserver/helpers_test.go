@@ -132,7 +132,8 @@ func callRaw(c *client.Client, name string, args map[string]any) (*mcp.CallToolR
 	return c.CallTool(ctx, req)
 }
 
-// callOK runs a tool that must succeed and decodes its structured content
+// callOK runs a tool that must succeed, validates its structured content
+// against the tool's output schemas (validateResult) and decodes it
 // strictly into R (no unknown fields, every field of R present).
 func callOK[R any](t testing.TB, c *client.Client, name string, args map[string]any) (R, string) {
 	t.Helper()
@@ -141,6 +142,7 @@ func callOK[R any](t testing.TB, c *client.Client, name string, args map[string]
 	if res.IsError {
 		t.Fatalf("%s %v: tool error %q", name, args, text)
 	}
+	validateResult(t, name, res.StructuredContent)
 	var out R
 	decodeExact(t, res.StructuredContent, &out)
 	return out, text
@@ -158,6 +160,20 @@ func callErr(t testing.TB, c *client.Client, name string, args map[string]any) s
 		t.Fatalf("%s: error result carries structured content %v", name, res.StructuredContent)
 	}
 	return text
+}
+
+// wantError checks a tool error's text: it starts with want[0] (the code)
+// and names each of want[1:].
+func wantError(t testing.TB, msg string, want []string) {
+	t.Helper()
+	if !strings.HasPrefix(msg, want[0]) {
+		t.Errorf("error %q does not start with %q", msg, want[0])
+	}
+	for _, w := range want[1:] {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not name %q", msg, w)
+		}
+	}
 }
 
 func resultText(t testing.TB, res *mcp.CallToolResult) string {

@@ -39,7 +39,7 @@ func typed[A, R any](log *slog.Logger, m *metrics.Metrics, tool string, fn toolF
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
-		args, err := b.bind(req)
+		args, err := checked(b, req)
 		if err != nil {
 			return errorResult(log, tool, err), nil
 		}
@@ -53,10 +53,30 @@ func typed[A, R any](log *slog.Logger, m *metrics.Metrics, tool string, fn toolF
 		return mcp.NewToolResultStructured(out, text), nil
 	}
 	check := func(req mcp.CallToolRequest) error {
-		_, err := b.bind(req)
+		_, err := checked(b, req)
 		return err
 	}
 	return toolImpl{handler: handler, check: check}
+}
+
+// argsChecker is implemented by the arguments of a tool whose rules go
+// beyond what the binder checks (review: which arguments an action takes).
+type argsChecker interface{ check() error }
+
+// checked binds a call's arguments and runs their own check, if they have
+// one: the same explanation whether the handler or, after mcp-go's schema
+// validation refused the call first, recodeValidationErrors asks.
+func checked[A any](b binder[A], req mcp.CallToolRequest) (A, error) {
+	args, err := b.bind(req)
+	if err != nil {
+		return args, err
+	}
+	if c, ok := any(args).(argsChecker); ok {
+		if err := c.check(); err != nil {
+			return args, err
+		}
+	}
+	return args, nil
 }
 
 // errorResult is the one mapping from an error to an MCP tool error: isError

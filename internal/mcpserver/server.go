@@ -1,5 +1,5 @@
 // Package mcpserver serves Munin's memory tools (remember, recall, get, list,
-// history, forget) over the Model Context Protocol, on Streamable HTTP at /mcp
+// history, forget, review) over the Model Context Protocol, on Streamable HTTP at /mcp
 // and on stdio. It is a thin transport: every call goes to the service with
 // the caller's key, and every service error becomes a tool result with
 // isError set and text "code: message".
@@ -28,6 +28,7 @@ const Endpoint = "/mcp"
 // by the caller's projects (see reachNote).
 const instructions = `Munin is memory shared by a team of agents. Entries are named by slugs like decisions/db-choice.
 remember stores a new version (pass expected_version to avoid overwriting someone else's change); recall searches; get reads one entry; list and history browse; forget hides an entry (its history stays).
+Where writes are reviewed (a propose key, or a project that reviews agents' writes), remember and forget answer state "pending" and a proposal id: only you see it until an admin approves it; review lists proposals, and admin keys approve or reject them there.
 Every tool takes an optional project ("workspace/project"): without it, recall searches all your projects and the others act in your first one.
 Errors start with a code: invalid, not_found, conflict, forbidden, unauthorized, budget_exhausted, too_large, unavailable.`
 
@@ -104,7 +105,7 @@ type Server struct {
 	idleTTL time.Duration
 }
 
-// New builds the MCP server named "munin" with the six tools, panic recovery
+// New builds the MCP server named "munin" with the seven tools, panic recovery
 // and input schema validation.
 func New(svc *service.Service, opts Options) *Server {
 	if opts.Logger == nil {
@@ -133,6 +134,7 @@ func New(svc *service.Service, opts Options) *Server {
 		"list":     typed(opts.Logger, opts.Metrics, "list", h.list),
 		"history":  typed(opts.Logger, opts.Metrics, "history", h.history),
 		"forget":   typed(opts.Logger, opts.Metrics, "forget", h.forget),
+		"review":   typed(opts.Logger, opts.Metrics, "review", h.review),
 	}
 	checks := make(map[string]func(mcp.CallToolRequest) error, len(impls))
 	for name, impl := range impls {

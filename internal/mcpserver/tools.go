@@ -9,10 +9,26 @@ import (
 // The tool contract is the service's request and answer types (service/calls.go):
 // their JSON schemas are what clients see in tools/list.
 
-// toolDefs declares the six tools. Annotations: everything but remember and
-// forget is read-only; forget is the one destructive call (it hides an entry,
-// even though its history stays); nothing reaches outside Munin.
+// toolDefs is the tools as tools/list shows them: generatedTools made lean
+// (schemas.go).
 func toolDefs() []mcp.Tool {
+	tools := generatedTools()
+	for i := range tools {
+		leanInput(&tools[i])
+		var drop []string
+		if tools[i].Name == "forget" {
+			drop = []string{"similar"} // only a new slug gets similar
+		}
+		leanOutput(&tools[i], drop...)
+	}
+	return tools
+}
+
+// generatedTools declares the seven tools with the schemas mcp-go generates
+// from the Go types. Annotations: everything but remember, forget and
+// review is read-only; forget is the one destructive call (it hides an
+// entry, even though its history stays); nothing reaches outside Munin.
+func generatedTools() []mcp.Tool {
 	readOnly := func() []mcp.ToolOption {
 		return []mcp.ToolOption{hints(mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true)})}
 	}
@@ -58,9 +74,13 @@ func toolDefs() []mcp.Tool {
 			// true is the spec's default, said anyway: forget is the one destructive call.
 			hints(mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(true)}),
 		),
-	}
-	for i := range tools {
-		tightenArrays(tools[i].OutputSchema.Properties)
+		mcp.NewTool("review",
+			mcp.WithDescription(reviewDescription),
+			mcp.WithInputSchema[reviewArgs](),
+			mcp.WithOutputSchema[reviewResult](),
+			// Approving adds a version, rejecting marks a proposal: nothing is lost.
+			hints(mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(false)}),
+		),
 	}
 	return tools
 }
@@ -75,24 +95,5 @@ func hints(a mcp.ToolAnnotation) mcp.ToolOption {
 	return func(t *mcp.Tool) {
 		a.OpenWorldHint = mcp.ToBoolPtr(false)
 		t.Annotations = a
-	}
-}
-
-// tightenArrays rewrites the generated `"type": ["null","array"]` of Go
-// slices to `"type": "array"` in output schemas: results never carry null
-// arrays, and saying so lets a validating client catch it if one ever does.
-func tightenArrays(v any) {
-	switch n := v.(type) {
-	case map[string]any:
-		if ts, ok := n["type"].([]any); ok && len(ts) == 2 && ts[0] == "null" && ts[1] == "array" {
-			n["type"] = "array"
-		}
-		for _, child := range n {
-			tightenArrays(child)
-		}
-	case []any:
-		for _, child := range n {
-			tightenArrays(child)
-		}
 	}
 }

@@ -36,7 +36,8 @@ func TestListTools(t *testing.T) {
 		}
 		ro := tool.Annotations.ReadOnlyHint != nil && *tool.Annotations.ReadOnlyHint
 		destructive := tool.Annotations.DestructiveHint != nil && *tool.Annotations.DestructiveHint
-		wantRO := tool.Name != "remember" && tool.Name != "forget"
+		// remember and forget write; review approves (a version) and rejects.
+		wantRO := !slices.Contains([]string{"remember", "forget", "review"}, tool.Name)
 		if ro != wantRO || destructive != (tool.Name == "forget") {
 			t.Errorf("%s: readOnly=%v destructive=%v", tool.Name, ro, destructive)
 		}
@@ -49,13 +50,19 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"forget", "get", "history", "list", "recall", "remember"}; !slices.Equal(names, want) {
+	if want := []string{"forget", "get", "history", "list", "recall", "remember", "review"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
 	raw, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		all, _ := json.Marshal(tool)
+		in, _ := json.Marshal(tool.InputSchema)
+		out, _ := json.Marshal(tool.OutputSchema)
+		t.Logf("%-8s %4d bytes: description %3d, input %3d, output %3d", tool.Name, len(all), len(tool.Description), len(in), len(out))
 	}
 	t.Logf("tools/list is %d bytes", len(raw))
 	if len(raw) >= 6000 {
