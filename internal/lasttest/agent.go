@@ -23,6 +23,7 @@ import (
 )
 
 func seededSlug(i int) string    { return fmt.Sprintf("wissen/eintrag-%04d", i) }
+func agentName(i int) string     { return fmt.Sprintf("agent-%03d", i) }
 func contestedSlug(i int) string { return fmt.Sprintf("gemeinsam-%02d", i) }
 
 // rememberContent is a contested write: its unique word first, so that the
@@ -77,6 +78,9 @@ type agent struct {
 	err   map[string]int
 	// firstErr keeps one error text for the report.
 	firstErr string
+	// review is the shared state of setup 5 (nil elsewhere): remember
+	// proposes there, and every recall answer is checked (pruefung.go).
+	review *stand
 }
 
 // protocolVersion is the MCP version the agents speak (-last.protokoll). Up
@@ -152,14 +156,25 @@ func connectAll(t testing.TB, hc *http.Client, url string, tokens []string, firs
 	return agents, wall
 }
 
-// call runs one tool and returns its structured content; a tool error is an error.
+// call runs one tool and returns its structured content; a tool error is an
+// error. It records the latency and counts a failure.
 func (a *agent) call(ctx context.Context, tool string, args map[string]any) (any, error) {
+	start := time.Now()
+	sc, err := callRaw(ctx, a.c, tool, args)
+	a.lat[tool] = append(a.lat[tool], time.Since(start))
+	if err != nil {
+		a.fail(tool, err)
+	}
+	return sc, err
+}
+
+// callRaw runs one tool on c and records nothing (setup 5's reviewer calls
+// from several goroutines and records under a lock of its own).
+func callRaw(ctx context.Context, c *client.Client, tool string, args map[string]any) (any, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	start := time.Now()
-	res, err := a.c.CallTool(ctx, req)
-	a.lat[tool] = append(a.lat[tool], time.Since(start))
+	res, err := c.CallTool(ctx, req)
 	if err == nil && res.IsError {
 		text := ""
 		if len(res.Content) > 0 {
@@ -170,13 +185,17 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (any
 		err = fmt.Errorf("tool error: %s", text)
 	}
 	if err != nil {
-		a.err[tool]++
-		if a.firstErr == "" {
-			a.firstErr = fmt.Sprintf("%s: %v", tool, err)
-		}
 		return nil, err
 	}
 	return res.StructuredContent, nil
+}
+
+// fail counts a failed call of name and keeps the first error's text.
+func (a *agent) fail(name string, err error) {
+	a.err[name]++
+	if a.firstErr == "" {
+		a.firstErr = fmt.Sprintf("%s: %v", name, err)
+	}
 }
 
 // assign gives agent a.id its projects in setup s: project id mod N, or
@@ -208,6 +227,8 @@ func (a *agent) work(deadline time.Time) map[string]int {
 			return args
 		}
 		switch r := rng.IntN(300); {
+		case r < 3**lastSchreibanteil && a.review != nil:
+			a.propose(ctx, rng, n)
 		case r < 3**lastSchreibanteil:
 			word := uniqueWord(a.id, n)
 			args := with(map[string]any{"slug": contestedSlug(rng.IntN(*lastSlugs)), "content": rememberContent(a.id, n, word)})
@@ -217,7 +238,17 @@ func (a *agent) work(deadline time.Time) map[string]int {
 		case (r-3**lastSchreibanteil)%3 < 2:
 			// Never with a project: in setup 4 this searches every project.
 			q, mixed := recallQuery(rng)
-			a.call(ctx, "recall", map[string]any{"query": q})
+			if a.review != nil {
+				// Setup 5 asks now and then for an entry that went stale.
+				if w, ok := a.review.staleQuery(rng); ok {
+					q, mixed = w, false
+				}
+			}
+			start := time.Now()
+			sc, err := a.call(ctx, "recall", map[string]any{"query": q})
+			if a.review != nil && err == nil {
+				a.review.checkRecall(a.id, start, sc)
+			}
 			if l := a.lat["recall"]; mixed {
 				a.lat[recallMix] = append(a.lat[recallMix], l[len(l)-1])
 			}

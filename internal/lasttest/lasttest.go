@@ -48,6 +48,9 @@ type aufbau struct {
 	// recalls across all of them and names the project of each get and
 	// remember; otherwise agent i has one key, for project i mod N.
 	multi bool
+	// review: the project reviews its agents' writes, every other agent
+	// holds a propose key, and a reviewer agent decides (pruefung.go).
+	review bool
 }
 
 func aufbauten(n int) []aufbau {
@@ -62,6 +65,7 @@ func aufbauten(n int) []aufbau {
 		{name: fmt.Sprintf("%d Arbeitsbereiche mit je einem Projekt", n), projects: drei},
 		// The projects of setup 2, so that 2 and 4 differ only in the keys.
 		{name: fmt.Sprintf("mehrere Projekte je Agent: %d Schlüssel in einem MCP-Block, ein Arbeitsbereich", n), projects: zwei, multi: true},
+		{name: "ein Projekt mit Prüfung: Agenten schlagen vor, ein Prüfer gibt frei oder lehnt ab", projects: []memory.ProjectRef{{Workspace: "bereich", Project: "p"}}, review: true},
 	}
 }
 
@@ -91,6 +95,7 @@ func Run(t *testing.T) {
 		time.Now().Format("2006-01-02 15:04"), *lastAgenten, *lastDauer, *lastSchreibanteil, *lastEintraege, *lastSlugs, protocolVersion(), runtime.GOMAXPROCS(0), gogc)
 
 	raw := rawBaseline(t)
+	var first *result // setup 1's, for setup 5's comparison
 	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)
 
 	for i, a := range aufbauten(*lastProjekte) {
@@ -101,6 +106,12 @@ func Run(t *testing.T) {
 			fmt.Printf("\n=== Aufbau %d: %s, %d Agenten, %s\n", i+1, a.name, *lastAgenten, *lastDauer)
 			logOff := *lastSuchprotokoll == "aus"
 			res := runSetup(t, a, *lastAgenten, lauf{searchLogOff: logOff, profile: i == 0 && *lastProfil != "", coldStart: i == 0})
+			if i == 0 {
+				first = &res
+			}
+			if a.review && first != nil {
+				compareReview(*first, res)
+			}
 			if i == 0 && *lastSchreibanteil == 100 {
 				// The disk is shared and noisy: raw is measured right before
 				// and right after the full path, and the ratio uses the mean.
@@ -160,12 +171,19 @@ type lauf struct {
 func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	dir := t.TempDir()
 	srv := startServer(t, dir, l.searchLogOff)
+	if a.review {
+		srv.roleOf = reviewRole
+	}
 	tokens := srv.seed(a.projects, n, a.multi)
 	hc := transportFor(n)
 
 	agents, connWall := connectAll(t, hc, srv.url, tokens, 0)
 	for _, ag := range agents {
 		ag.assign(a)
+	}
+	var rev *pruefer
+	if a.review {
+		rev = startReview(t, srv, a, hc, agents)
 	}
 	checkMix(t, srv, l.quiet)
 
@@ -180,7 +198,19 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 		}
 	}
 	cpu0 := cpuTime()
+	var reviewed chan struct{}
+	if rev != nil {
+		reviewed = make(chan struct{})
+		go func() {
+			defer close(reviewed)
+			rev.run(time.Now().Add(*lastDauer))
+		}()
+	}
 	res := drive(agents, *lastDauer)
+	if rev != nil {
+		<-reviewed
+		res.addReviewer(rev.ag)
+	}
 	res.cpu = cpuTime() - cpu0
 	if l.profile {
 		pprof.StopCPUProfile()
@@ -195,6 +225,10 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	if failed := sum(res.errs); failed > 0 {
 		t.Errorf("%d Aufrufe fehlgeschlagen, z. B. %s", failed, res.firstErr)
 	}
+	if rev != nil {
+		// Every version there is an approval: the stock is what was approved.
+		res.written = checkReview(t, srv, rev)
+	}
 	checkStock(t, srv, a, res.written)
 	if !l.quiet {
 		memoryPerSession(t, srv.url, tokens)
@@ -204,6 +238,9 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	}
 	for _, ag := range agents {
 		ag.c.Close()
+	}
+	if rev != nil {
+		rev.ag.c.Close()
 	}
 	hc.CloseIdleConnections()
 	if l.coldStart {

@@ -6,6 +6,7 @@
 package lasttest
 
 import (
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -27,10 +28,11 @@ func (r result) rememberRate() float64 { return float64(len(r.lat["remember"])) 
 // cpuPerCall is the process's CPU time per tool call in µs.
 func (r result) cpuPerCall() float64 { return float64(r.cpu.Microseconds()) / float64(r.calls()) }
 
-// calls counts the tool calls of the load phase (session setup excluded).
+// calls counts the tool calls of the load phase (session setup excluded),
+// setup 5's reviewer's included.
 func (r result) calls() int {
 	n := 0
-	for _, tool := range tools[1:] {
+	for _, tool := range slices.Concat(tools[1:], reviewerTools) {
 		n += len(r.lat[tool])
 	}
 	return n

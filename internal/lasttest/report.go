@@ -44,10 +44,15 @@ func median(v []float64) float64 {
 func printTable(r result) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "Werkzeug\tAufrufe\tje s\tp50\tp95\tp99\tmax\tFehler\t")
-	rows := tools
+	rows := slices.Clone(tools)
 	if len(r.lat[recallMix]) > 0 {
 		// Below recall: the part of its calls with a query of the mix.
 		rows = []string{tools[0], tools[1], recallMix, tools[2], tools[3]}
+	}
+	for _, tool := range reviewerTools {
+		if len(r.lat[tool]) > 0 || r.errs[tool] > 0 {
+			rows = append(rows, tool) // setup 5's reviewer
+		}
 	}
 	for _, tool := range rows {
 		l := slices.Clone(r.lat[tool])

@@ -34,6 +34,8 @@ type server struct {
 	done   chan error
 	// checkers are read keys, one per project, for the check.
 	checkers []string
+	// roleOf is the role of agent i's keys (nil: write), set before seed.
+	roleOf func(i int) memory.Role
 }
 
 func startServer(t testing.TB, dir string, searchLogOff bool) *server {
@@ -148,7 +150,11 @@ func (s *server) seed(projects []memory.ProjectRef, agents int, multi bool) []st
 				break
 			}
 			ref := projects[(i+j)%len(projects)]
-			tok, _, err := s.app.Svc.CreateKey(ctx, ref, fmt.Sprintf("agent-%03d", i), memory.RoleWrite)
+			role := memory.RoleWrite
+			if s.roleOf != nil {
+				role = s.roleOf(i)
+			}
+			tok, _, err := s.app.Svc.CreateKey(ctx, ref, agentName(i), role)
 			if err != nil {
 				t.Fatal(err)
 			}
