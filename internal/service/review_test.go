@@ -335,3 +335,33 @@ func TestProposalsRequestChecks(t *testing.T) {
 		t.Errorf("second page %+v, %v", next, err)
 	}
 }
+
+// TestProposedForget: a propose key's forget is a proposal too; approved,
+// it writes the tombstone, by the proposer.
+func TestProposedForget(t *testing.T) {
+	r := newReviewEnv(t, service.Options{})
+	if _, err := r.env.Svc.Remember(ctx, r.walt, service.RememberRequest{Slug: "old", Content: "outdated"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.env.Svc.Forget(ctx, r.pia, service.ForgetRequest{Slug: "old"})
+	if err != nil || res.State != memory.ProposalPending || res.Version != 0 || *res.BaseVersion != 1 {
+		t.Fatalf("pia's forget: %+v, %v; want a pending proposal based on 1", res, err)
+	}
+	if _, err := r.env.Svc.Get(ctx, r.reed, service.GetRequest{Slug: "old"}); err != nil {
+		t.Errorf("the entry is gone before the approval: %v", err)
+	}
+	d, err := r.env.Svc.Proposal(ctx, r.rita, res.Proposal)
+	if err != nil || !d.Proposal.Deleted || d.Current == nil || d.Current.Content != "outdated" {
+		t.Errorf("detail of a proposed forget: %+v, %v", d, err)
+	}
+	out, err := r.env.Svc.Approve(ctx, r.rita, res.Proposal, service.ApproveRequest{Content: "ignored for a forget"})
+	if err != nil || out.Version != 2 {
+		t.Fatalf("approve the forget: %+v, %v", out, err)
+	}
+	if _, err := r.env.Svc.Get(ctx, r.reed, service.GetRequest{Slug: "old"}); memory.ErrorCode(err) != memory.CodeNotFound {
+		t.Errorf("get after the approved forget: %v, want not_found", err)
+	}
+	if h, _ := r.env.Svc.History(ctx, r.reed, service.HistoryRequest{Slug: "old"}); len(h.Versions) != 2 || !h.Versions[0].Deleted || h.Versions[0].Agent != "pia" {
+		t.Errorf("history %+v; want pia's tombstone on top", h.Versions)
+	}
+}
