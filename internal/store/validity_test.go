@@ -173,3 +173,40 @@ func TestSupersedesRefusesCycles(t *testing.T) {
 		t.Fatalf("no cycle left, still refused: %v", err)
 	}
 }
+
+// TestApprovalSupersedesAsOfItsApproval: a proposal's supersedes are
+// checked and applied by the writer when it is approved — against the
+// memory then, not when it was proposed.
+func TestApprovalSupersedesAsOfItsApproval(t *testing.T) {
+	ctx := context.Background()
+	s, ref, _ := openWorkspace(t)
+	put(t, s, ref, "old", "x")
+	put(t, s, ref, "older", "x")
+	propose := func(slug, target string) int64 {
+		t.Helper()
+		res, err := s.Append(ctx, ref, memory.Write{Slug: slug, Title: "t", Content: "y", Agent: "p", Review: memory.ProposeAlways, Supersedes: []string{target}})
+		if err != nil || res.Proposal == 0 {
+			t.Fatalf("propose %s: %+v, %v", slug, res, err)
+		}
+		if v, _ := s.Latest(ctx, ref, target); v.SupersededBy != "" {
+			t.Fatalf("a pending proposal marked %s superseded by %q", target, v.SupersededBy)
+		}
+		return res.Proposal
+	}
+	ok := propose("new", "old")
+	if _, err := s.Approve(ctx, ref, ok, "rita", memory.Write{}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Latest(ctx, ref, "old"); v.SupersededBy != "new" {
+		t.Fatalf("approved: old superseded_by %q, want new", v.SupersededBy)
+	}
+	late := propose("newer", "older")
+	if _, err := s.Append(ctx, ref, memory.Write{Slug: "older", Deleted: true, Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Approve(ctx, ref, late, "rita", memory.Write{})
+	wantCode(t, err, memory.CodeNotFound)
+	if n := versionsOf(t, s, ref, "newer"); n != 0 {
+		t.Fatalf("a refused approval wrote %d versions", n)
+	}
+}
