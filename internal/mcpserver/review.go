@@ -148,7 +148,7 @@ func proposalsText(res service.ProposalsResult) string {
 		}
 		fmt.Fprintf(&b, "\n\n%s: %s by %s, base v%d%s — %s", p.ID, p.Slug, p.Agent, p.BaseVersion, moved(p), what)
 		if !p.Deleted {
-			fmt.Fprintf(&b, "\n%s", clipText(p.Content, 2000))
+			fmt.Fprintf(&b, "\n%s", clipText(p.Content, 1000))
 		}
 	}
 	if res.NextCursor != "" {

@@ -47,6 +47,17 @@ func TestProposeRememberAnswersPending(t *testing.T) {
 	if !strings.HasPrefix(text, "proposed ideas/cache in ws/proj: proposal "+w.Proposal+", pending review (based on v0)") {
 		t.Errorf("text %q", text)
 	}
+
+	// A propose key's forget is a proposal too, based on the latest version.
+	adminTok, _ := h.env.Key(t, "ws", "proj", "ann", memory.RoleAdmin)
+	callOK[service.WriteResult](t, h.client(t, adminTok), "remember", map[string]any{"slug": "notes/old", "content": "old"})
+	fg, text := callOK[service.WriteResult](t, c, "forget", map[string]any{"slug": "notes/old"})
+	if fg.State != "pending" || fg.Version != 0 || fg.BaseVersion == nil || *fg.BaseVersion != 1 || fg.Proposal == "" || fg.Proposal == w.Proposal {
+		t.Fatalf("forget with a propose key: %+v", fg)
+	}
+	if !strings.HasPrefix(text, "proposed forgetting notes/old in ws/proj: proposal "+fg.Proposal) {
+		t.Errorf("forget text %q", text)
+	}
 }
 
 // TestReviewOverMCP: a reviewer agent (admin key) lists the pending
