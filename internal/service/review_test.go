@@ -365,3 +365,29 @@ func TestProposedForget(t *testing.T) {
 		t.Errorf("history %+v; want pia's tombstone on top", h.Versions)
 	}
 }
+
+// TestSetReviewByServerAdmin: a server-admin key sets any project's review
+// setting (the web UI's settings page, REST with a project named); the
+// setting reads back, and an unknown setting is invalid.
+func TestSetReviewByServerAdmin(t *testing.T) {
+	r := newReviewEnv(t, service.Options{})
+	_, server := r.env.ServerAdmin(t, "ops")
+	if err := r.env.Svc.SetReview(ctx, server, rev, memory.ReviewAgents); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.env.Svc.ProjectReview(ctx, r.reed, rev); err != nil || got != memory.ReviewAgents {
+		t.Errorf("review setting read by reed: %q, %v", got, err)
+	}
+	if err := r.env.Svc.SetReviewOf(ctx, server, "", memory.ReviewOff); memory.ErrorCode(err) != memory.CodeForbidden {
+		t.Errorf("server admin without a project: %v, want forbidden", err)
+	}
+	if err := r.env.Svc.SetReviewOf(ctx, server, rev.String(), "sometimes"); memory.ErrorCode(err) != memory.CodeInvalid {
+		t.Errorf("unknown setting: %v, want invalid", err)
+	}
+	if err := r.env.Svc.SetReviewOf(ctx, r.rita, "", memory.ReviewOff); err != nil {
+		t.Errorf("rita resets her project's review: %v", err)
+	}
+	if got, _ := r.env.Svc.ProjectReview(ctx, r.rita, rev); got != memory.ReviewOff {
+		t.Errorf("review after the reset: %q", got)
+	}
+}
