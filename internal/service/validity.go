@@ -15,9 +15,9 @@ func parseValidUntil(s string, now time.Time) (*time.Time, error) {
 	if s == "" {
 		return nil, nil
 	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := parseTime("valid_until", s, "2027-01-31T00:00:00Z")
 	if err != nil {
-		return nil, memory.Errorf(memory.CodeInvalid, "valid_until %q is not an RFC 3339 time such as 2027-01-31T00:00:00Z", s)
+		return nil, err
 	}
 	t = t.UTC()
 	if !t.After(now) {
@@ -59,9 +59,9 @@ func parseAsOf(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := parseTime("as_of", s, "2026-12-01T09:30:00Z")
 	if err != nil {
-		return time.Time{}, memory.Errorf(memory.CodeInvalid, "as_of %q is not an RFC 3339 time such as 2026-12-01T09:30:00Z", s)
+		return time.Time{}, err
 	}
 	if t.After(now) {
 		return time.Time{}, memory.Errorf(memory.CodeInvalid, "as_of %s is in the future", s)
@@ -76,4 +76,21 @@ func utcOrNil(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// maxTimeText bounds the text of a time the error message repeats: an RFC
+// 3339 time with nanoseconds and an offset has 35 characters.
+const maxTimeText = 64
+
+// parseTime reads field's RFC 3339 time s; example shows the form in the
+// error.
+func parseTime(field, s, example string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err == nil {
+		return t, nil
+	}
+	if len(s) > maxTimeText {
+		return time.Time{}, memory.Errorf(memory.CodeInvalid, "%s is not an RFC 3339 time such as %s (%d characters)", field, example, len(s))
+	}
+	return time.Time{}, memory.Errorf(memory.CodeInvalid, "%s %q is not an RFC 3339 time such as %s", field, s, example)
 }

@@ -283,3 +283,17 @@ func TestStaleEntriesLeaveTheMeaningPathToo(t *testing.T) {
 		t.Fatalf("recall by meaning with include_stale: %q", got)
 	}
 }
+
+func TestOverlongTimesAreNotRepeated(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, key := env.Key(t, "w", "p", "agent", memory.RoleWrite)
+	long := strings.Repeat("9", 10_000)
+	_, err := env.Svc.Remember(ctx, key, service.RememberRequest{Slug: "a", Content: "x", ValidUntil: long})
+	if memory.ErrorCode(err) != memory.CodeInvalid || strings.Contains(err.Error(), long[:100]) {
+		t.Fatalf("overlong valid_until: %.200v, want invalid without the text", err)
+	}
+	_, err = env.Svc.List(ctx, key, service.ListRequest{AsOf: long})
+	if memory.ErrorCode(err) != memory.CodeInvalid || strings.Contains(err.Error(), long[:100]) {
+		t.Fatalf("overlong as_of: %.200v, want invalid without the text", err)
+	}
+}
