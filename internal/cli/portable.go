@@ -82,7 +82,11 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 			if err = finish(err); err != nil {
 				return err
 			}
-			fmt.Fprintf(stderr, "exported %d versions of %s\n", n, refs[0])
+			proposals := ""
+			if n.Proposals > 0 {
+				proposals = fmt.Sprintf(" and %d proposals", n.Proposals)
+			}
+			fmt.Fprintf(stderr, "exported %d versions%s of %s\n", n.Versions, proposals, refs[0])
 			return nil
 		case "import":
 			r := io.Reader(os.Stdin)
@@ -96,6 +100,9 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 			}
 			res, err := portable.Import(ctx, a.Store, refs[0], r, portable.ImportOptions{MaxContent: cfg.Limits.MaxContent})
 			fmt.Fprintf(stdout, "%s: %d versions read, %d imported, %d already present\n", refs[0], res.Lines, res.Imported, res.Skipped)
+			if res.Proposals > 0 {
+				fmt.Fprintf(stdout, "%s: %d proposals read, %d imported, %d already present\n", refs[0], res.Proposals, res.ProposalsImported, res.ProposalsSkipped)
+			}
 			if err != nil {
 				return err
 			}

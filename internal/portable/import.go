@@ -12,7 +12,8 @@ import (
 
 // ImportOptions tune Import; the zero value is a good default.
 type ImportOptions struct {
-	// BatchSize is the versions written per transaction (default 500).
+	// BatchSize is the lines (versions and proposals) written per
+	// transaction (default 500).
 	BatchSize int
 	// MaxContent is the largest content accepted (default memory.DefaultMaxContent).
 	MaxContent int
@@ -24,18 +25,24 @@ type ImportResult struct {
 	Lines int
 	// Imported were written; Skipped were already present, identical.
 	Imported, Skipped int
+	// Proposals is the number of proposals read; ProposalsImported were
+	// written (or brought a decision to a stored pending one),
+	// ProposalsSkipped were already present.
+	Proposals, ProposalsImported, ProposalsSkipped int
 	// Created reports that the project did not exist before.
 	Created bool
 }
 
 // Import reads JSON Lines as Export writes them and stores the versions
-// verbatim in ref, creating the workspace and project if they are new.
-// Versions go through the workspace's single writer, BatchSize per
-// transaction. It is idempotent: versions already present and identical are
-// skipped. The first bad line — unparsable, invalid, a conflict with a stored
-// version or a gap — stops the import with an error naming the line; nothing
-// of its batch is written, earlier batches stay (run the fixed file again:
-// they are skipped).
+// and proposals verbatim in ref, creating the workspace and project if they
+// are new. Lines go through the workspace's single writer, BatchSize per
+// transaction. It is idempotent: versions and proposals already present and
+// identical are skipped. The first bad line — unparsable, invalid, a
+// conflict with a stored version or proposal, a gap, a pending proposal
+// past the project's bound — stops the import with an error naming the
+// line; nothing of its batch is written, earlier batches stay (run the
+// fixed file again: they are skipped). Files written before proposals,
+// valid_until and supersedes existed import unchanged.
 func Import(ctx context.Context, st *store.Store, ref memory.ProjectRef, r io.Reader, opts ImportOptions) (ImportResult, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 500
@@ -46,61 +53,101 @@ func Import(ctx context.Context, st *store.Store, ref memory.ProjectRef, r io.Re
 	if err := ref.Validate(); err != nil {
 		return ImportResult{}, err
 	}
-	var res ImportResult
-	ensured := false
+	im := importer{st: st, ref: ref, opts: opts}
 	dec := newDecoder(r)
-	batch := make([]memory.Version, 0, opts.BatchSize)
-	lines := make([]int, 0, opts.BatchSize)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		// A file whose first batch is refused must not leave an empty new
-		// project behind, so the project is created after that batch passed
-		// validation (a gap or conflict found in the transaction still can).
-		for i, v := range batch {
-			if err := store.ValidateVersion(v, opts.MaxContent); err != nil {
-				return lineError(lines[i], err)
-			}
-		}
-		if !ensured {
-			created, err := st.EnsureProject(ctx, ref)
-			if err != nil {
-				return err
-			}
-			res.Created, ensured = created, true
-		}
-		br, err := st.ImportVersions(ctx, ref, batch, opts.MaxContent)
-		if err != nil {
-			var ie *store.ImportError
-			if errors.As(err, &ie) {
-				return lineError(lines[ie.Index], ie.Err)
-			}
-			return err
-		}
-		res.Imported += br.Imported
-		res.Skipped += br.Skipped
-		batch, lines = batch[:0], lines[:0]
-		return nil
-	}
 	for {
-		v, n, err := dec.next()
+		rec, n, err := dec.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return res, fmt.Errorf("import into %s: %w", ref, err)
+			return im.res, fmt.Errorf("import into %s: %w", ref, err)
 		}
-		res.Lines++
-		batch, lines = append(batch, v), append(lines, n)
-		if len(batch) == opts.BatchSize {
-			if err := flush(); err != nil {
-				return res, fmt.Errorf("import into %s: %w", ref, err)
+		im.add(rec, n)
+		if im.size() == opts.BatchSize {
+			if err := im.flush(ctx); err != nil {
+				return im.res, fmt.Errorf("import into %s: %w", ref, err)
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return res, fmt.Errorf("import into %s: %w", ref, err)
+	if err := im.flush(ctx); err != nil {
+		return im.res, fmt.Errorf("import into %s: %w", ref, err)
 	}
-	return res, nil
+	return im.res, nil
+}
+
+// importer gathers one batch of lines and writes it.
+type importer struct {
+	st      *store.Store
+	ref     memory.ProjectRef
+	opts    ImportOptions
+	res     ImportResult
+	ensured bool
+	batch   store.ImportBatch
+	// vLines and pLines are the line numbers of the batch's versions and
+	// proposals.
+	vLines, pLines []int
+}
+
+// add puts the record of line n into the batch.
+func (im *importer) add(rec record, n int) {
+	if rec.proposal != nil {
+		im.res.Proposals++
+		im.batch.Proposals, im.pLines = append(im.batch.Proposals, *rec.proposal), append(im.pLines, n)
+		return
+	}
+	im.res.Lines++
+	im.batch.Versions, im.vLines = append(im.batch.Versions, rec.version), append(im.vLines, n)
+}
+
+func (im *importer) size() int { return len(im.vLines) + len(im.pLines) }
+
+// line is the line number of the batch's version or proposal i.
+func (im *importer) line(i int, proposal bool) int {
+	if proposal {
+		return im.pLines[i]
+	}
+	return im.vLines[i]
+}
+
+// flush writes the batch in one transaction.
+func (im *importer) flush(ctx context.Context) error {
+	if im.size() == 0 {
+		return nil
+	}
+	// A file whose first batch is refused must not leave an empty new
+	// project behind, so the project is created after that batch passed
+	// validation (a gap or conflict found in the transaction still can).
+	for i, v := range im.batch.Versions {
+		if err := store.ValidateVersion(v, im.opts.MaxContent); err != nil {
+			return lineError(im.line(i, false), err)
+		}
+	}
+	for i, p := range im.batch.Proposals {
+		if err := store.ValidateProposal(p, im.opts.MaxContent); err != nil {
+			return lineError(im.line(i, true), err)
+		}
+	}
+	if !im.ensured {
+		created, err := im.st.EnsureProject(ctx, im.ref)
+		if err != nil {
+			return err
+		}
+		im.res.Created, im.ensured = created, true
+	}
+	br, err := im.st.Import(ctx, im.ref, im.batch, im.opts.MaxContent)
+	if err != nil {
+		var ie *store.ImportError
+		if errors.As(err, &ie) {
+			return lineError(im.line(ie.Index, ie.Proposal), ie.Err)
+		}
+		return err
+	}
+	im.res.Imported += br.Imported
+	im.res.Skipped += br.Skipped
+	im.res.ProposalsImported += br.ProposalsImported
+	im.res.ProposalsSkipped += br.ProposalsSkipped
+	im.batch = store.ImportBatch{Versions: im.batch.Versions[:0], Proposals: im.batch.Proposals[:0]}
+	im.vLines, im.pLines = im.vLines[:0], im.pLines[:0]
+	return nil
 }
