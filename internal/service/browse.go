@@ -237,7 +237,8 @@ func (s *Service) Restore(ctx context.Context, c memory.Caller, ref memory.Proje
 		return WriteResult{}, memory.Errorf(memory.CodeInvalid, "version %d is already the latest version of %s", version, slug)
 	}
 	latest := old.LatestVersion
-	return s.remember(ctx, key, RememberRequest{
+	// c, not a bare key: a person restoring in the web UI writes directly.
+	return s.rememberBy(ctx, c, key, RememberRequest{
 		Slug:            slug,
 		Title:           old.Title,
 		Content:         old.Content,

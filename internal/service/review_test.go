@@ -275,6 +275,15 @@ func TestPeopleWriteDirectly(t *testing.T) {
 	if _, err := r.env.Svc.Remember(ctx, r.pia.AsPerson(), service.RememberRequest{Slug: "q", Content: "x"}); memory.ErrorCode(err) != memory.CodeForbidden {
 		t.Errorf("a person's propose key: %v, want forbidden", err)
 	}
+	if _, err := r.env.Svc.Remember(ctx, r.walt.AsPerson(), service.RememberRequest{Slug: "r", Content: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.env.Svc.Remember(ctx, r.walt.AsPerson(), service.RememberRequest{Slug: "r", Content: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.env.Svc.Restore(ctx, r.walt.AsPerson(), rev, "r", 1); err != nil || res.Version != 3 || res.State != "" {
+		t.Errorf("a person's restore with review on: %+v, %v; want version 3", res, err)
+	}
 	if n, _ := r.env.Svc.PendingCount(ctx, r.rita, rev); n != 0 {
 		t.Errorf("%d pending after people's writes, want 0", n)
 	}
