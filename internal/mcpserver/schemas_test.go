@@ -173,3 +173,39 @@ func stringList(v any) []string {
 	}
 	return out
 }
+
+// TestSchemaSetsDiffer: what the lean schema lets through and the generated
+// one does not — so validateResult's second check can fail where a
+// client's cannot — what both refuse, and the null only the lean one
+// refuses.
+func TestSchemaSetsDiffer(t *testing.T) {
+	lean, strict := schemaSets()
+	check := func(s *jsonschema.Schema, doc string) error {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(doc)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Validate(v)
+	}
+	for _, doc := range []string{
+		`{"hits":[{"slug":"a"}]}`, // a hit without its other fields
+		`{"hits":[],"extra":1}`,   // a field the Go type lacks
+		`{}`,                      // hits missing
+	} {
+		if err := check(lean["recall"], doc); err != nil {
+			t.Errorf("lean schema refuses %s: %v", doc, err)
+		}
+		if err := check(strict["recall"], doc); err == nil {
+			t.Errorf("generated schema accepts %s", doc)
+		}
+	}
+	for _, doc := range []string{`{"hits":[1]}`, `{"hits":"x"}`} {
+		if check(lean["recall"], doc) == nil || check(strict["recall"], doc) == nil {
+			t.Errorf("a schema accepts %s", doc)
+		}
+	}
+	// The one place the lean schema is the stricter: results are never null.
+	if check(lean["recall"], `{"hits":null}`) == nil {
+		t.Error("lean schema accepts hits: null")
+	}
+}
