@@ -91,6 +91,9 @@ type agent struct {
 	c       *client.Client
 	n       int           // writes attempted, for unique content
 	timeout time.Duration // of one call
+	// proposes: the agent's key has role propose, so each remember must
+	// answer a pending proposal, which goes into the ledger's proposals.
+	proposes bool
 
 	mu       sync.Mutex
 	outcomes map[string]int
@@ -161,8 +164,17 @@ func (a *agent) close() {
 	a.hc.CloseIdleConnections()
 }
 
-// remember writes content to slug and returns the version.
-func (a *agent) remember(ctx context.Context, slug, content string) (int, error) {
+// written is what a remember answered: a version, or, for a proposing
+// key, the pending proposal's id and the version it is based on.
+type written struct {
+	version  int
+	proposal string
+	base     int
+}
+
+// remember writes content to slug. An agent that proposes must get a
+// pending proposal, any other agent a version.
+func (a *agent) remember(ctx context.Context, slug, content string) (written, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	req := mcp.CallToolRequest{}
@@ -170,7 +182,7 @@ func (a *agent) remember(ctx context.Context, slug, content string) (int, error)
 	req.Params.Arguments = map[string]any{"project": a.project, "slug": slug, "content": content}
 	res, err := a.c.CallTool(ctx, req)
 	if err != nil {
-		return 0, err
+		return written{}, err
 	}
 	if res.IsError {
 		text := "remember failed"
@@ -179,14 +191,17 @@ func (a *agent) remember(ctx context.Context, slug, content string) (int, error)
 				text = tc.Text
 			}
 		}
-		return 0, toolError{text}
+		return written{}, toolError{text}
 	}
 	m, _ := res.StructuredContent.(map[string]any)
+	if a.proposes {
+		return pendingOf(m)
+	}
 	v, ok := m["version"].(float64)
 	if !ok || v < 1 {
-		return 0, toolError{fmt.Sprintf("internal: remember answered without a version: %v", res.StructuredContent)}
+		return written{}, toolError{fmt.Sprintf("internal: remember answered without a version: %v", res.StructuredContent)}
 	}
-	return int(v), nil
+	return written{version: int(v)}, nil
 }
 
 // step makes one attempt: a session if there is none, then one remember.
@@ -205,7 +220,7 @@ func (a *agent) step(ctx context.Context, l *ledger, pause *time.Duration) (ack,
 	slug := a.slugs[a.n%len(a.slugs)]
 	content := fmt.Sprintf("%s, Schreiben %d in %s (Knoten n%d)", a.name, a.n, slug, a.node)
 	sent := time.Now()
-	v, err := a.remember(ctx, slug, content)
+	w, err := a.remember(ctx, slug, content)
 	out := classify(err)
 	if ctx.Err() != nil && out != outOK {
 		return ack{}, false // stopped mid-call: not an outcome of the cluster
@@ -215,7 +230,13 @@ func (a *agent) step(ctx context.Context, l *ledger, pause *time.Duration) (ack,
 	switch out {
 	case outOK:
 		*pause = reconnectMin
-		x := ack{project: a.project, slug: slug, version: v, content: content, agent: a.name, node: a.node, sent: sent, done: time.Now()}
+		if a.proposes {
+			l.addProposal(proposalAck{project: a.project, id: w.proposal, slug: slug, content: content, agent: a.name,
+				base: w.base, node: a.node, sent: sent, done: time.Now()})
+			sleep(ctx, proposePause)
+			return ack{}, false
+		}
+		x := ack{project: a.project, slug: slug, version: w.version, content: content, agent: a.name, node: a.node, sent: sent, done: time.Now()}
 		l.add(x)
 		return x, true
 	case outUnavailable, outOther:

@@ -119,21 +119,21 @@ func startCluster(t *testing.T, bin, litestream, logDir string, workspaces int) 
 	for i := range workspaces {
 		c.projects = append(c.projects, projectOf(fmt.Sprintf("bereich-%d", i)))
 	}
-	tokens := c.keys(t, len(c.projects), func(i int) (string, string) { return c.projects[i], fmt.Sprintf("pruefer-%d", i) })
+	tokens := c.keys(t, len(c.projects), "write", func(i int) (string, string) { return c.projects[i], fmt.Sprintf("pruefer-%d", i) })
 	for i, p := range c.projects {
 		c.probeKeys[p] = tokens[i]
 	}
 	return c
 }
 
-// keys makes n write keys through etcd, spec(i) naming key i's project and
-// agent, keyWorkers at a time.
-func (c *cluster) keys(t *testing.T, n int, spec func(int) (project, agent string)) []string {
+// keys makes n keys of role through etcd, spec(i) naming key i's project
+// and agent, keyWorkers at a time.
+func (c *cluster) keys(t *testing.T, n int, role string, spec func(int) (project, agent string)) []string {
 	return makeKeys(t, n, keyWorkers, func(ctx context.Context, i int) (string, error) {
 		project, agent := spec(i)
 		ws, p := splitProject(project)
 		return createKey(ctx, c.bin, []string{"MUNIN_CLUSTER_SECRET=" + c.secret},
-			[]string{"--etcd", strings.Join(c.etcd.Endpoints(), ",")}, ws, p, agent, "write")
+			[]string{"--etcd", strings.Join(c.etcd.Endpoints(), ",")}, ws, p, agent, role)
 	})
 }
 
@@ -178,7 +178,7 @@ func (c *cluster) advertised() []string {
 // project is reached through every node.
 func (c *cluster) agents(t *testing.T, n int, prefix string) []*agent {
 	p := len(c.projects)
-	tokens := c.keys(t, n, func(i int) (string, string) { return c.projects[i%p], fmt.Sprintf("%s-%02d", prefix, i) })
+	tokens := c.keys(t, n, "write", func(i int) (string, string) { return c.projects[i%p], fmt.Sprintf("%s-%02d", prefix, i) })
 	out := make([]*agent, n)
 	for i := range n {
 		node := (i + i/p) % len(c.nodes)

@@ -39,6 +39,10 @@ func (a ack) ref() slugRef { return slugRef{a.project, a.slug} }
 type ledger struct {
 	mu   sync.Mutex
 	acks []ack
+	// proposals and decisions are the acknowledged proposals and review
+	// decisions (propose.go).
+	proposals []proposalAck
+	decisions []decisionAck
 
 	watchNode  int
 	watchSince time.Time // zero: no node watched

@@ -63,12 +63,18 @@ func Run(t *testing.T) {
 	ctx, stopAgents := context.WithCancel(context.Background())
 	t.Cleanup(stopAgents) // also when the test ends early
 	agents := c.agents(t, *clusterAgenten, "agent")
+	proposers := c.proposers(t, *clusterVorschlagende)
+	reviewers := c.reviewers(t, proposers)
+	writers := append(slices.Clone(agents), proposers...)
 	c.mu.Lock()
-	c.writers = agents
+	c.writers = writers
 	c.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, a := range agents {
+	for _, a := range writers {
 		wg.Go(func() { a.run(ctx, c.l) })
+	}
+	for _, r := range reviewers {
+		wg.Go(func() { r.run(ctx, c.l) })
 	}
 	roundsBegin := time.Now()
 	var rounds []failover
@@ -89,7 +95,7 @@ func Run(t *testing.T) {
 	// Every session a kill ended must come back as a 404 (sessions.go)
 	// before the agents stop.
 	lctx, lcancel := context.WithTimeout(context.Background(), hardLimit())
-	lost404, waiting := awaitLostSessions(lctx, agents)
+	lost404, waiting := awaitLostSessions(lctx, writers)
 	lcancel()
 	stopAgents()
 	if !waitGroupBounded(&wg, callTimeout()+10*time.Second) {
@@ -97,6 +103,10 @@ func Run(t *testing.T) {
 	}
 	roundsEnd := time.Now()
 	acks := c.l.all()
+	props, decs := c.l.reviewAcks()
+	// An approval is a version like any other: read back, gapless, in the
+	// replica, in order with the reviewer's other approvals.
+	withApprovals := append(slices.Clone(acks), approvalAcks(decs)...)
 
 	// Reading back, through the nodes that run (the paused one may have
 	// ended itself) and from the replicas.
@@ -110,13 +120,17 @@ func Run(t *testing.T) {
 		t.Fatal("kein Knoten läuft mehr zum Nachlesen")
 	}
 	reader := newRESTReader(bases, c.probeKeys)
-	api := verifyAPI(context.Background(), reader, acks, 8)
-	files, restored := c.verifyReplicas(t, acks)
+	api := verifyAPI(context.Background(), reader, withApprovals, 8)
+	var review *reviewVerdict
+	if len(reviewers) > 0 {
+		review = verifyReview(context.Background(), restReview{newRESTReader(bases, reviewerKeys(reviewers))}, reviewedProjects(reviewers), props, decs)
+	}
+	files, restored := c.verifyReplicas(t, withApprovals, props, decs)
 	var stale *verdict
 	if stopped != nil {
-		stale = verifyAPI(context.Background(), reader, ackedBy(acks, stopped.idx, stopped.at, time.Time{}), 4)
+		stale = verifyAPI(context.Background(), reader, ackedBy(withApprovals, stopped.idx, stopped.at, time.Time{}), 4)
 	}
-	contra := contradictions(acks)
+	contra := contradictions(withApprovals)
 	c.stopNodes(t)
 
 	var singleRate float64
@@ -132,7 +146,14 @@ func Run(t *testing.T) {
 			outcomes[k] += v
 		}
 	}
-	nBad, bad := c.unexpected(agents)
+	nBad, bad := c.unexpected(writers)
+	for _, r := range reviewers {
+		n, first := r.unexpected()
+		nBad += n
+		if first != "" {
+			bad = append(bad, first)
+		}
+	}
 	all := slices.Clone(rounds)
 	if stopped != nil {
 		all = append(all, stopped.failover)
@@ -146,6 +167,9 @@ func Run(t *testing.T) {
 	killed := 0
 	for _, f := range rounds {
 		killed += f.sessions
+	}
+	if len(proposers) > 0 {
+		printReview(os.Stdout, proposers, reviewers, props, decs, review)
 	}
 	fmt.Printf("Sitzungen auf gekillten Knoten: %d, danach mit 404 beantwortet: %d, ohne 404: %d\n", killed, lost404, len(waiting))
 	if stopped != nil {
@@ -182,6 +206,9 @@ func Run(t *testing.T) {
 	}
 	if syncMode && (api.lost > 0 || files.lost > 0 || len(contra) > 0) {
 		t.Errorf("bestätigte Fassungen verloren: %d über die API, %d in den Replikaten, %d Widersprüche", api.lost, files.lost, len(contra))
+	}
+	if review != nil {
+		checkReview(t, review, props, decs, syncMode)
 	}
 	// What a paused node received while stopped it can only answer after
 	// waking, when its lease has run out: it must answer unavailable (issue
@@ -263,7 +290,7 @@ func waitGroupBounded(wg *sync.WaitGroup, d time.Duration) bool {
 // owner's epoch (the highest epoch directory if etcd shows no owner) and
 // compares it with the acks. In async mode a restore may lack the newest
 // acks; the caller decides what a loss means.
-func (c *cluster) verifyReplicas(t *testing.T, acks []ack) (*verdict, int) {
+func (c *cluster) verifyReplicas(t *testing.T, acks []ack, props []proposalAck, decs []decisionAck) (*verdict, int) {
 	v := &verdict{}
 	ctx := context.Background()
 	owners, err := readOwners(ctx, c.cli)
@@ -296,6 +323,12 @@ func (c *cluster) verifyReplicas(t *testing.T, acks []ack) (*verdict, int) {
 		}
 		restored++
 		compareStored(s, wsAcks, v)
+		if ps, err := readStoredProposals(out); err != nil {
+			v.problem(false, true, "%s Epoche %d: Vorschläge nicht lesbar: %v", ws, epoch, err)
+		} else {
+			compareStoredProposals(ps, inWorkspace(props, ws, func(p proposalAck) string { return p.project }),
+				inWorkspace(decs, ws, func(d decisionAck) string { return d.proposal.project }), v)
+		}
 	}
 	return v, restored
 }
