@@ -11,11 +11,16 @@
 // write over MCP through different nodes while, round after round, the
 // busiest owner's process group is killed with SIGKILL and restarted with
 // an empty data directory; then one owner is paused with SIGSTOP for
-// 2 × TTL. At the end every acknowledged version must be readable through
-// the API with exactly its content, every entry's versions 1..n without a
-// gap, and each workspace's replica, restored with litestream, intact and
-// (in sync mode) holding every acknowledged version. A throughput phase
-// compares the cluster with a single node under the same remember load.
+// 2 × TTL. Meanwhile agents with propose keys propose, and a reviewer per
+// project approves and rejects over REST through a node that does not own
+// the workspace (propose.go, review.go). At the end every acknowledged
+// version must be readable through the API with exactly its content, every
+// entry's versions 1..n without a gap, every acknowledged proposal and
+// decision listed by the owner, every approval exactly one version
+// (reviewcheck.go), and each workspace's replica, restored with litestream,
+// intact and (in sync mode) holding every acknowledged version, proposal
+// and decision. A throughput phase compares the cluster with a single node
+// under the same remember load.
 //
 // Every file carries the build tag cluster, so ordinary builds and go test
 // ./... leave the package out.
