@@ -6,9 +6,12 @@
 // Besides the contested slugs crash/sNN the agents remember and forget the
 // slugs crash/fNN; after each restart every slug's latest state in the files
 // must be what recall shows: a live entry found by its last unique word, a
-// forgotten one found by none.
+// forgotten one found by none. Beside them agents with a propose key propose
+// and a reviewer approves and rejects (crash_review_test.go): every
+// acknowledged proposal and decision must be in the files, no approval
+// applied twice.
 //
-//	go test -tags crash -run TestCrash -v . [-crash.runden=20] [-crash.agenten=16] [-crash.vergessen=4]
+//	go test -tags crash -run TestCrash -v . [-crash.runden=20] [-crash.agenten=16] [-crash.vergessen=4] [-crash.vorschlagende=2]
 package main
 
 import (
@@ -60,16 +63,22 @@ func TestCrash(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	data := t.TempDir()
-	var token string
 	var acks []ack
+	ledger := newReviewLedger()
 	lost, totalKills := 0, 0
 	start := time.Now()
 
+	// The first start makes default/default and its admin key (the
+	// writers' and the reviewer's); the propose key is made while the
+	// server is down.
+	first := startChild(t, bin, data, true)
+	token := first.token
+	first.cmd.Process.Signal(syscall.SIGTERM)
+	first.cmd.Wait()
+	proposer := proposeKey(t, bin, data)
+
 	for round := 1; round <= *crashRounds; round++ {
-		srv := startChild(t, bin, data, token == "")
-		if token == "" {
-			token = srv.token
-		}
+		srv := startChild(t, bin, data, false)
 		// Write until a random moment, then kill without warning.
 		ctx, cancel := context.WithCancel(context.Background())
 		var mu sync.Mutex
@@ -111,6 +120,18 @@ func TestCrash(t *testing.T) {
 				}
 			}()
 		}
+		for p := 0; p < *crashProposers; p++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ledger.propose(ctx, srv.url, proposer, round, p)
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ledger.review(ctx, strings.TrimSuffix(srv.url, "/mcp"), token)
+		}()
 		time.Sleep(time.Duration(300+rand.IntN(900)) * time.Millisecond)
 		if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -123,9 +144,11 @@ func TestCrash(t *testing.T) {
 		// Restart and check everything acknowledged so far.
 		srv = startChild(t, bin, data, false)
 		lost += verify(t, srv.url, token, data, acks)
+		lost += verifyProposals(t, data, ledger)
 		srv.cmd.Process.Signal(syscall.SIGTERM)
 		srv.cmd.Wait()
-		t.Logf("Runde %2d: %5d bestätigte Fassungen bisher, verloren: %d", round, len(acks), lost)
+		t.Logf("Runde %2d: %5d bestätigte Fassungen, %4d Vorschläge, %4d Freigaben, %3d Ablehnungen bisher, verloren: %d",
+			round, len(acks), len(ledger.proposals), len(ledger.approved), len(ledger.rejected), lost)
 	}
 	forgets := 0
 	for _, a := range acks {
@@ -133,13 +156,17 @@ func TestCrash(t *testing.T) {
 			forgets++
 		}
 	}
-	t.Logf("Ergebnis: %d Runden mit kill -9, %d bestätigte Fassungen (davon %d vergessen), %d verloren, Dauer %s",
-		totalKills, len(acks), forgets, lost, time.Since(start).Round(time.Second))
+	t.Logf("Ergebnis: %d Runden mit kill -9, %d bestätigte Fassungen (davon %d vergessen), %d Vorschläge, %d Freigaben, %d Ablehnungen, %d verloren, Dauer %s",
+		totalKills, len(acks), forgets, len(ledger.proposals), len(ledger.approved), len(ledger.rejected), lost, time.Since(start).Round(time.Second))
 	if lost > 0 {
-		t.Fatalf("%d acknowledged versions lost", lost)
+		t.Fatalf("%d acknowledged versions, proposals or decisions lost", lost)
 	}
 	if len(acks) == 0 || (*crashForget > 0 && forgets == 0) {
 		t.Fatalf("%d writes and %d forgets acknowledged: the test proved too little", len(acks), forgets)
+	}
+	if *crashProposers > 0 && (len(ledger.approved) == 0 || len(ledger.rejected) == 0) {
+		t.Fatalf("%d proposals, %d approvals and %d rejections acknowledged: the test proved too little",
+			len(ledger.proposals), len(ledger.approved), len(ledger.rejected))
 	}
 }
 
@@ -189,6 +216,9 @@ func verify(t *testing.T, url, token, data string, acks []ack) int {
 	}
 	for s := 0; s < *crashForget; s++ {
 		slugs = append(slugs, fmt.Sprintf("crash/f%02d", s))
+	}
+	for s := 0; s < *crashPSlugs; s++ {
+		slugs = append(slugs, fmt.Sprintf("crash/p%02d", s)) // written by approvals only
 	}
 	live, forgotten := 0, 0
 	for _, slug := range slugs {
