@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // csrfExempt are the state-changing routes that cannot carry a session's
@@ -74,6 +75,7 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 		"POST " + p + "/forget/{slug:.+}":  {"expected_version": {"2"}},
 		"POST " + p + "/restore/{slug:.+}": {"version": {"1"}},
 		"POST " + p + "/settings":          {"writes_per_hour": {"7"}},
+		"POST " + p + "/settings/review":   {"review": {"agents"}},
 	}
 	// Forms that need a key of another project: they get it, and their
 	// path, from setup.
@@ -81,6 +83,12 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 		"POST /session/keys": func(t *testing.T, u *ui, b *browser) (string, url.Values) {
 			token, _ := u.newKey(t, ws, "other", "other-bot", memory.RoleRead)
 			return "/session/keys", url.Values{"key": {token}}
+		},
+		"POST " + p + "/review/{n:[0-9]+}/approve": func(t *testing.T, u *ui, b *browser) (string, url.Values) {
+			return projPath + "/review/" + proposeA(t, u) + "/approve", url.Values{"expected_version": {"2"}}
+		},
+		"POST " + p + "/review/{n:[0-9]+}/reject": func(t *testing.T, u *ui, b *browser) (string, url.Values) {
+			return projPath + "/review/" + proposeA(t, u) + "/reject", url.Values{"reason": {"no"}}
 		},
 		"POST /session/keys/{id:[0-9]+}/remove": func(t *testing.T, u *ui, b *browser) (string, url.Values) {
 			token, k := u.newKey(t, ws, "other", "other-bot", memory.RoleRead)
@@ -177,9 +185,35 @@ func (u *ui) snapshot(t *testing.T, b *browser) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	admin := memory.NewCaller(u.adminKey)
+	review, err := u.env.Svc.ProjectReview(ctx, admin, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := u.env.Svc.Proposals(ctx, admin, service.ProposalsRequest{Project: ref.String(), State: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, p := range ps.Proposals {
+		states = append(states, p.ID+":"+p.State)
+	}
 	session, _ := b.get(projPath) // 200 signed in, 303 to sign-in otherwise
-	return fmt.Sprintf("a: %d versions, latest deleted %v; keys %v; budget %d; session %d with keys %v",
-		len(hist), hist[0].Deleted, ks, limit, session, u.sessionKeys(t, b))
+	return fmt.Sprintf("a: %d versions, latest deleted %v; keys %v; budget %d; review %s, proposals %v; session %d with keys %v",
+		len(hist), hist[0].Deleted, ks, limit, review, states, session, u.sessionKeys(t, b))
+}
+
+// proposeA makes a propose key propose a third version of entry "a" and
+// returns the proposal's number.
+func proposeA(t *testing.T, u *ui) string {
+	t.Helper()
+	_, c := u.env.Key(t, ws, proj, "csrf-proposer", memory.RolePropose)
+	res := u.remember(t, c.First(), "a", "proposed third")
+	_, n, err := service.ParseProposalID(res.Proposal)
+	if err != nil {
+		t.Fatalf("propose: %+v, %v", res, err)
+	}
+	return itoa(n)
 }
 
 // sessionKeys returns the key ids of b's session (nil: none).

@@ -23,6 +23,9 @@ var routeParams = []struct {
 	{projPath + "/audit", []string{"agent", "slug", "since", "until", "before", "misses"}},
 	{projPath + "/searches", []string{"agent", "slug", "since", "until", "before", "misses"}},
 	{projPath + "/settings", nil},
+	{projPath + "/review", []string{"state", "cursor"}},
+	{projPath + "/review/1", nil},
+	{projPath + "/review/1/edit", nil},
 }
 
 // paramValues are valid and garbage values of any parameter.
