@@ -153,16 +153,21 @@ func parseLine(b []byte) (record, error) {
 
 // parseVersion turns a version line into a version.
 func parseVersion(l Line) (memory.Version, error) {
+	// The slug first: it is what a reader of the error needs to find the line.
+	if err := memory.ValidateSlug(l.Slug); err != nil {
+		return memory.Version{}, err
+	}
+	return parseWritten(fmt.Sprintf("%s v%d", l.Slug, l.Version), l)
+}
+
+// parseWritten reads the fields of a version line (or of a proposal's
+// write, see ProposalLine); what names it in errors.
+func parseWritten(what string, l Line) (memory.Version, error) {
 	v := memory.Version{Slug: l.Slug, Version: l.Version, Title: l.Title, Content: l.Content,
 		Tags: l.Tags, Agent: l.Agent, Deleted: l.Deleted, Supersedes: l.Supersedes}
 	if v.Tags == nil {
 		v.Tags = []string{}
 	}
-	// The slug first: it is what a reader of the error needs to find the line.
-	if err := memory.ValidateSlug(v.Slug); err != nil {
-		return v, err
-	}
-	what := fmt.Sprintf("%s v%d", v.Slug, v.Version)
 	var err error
 	if v.CreatedAt, err = parseTime(what, "created_at", l.CreatedAt); err != nil {
 		return v, err

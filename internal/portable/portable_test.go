@@ -229,6 +229,30 @@ func TestImportResumesAfterPartialRun(t *testing.T) {
 
 const okLine = `{"slug":"fresh/one","version":1,"title":"t","content":"new","tags":[],"agent":"a","created_at":"2026-01-02T03:04:05.123456789Z","deleted":false}`
 
+// refused imports base into a fresh data directory, then file, and fails
+// the test unless file is refused with code and an error naming each of
+// want, and nothing of it was written (the export is unchanged).
+func refused(t *testing.T, ref memory.ProjectRef, base, file string, opts ImportOptions, code memory.Code, want []string) {
+	t.Helper()
+	dst := openStore(t, t.TempDir())
+	if _, err := Import(ctx, dst, ref, strings.NewReader(base), ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := export(t, dst, ref)
+	_, err := Import(ctx, dst, ref, strings.NewReader(file), opts)
+	if memory.ErrorCode(err) != code {
+		t.Fatalf("error %v, want code %s", err, code)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %q", err, w)
+		}
+	}
+	if after := export(t, dst, ref); !bytes.Equal(before, after) {
+		t.Fatalf("a refused import wrote something:\n%s", after)
+	}
+}
+
 // Bad input names the line and the problem, and nothing of its batch is
 // written — not even the good line before it.
 func TestImportRefusesBadLines(t *testing.T) {
@@ -271,23 +295,7 @@ func TestImportRefusesBadLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dst := openStore(t, t.TempDir())
-			if _, err := Import(ctx, dst, ref, strings.NewReader(exported), ImportOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			before := export(t, dst, ref)
-			_, err := Import(ctx, dst, ref, strings.NewReader(c.file), ImportOptions{MaxContent: 64})
-			if memory.ErrorCode(err) != c.code {
-				t.Fatalf("error %v, want code %s", err, c.code)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not name %q", err, w)
-				}
-			}
-			if after := export(t, dst, ref); !bytes.Equal(before, after) {
-				t.Fatalf("a refused import wrote something:\n%s", after)
-			}
+			refused(t, ref, exported, c.file, ImportOptions{MaxContent: 64}, c.code, c.want)
 		})
 	}
 }

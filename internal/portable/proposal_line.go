@@ -46,13 +46,17 @@ func proposalLine(p memory.Proposal) *ProposalLine {
 // parseProposal turns a proposal line into a proposal; store.ValidateProposal
 // checks the rest.
 func parseProposal(l ProposalLine) (memory.Proposal, error) {
-	v, err := parseVersion(l.Line)
+	if err := memory.ValidateSlug(l.Slug); err != nil {
+		return memory.Proposal{}, fmt.Errorf("proposal: %w", err)
+	}
+	what := "proposal for " + l.Slug
+	v, err := parseWritten(what, l.Line)
+	if err != nil {
+		return memory.Proposal{}, err
+	}
 	p := memory.Proposal{Slug: v.Slug, Version: v.Version, Title: v.Title, Content: v.Content, Tags: v.Tags,
 		Agent: v.Agent, CreatedAt: v.CreatedAt, Deleted: v.Deleted, ValidUntil: v.ValidUntil, Supersedes: v.Supersedes,
 		BaseVersion: l.BaseVersion, Similar: l.Similar, State: l.State, DecidedBy: l.DecidedBy, Reason: l.Reason}
-	if err != nil {
-		return p, fmt.Errorf("proposal: %w", err)
-	}
-	p.DecidedAt, err = parseOptional("proposal for "+p.Slug, "decided_at", l.DecidedAt)
+	p.DecidedAt, err = parseOptional(what, "decided_at", l.DecidedAt)
 	return p, err
 }
