@@ -3,7 +3,7 @@
 // Proposals and approvals under kill -9 (part of TestCrash in
 // crash_test.go): agents with a propose key propose versions of the slugs
 // crash/pNN while a reviewer with the project's admin key lists the pending
-// proposals over REST and approves most (naming the entry's latest version
+// proposals with MCP's review tool and approves most (naming the entry's latest version
 // as expected_version) and rejects some. After every restart, read from the
 // files: every acknowledged proposal is there as proposed; every
 // acknowledged approval is its version, there exactly once; every
@@ -15,16 +15,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -112,11 +107,14 @@ func proposalNumber(id string) (int64, error) {
 	return strconv.ParseInt(id[strings.LastIndex(id, ".")+1:], 10, 64)
 }
 
-// review is the reviewer's loop until ctx ends: list the pending
-// proposals, decide each slug's in order.
-func (l *reviewLedger) review(ctx context.Context, base, token string) {
-	hc := &http.Client{}
-	defer hc.CloseIdleConnections()
+// review is the reviewer's loop until ctx ends, over MCP's review tool:
+// list the pending proposals, decide each slug's in order.
+func (l *reviewLedger) review(ctx context.Context, mcpURL, token string) {
+	c, err := connectMCP(ctx, mcpURL, token)
+	if err != nil {
+		return // the kill may come before the session
+	}
+	defer c.Close()
 	for ctx.Err() == nil {
 		var page struct {
 			Proposals []struct {
@@ -125,7 +123,7 @@ func (l *reviewLedger) review(ctx context.Context, base, token string) {
 				CurrentVersion int    `json:"current_version"`
 			} `json:"proposals"`
 		}
-		if err := restCall(ctx, hc, http.MethodGet, base+"/api/v1/proposals?limit=50", token, nil, &page); err != nil || len(page.Proposals) == 0 {
+		if err := callTool(ctx, c, "review", map[string]any{"action": "list"}, &page); err != nil || len(page.Proposals) == 0 {
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
@@ -140,9 +138,9 @@ func (l *reviewLedger) review(ctx context.Context, base, token string) {
 			if err != nil || ctx.Err() != nil {
 				break
 			}
-			path := base + "/api/v1/proposals/" + url.PathEscape(p.ID)
 			if rand.IntN(5) == 0 {
-				if restCall(ctx, hc, http.MethodPost, path+"/reject", token, map[string]any{"reason": "crash test: one in five"}, &struct{}{}) == nil {
+				args := map[string]any{"action": "reject", "id": p.ID, "reason": "crash test: one in five"}
+				if callTool(ctx, c, "review", args, &struct{}{}) == nil {
 					l.mu.Lock()
 					l.rejected[n] = true
 					l.mu.Unlock()
@@ -150,49 +148,21 @@ func (l *reviewLedger) review(ctx context.Context, base, token string) {
 				continue
 			}
 			var res struct {
-				Version int `json:"version"`
+				Proposals []struct {
+					Version int `json:"version"`
+				} `json:"proposals"`
 			}
-			if restCall(ctx, hc, http.MethodPost, path+"/approve", token, map[string]any{"expected_version": cur[p.Slug]}, &res) != nil {
+			args := map[string]any{"action": "approve", "id": p.ID, "expected_version": cur[p.Slug]}
+			if callTool(ctx, c, "review", args, &res) != nil || len(res.Proposals) != 1 {
 				// Unacknowledged (or the entry moved): the next listing tells.
 				break
 			}
-			cur[p.Slug] = res.Version
+			cur[p.Slug] = res.Proposals[0].Version
 			l.mu.Lock()
-			l.approved[n] = res.Version
+			l.approved[n] = res.Proposals[0].Version
 			l.mu.Unlock()
 		}
 	}
-}
-
-// restCall sends one REST request and decodes a 2xx answer into out.
-func restCall(ctx context.Context, hc *http.Client, method, target, token string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s", method, target, resp.Status)
-	}
-	return json.Unmarshal(raw, out)
 }
 
 // storedProposal is a proposal row as the files hold it.

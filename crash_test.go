@@ -130,7 +130,7 @@ func TestCrash(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ledger.review(ctx, strings.TrimSuffix(srv.url, "/mcp"), token)
+			ledger.review(ctx, srv.url, token)
 		}()
 		time.Sleep(time.Duration(300+rand.IntN(900)) * time.Millisecond)
 		if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
