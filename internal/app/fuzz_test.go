@@ -84,7 +84,7 @@ func FuzzMCPHandler(f *testing.F) {
 	})
 }
 
-var fuzzTools = []string{"remember", "recall", "get", "list", "history", "forget"}
+var fuzzTools = []string{"remember", "recall", "get", "list", "history", "forget", "review"}
 
 // FuzzToolArguments calls each tool with arbitrary JSON arguments: the result
 // is a success or a tool error whose text starts with a client-mistake code.
@@ -97,6 +97,7 @@ func FuzzToolArguments(f *testing.F) {
 		`{"prefix":"dec","tag":"db","limit":200,"cursor":"!!"}`,
 		`{"slug":"../../etc/passwd","limit":-1}`,
 		`{"slug":"a","expected_version":1e400}`,
+		`{"action":"approve","id":"w.p.1","expected_version":2,"tags":["x"]}`,
 	} {
 		f.Add(uint8(i), seed)
 	}
