@@ -75,8 +75,9 @@ type stand struct {
 	// stock check counts them as that project's writes).
 	approvedContested int
 	// queueFull counts proposing remembers refused because the project's
-	// pending queue was full (budget_exhausted): a refusal, not a failure.
-	queueFull int
+	// pending queue was full (budget_exhausted), tooLate those whose
+	// valid_until passed before they arrived: refusals, not failures.
+	queueFull, tooLate int
 	// What the checks during the load saw.
 	recalls, targeted int
 	// ownPending counts pending hits that were the caller's own: the
@@ -105,10 +106,10 @@ func (a *agent) propose(ctx context.Context, rng *rand.Rand, n int) {
 	content := rememberContent(a.id, n, word)
 	switch k := rng.IntN(10); {
 	case k == 0:
-		// Valid for 0.1 to 2 s from now: some expire during the load,
+		// Valid for 0.5 to 2.5 s from now: some expire during the load,
 		// some only after it, some before the reviewer gets to them.
 		v.kind, v.slug = artFrist, fmt.Sprintf("frist/a%03d-%d", a.id, n)
-		v.validUntil = time.Now().Add(time.Duration(100+rng.IntN(1900)) * time.Millisecond).UTC()
+		v.validUntil = time.Now().Add(time.Duration(500+rng.IntN(2000)) * time.Millisecond).UTC()
 		args["valid_until"] = v.validUntil.Format(time.RFC3339Nano)
 		content = fmt.Sprintf("%s: Frist von %s bis %s\n\nGilt nur kurz, was das Team zu %s sagt.", word, agentName(a.id),
 			v.validUntil.Format(time.RFC3339Nano), terms[n%len(terms)])
@@ -139,13 +140,24 @@ func (a *agent) propose(ctx context.Context, rng *rand.Rand, n int) {
 	firstErr := a.firstErr
 	sc, err := a.call(ctx, "remember", args)
 	if err != nil {
-		if strings.Contains(err.Error(), "budget_exhausted") {
+		refused := &st.queueFull
+		switch {
+		case strings.Contains(err.Error(), "budget_exhausted"):
 			// The pending queue is full (memory.MaxPendingProposals): the
 			// server refuses, as documented, until the reviewer catches up.
+		case v.kind == artFrist && strings.Contains(err.Error(), "not in the future") && !time.Now().Before(v.validUntil):
+			// The call took longer than the fact was valid (a loaded
+			// machine): refused as documented, a valid_until must lie
+			// ahead when the write arrives.
+			refused = &st.tooLate
+		default:
+			refused = nil
+		}
+		if refused != nil {
 			a.err["remember"]--
 			a.firstErr = firstErr
 			st.mu.Lock()
-			st.queueFull++
+			*refused++
 			st.mu.Unlock()
 		}
 		if v.kind == artNeu {

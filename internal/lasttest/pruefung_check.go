@@ -169,8 +169,8 @@ func checkReview(t testing.TB, srv *server, p *pruefer) map[string]int {
 	if len(st.acked) == 0 || counts["approved"] == 0 {
 		t.Errorf("%d Vorschläge bestätigt, %d freigegeben: der Test hat zu wenig bewiesen", len(st.acked), counts["approved"])
 	}
-	fmt.Printf("Prüfer über %s. Vorschläge: %d bestätigt, %d freigegeben, %d abgelehnt, %d offen; Warteschlange voll: %d-mal abgewiesen\n",
-		p.weg(), len(st.acked), counts["approved"], counts["rejected"], counts["pending"], st.queueFull)
+	fmt.Printf("Prüfer über %s. Vorschläge: %d bestätigt, %d freigegeben, %d abgelehnt, %d offen; abgewiesen: %d wegen voller Warteschlange, %d mit valid_until schon verstrichen\n",
+		p.weg(), len(st.acked), counts["approved"], counts["rejected"], counts["pending"], st.queueFull, st.tooLate)
 	if !t.Failed() {
 		fmt.Printf("Vorschläge geprüft: keiner verloren, %d Einträge mit lückenlosen Fassungen aus Freigaben; %d recalls während der Last (%d gezielt nach Veraltetem) ohne fremden Vorschlag (%d eigene offene gesehen) und ohne Veraltetes; am Ende %d abgelaufene und %d ersetzte Einträge nur mit include_stale gefunden\n",
 			len(bySlug), st.recalls, st.targeted, st.ownPending, expired, superseded)
