@@ -296,10 +296,12 @@ func TestBrowserHostileContentInert(t *testing.T) {
 }
 
 // TestScreenshot renders, in Chromium, the project page of a small,
-// realistic project and a search across two projects of one session, and
-// writes the repository's docs/project-page.png and docs/search-all.png for
-// the README (tests run in their package's directory, hence ../../docs). It
-// runs only with MUNIN_SCREENSHOT=1:
+// realistic project, a search across two projects of one session, and the
+// project's review queue and one proposal's diff, and writes the
+// repository's docs/project-page.png, docs/search-all.png,
+// docs/review-queue.png and docs/review-proposal.png for the README (tests
+// run in their package's directory, hence ../../docs). It runs only with
+// MUNIN_SCREENSHOT=1:
 // MUNIN_SCREENSHOT=1 go test -run TestScreenshot ./internal/web/
 func TestScreenshot(t *testing.T) {
 	if os.Getenv("MUNIN_SCREENSHOT") == "" {
@@ -336,10 +338,22 @@ func TestScreenshot(t *testing.T) {
 	signInBrowser(t, ctx, u.srv.URL, u.admin)
 	run(t, ctx, "add a key", chromedp.SetValue("#add-key-input", ops))
 	flashAfter(t, ctx, "add key", chromedp.Click("#add-key-btn"))
-	for _, shot := range []struct{ file, path, wait string }{
+	shots := []struct{ file, path, wait string }{
 		{"../../docs/project-page.png", projPath, "#entries"},
 		{"../../docs/search-all.png", "/search?q=backup", "#hits"},
-	} {
+	}
+	shoot(t, ctx, u, shots)
+	n := screenshotProposals(t, u)
+	shoot(t, ctx, u, []struct{ file, path, wait string }{
+		{"../../docs/review-queue.png", projPath + "/review", "#proposals"},
+		{"../../docs/review-proposal.png", projPath + "/review/" + n, "#diff"},
+	})
+}
+
+// shoot navigates to each page and writes its screenshot.
+func shoot(t *testing.T, ctx context.Context, u *ui, shots []struct{ file, path, wait string }) {
+	t.Helper()
+	for _, shot := range shots {
 		run(t, ctx, shot.path, chromedp.Navigate(u.srv.URL+shot.path), chromedp.WaitVisible(shot.wait),
 			chromedp.EmulateViewport(1200, 640))
 		png := value(t, ctx, "screenshot", chromedp.CaptureScreenshot())
