@@ -2,7 +2,9 @@ package store
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -108,30 +110,39 @@ func checkImportedValidity(what, slug string, deleted bool, until *time.Time, su
 	return nil
 }
 
-// resupersedeSQL sets whether entry ?2 of project ?1 is superseded by the
-// rule the writer keeps (applyWrite) and "as of" reads read (asof.go): by
-// the latest supersession recorded after its latest version, none when that
-// version is a tombstone. +?: see stmtCacheSize.
+// resupersedeSQL sets whether the entries of project ?1 named in the JSON
+// array ?2 are superseded, by the rule the writer keeps (applyWrite) and
+// "as of" reads read (asof.go): by the latest supersession recorded after
+// the entry's latest version, none when that version is a tombstone. Only
+// entries that are marked or have a supersession on record are written, so
+// a batch without supersessions costs one lookup per entry. +?: see
+// stmtCacheSize.
 const resupersedeSQL = `UPDATE entries SET superseded_by = CASE WHEN deleted THEN NULL ELSE (
 		SELECT s.by_slug FROM supersessions s
 		WHERE s.project = entries.project AND s.slug = entries.slug
 			AND s.at > (SELECT v.created_at FROM versions v
 				WHERE v.project = entries.project AND v.slug = entries.slug AND v.version = entries.latest_version)
 		ORDER BY s.at DESC LIMIT 1) END
-	WHERE project = +? AND slug = +?`
+	WHERE project = +?1 AND slug IN (SELECT value FROM json_each(+?2))
+		AND (superseded_by IS NOT NULL OR EXISTS (SELECT 1 FROM supersessions s WHERE s.project = entries.project AND s.slug = entries.slug))`
 
 // resupersede settles entries.superseded_by of the slugs an import batch
-// wrote versions of or named in supersedes. An import brings history in
-// slug order, not in time order: a supersession may be recorded before the
-// entry it concerns arrives, or before that entry's later version that made
-// it live again. Deriving the column from supersessions and the latest
-// version gives, whatever the order, the state the writes gave at their
-// times.
+// wrote versions of or named in supersedes, in one statement. An import
+// brings history in slug order, not in time order: a supersession may be
+// recorded before the entry it concerns arrives, or before that entry's
+// later version that made it live again. Deriving the column from
+// supersessions and the latest version gives, whatever the order, the
+// state the writes gave at their times.
 func resupersede(tx *sql.Tx, project string, slugs map[string]bool) error {
-	for slug := range slugs {
-		if _, err := tx.Exec(resupersedeSQL, project, slug); err != nil {
-			return fmt.Errorf("settle supersession of %s: %w", slug, err)
-		}
+	if len(slugs) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(slices.Collect(maps.Keys(slugs)))
+	if err != nil {
+		return fmt.Errorf("settle supersessions: %w", err)
+	}
+	if _, err := tx.Exec(resupersedeSQL, project, string(list)); err != nil {
+		return fmt.Errorf("settle supersessions: %w", err)
 	}
 	return nil
 }
