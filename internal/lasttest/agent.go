@@ -231,8 +231,15 @@ func (a *agent) work(deadline time.Time) map[string]int {
 			a.propose(ctx, rng, n)
 		case r < 3**lastSchreibanteil:
 			word := uniqueWord(a.id, n)
-			args := with(map[string]any{"slug": contestedSlug(rng.IntN(*lastSlugs)), "content": rememberContent(a.id, n, word)})
-			if _, err := a.call(ctx, "remember", args); err == nil {
+			slug, contested := contestedSlug(rng.IntN(*lastSlugs)), true
+			if rng.IntN(100) < *lastNeu {
+				// A slug nobody wrote: remember looks for similar entries
+				// first (the duplicate hint); the stock check counts only
+				// the contested slugs.
+				slug, contested = fmt.Sprintf("neu/a%03d-%d", a.id, n), false
+			}
+			args := with(map[string]any{"slug": slug, "content": rememberContent(a.id, n, word)})
+			if _, err := a.call(ctx, "remember", args); err == nil && contested {
 				written[project]++
 			}
 		case (r-3**lastSchreibanteil)%3 < 2:

@@ -79,8 +79,8 @@ func Run(t *testing.T) {
 		return
 	}
 	if *lastAgenten < 1 || *lastProjekte < 1 || *lastSlugs < 1 || *lastEintraege < 1 ||
-		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 || *lastSuchmix < 0 || *lastSuchmix > 100 {
-		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil und last.suchmix 0..100")
+		*lastSchreibanteil < 0 || *lastSchreibanteil > 100 || *lastSuchmix < 0 || *lastSuchmix > 100 || *lastNeu < 0 || *lastNeu > 100 {
+		t.Fatal("last.agenten, last.projekte, last.slugs, last.eintraege müssen ≥ 1 sein, last.schreibanteil, last.suchmix und last.neu 0..100")
 	}
 	mix = mixQueries(*lastEintraege)
 	wanted := strings.Split(*lastAufbauten, ",")
