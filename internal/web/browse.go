@@ -60,6 +60,9 @@ type projectPage struct {
 	Query   string
 	Tag     string
 	Sort    string
+	// Stale, when "1", makes the search also find expired and superseded
+	// entries (ranked below live ones, each marked with its state).
+	Stale string
 	// Search mode.
 	Searched bool
 	Hits     []memory.Hit
@@ -90,6 +93,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 		Query: strings.TrimSpace(r.FormValue("q")),
 		Tag:   strings.TrimSpace(r.FormValue("tag")),
 		Sort:  r.FormValue("sort"),
+		Stale: map[bool]string{true: "1"}[r.FormValue("stale") == "1"],
 	}
 	if d.Sort == "" {
 		d.Sort = memory.OrderUpdated
@@ -107,8 +111,10 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 		tags = []string{d.Tag}
 	}
 	if d.Query != "" {
+		// At: what has expired is judged at this clock (time.Now outside
+		// tests, as the service's); Search takes the time from its caller.
 		d.Searched = true
-		if d.Hits, err = h.svc.Search(r.Context(), rq.caller, key.Project, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags}); err != nil {
+		if d.Hits, err = h.svc.Search(r.Context(), rq.caller, key.Project, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags, IncludeStale: d.Stale == "1", At: h.now().UTC()}); err != nil {
 			return err
 		}
 		h.render(w, r, rq, http.StatusOK, "project", projectView(key, "Search: "+d.Query, d))

@@ -16,7 +16,7 @@ var routeParams = []struct {
 	{"/", nil},
 	{"/search", []string{"q", "tag", "project"}},
 	{"/keys", nil},
-	{projPath, []string{"q", "tag", "sort", "scope", "page"}},
+	{projPath, []string{"q", "tag", "sort", "scope", "page", "stale"}},
 	{projPath + "/new", []string{"slug"}},
 	{projPath + "/e/a", []string{"version", "diff", "from", "to"}},
 	{projPath + "/edit/a", nil},

@@ -56,3 +56,24 @@ func TestStaleEntryPagesAreMarked(t *testing.T) {
 		t.Error("a live entry is marked stale")
 	}
 }
+
+// TestSearchFindsStaleEntriesOnlyWhenAsked: the project's search leaves
+// expired and superseded entries out; with "also expired and superseded"
+// it finds them, marked.
+func TestSearchFindsStaleEntriesOnlyWhenAsked(t *testing.T) {
+	u := staleWorld(t)
+	u.clock.advance(2 * time.Hour)
+	b := u.signIn(t, u.reader)
+	_, body := b.get(projPath + "?q=plan+offer")
+	if strings.Contains(body, "plans/old") || strings.Contains(body, "offers/spring") || !strings.Contains(body, "plans/new") {
+		t.Errorf("a search without stale entries:\n%s", body)
+	}
+	_, body = b.get(projPath + "?q=plan+offer&stale=1")
+	text := strings.Join(strings.Fields(body), " ")
+	for _, want := range []string{`id="stale" checked`, "plans/new", `<span class="slug">plans/old</span>`, `<span class="mark superseded">superseded</span>`,
+		`<span class="slug">offers/spring</span>`, `<span class="mark expired">expired</span>`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("a search with stale entries lacks %s", want)
+		}
+	}
+}
