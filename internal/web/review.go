@@ -164,8 +164,10 @@ type proposalPage struct {
 	TagsFrom, TagsTo   string
 	// Reason is a rejection reason typed before a refusal.
 	Reason string
-	// The edit-then-approve form: prefilled with the proposal.
+	// The edit-then-approve form: prefilled with the proposal; a title the
+	// content's first line gives (DerivedTitle) is left empty.
 	Title, Tags, Content string
+	DerivedTitle         string
 }
 
 // proposalNumber reads the proposal's number from the URL and returns the
@@ -198,7 +200,13 @@ func (h *Handler) loadProposal(r *http.Request, rq *request) (memory.Key, propos
 		return key, proposalPage{}, err
 	}
 	p := det.Proposal
-	d := proposalPage{P: row, Reviews: key.Role.Reviews(), Title: p.Title, Tags: strings.Join(p.Tags, ", "), Content: p.Content}
+	d := proposalPage{P: row, Reviews: key.Role.Reviews(), Title: p.Title, Tags: strings.Join(p.Tags, ", "), Content: p.Content,
+		DerivedTitle: service.DerivedTitle(p.Content)}
+	if d.Title == d.DerivedTitle {
+		// As in the entry form: a title the first line gave stays derived,
+		// so an edited first line gives the new title.
+		d.Title = ""
+	}
 	proposed := memory.Version{Slug: p.Slug + "\x00proposal " + p.ID, Title: p.Title, Content: p.Content, Tags: p.Tags}
 	if p.Deleted {
 		proposed = memory.Version{Slug: proposed.Slug, Deleted: true}
@@ -273,6 +281,11 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, rq *request) e
 	if edited {
 		req.Title = strings.TrimSpace(r.PostFormValue("title"))
 		req.Content = normalizeNewlines(r.PostFormValue("content"))
+		if req.Title == "" {
+			// Empty means "from the first line", as in the entry form (the
+			// service would keep the proposed title instead).
+			req.Title = service.DerivedTitle(req.Content)
+		}
 		// Not nil even when empty: the reviewer may remove every tag (nil
 		// would keep the proposed ones).
 		req.Tags = append([]string{}, splitTags(r.PostFormValue("tags"))...)

@@ -174,6 +174,17 @@ func TestEditThenApprove(t *testing.T) {
 	if err != nil || got.Title != "Ada Lovelace" || got.Content != "Ada owns storage\nand search." || strings.Join(got.Tags, ",") != "team" {
 		t.Errorf("after edit then approve: %+v, %v", got, err)
 	}
+	// A title the first line gave follows an edited first line.
+	n = w.propose(t, w.scoutKey, service.RememberRequest{Slug: "people/cy", Content: "# Cy owns search\n\nAsk him."})
+	if _, body := b.get(projPath + "/review/" + n + "/edit"); !strings.Contains(body, `name="title" value="" maxlength="512" placeholder="Cy owns search"`) {
+		t.Errorf("a derived title is not left to derive again:\n%s", body)
+	}
+	if code, _ := b.post(projPath+"/review/"+n+"/approve", url.Values{"edited": {"1"}, "expected_version": {"0"}, "title": {""}, "content": {"# Cy owns search and ranking\n\nAsk him."}}); code != http.StatusSeeOther {
+		t.Fatalf("edit then approve people/cy: %d", code)
+	}
+	if got, _ := w.get(w.readKey, "people/cy"); got.Title != "Cy owns search and ranking" {
+		t.Errorf("the derived title after an edited first line: %q", got.Title)
+	}
 	// A refused edit keeps the typed text on the form.
 	n = w.propose(t, w.scoutKey, service.RememberRequest{Slug: "people/bob", Content: "Bob."})
 	code, body = b.post(projPath+"/review/"+n+"/approve", url.Values{"edited": {"1"}, "expected_version": {"0"}, "content": {"fine"}, "tags": {"Not A Tag!"}})
