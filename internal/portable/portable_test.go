@@ -2,7 +2,6 @@ package portable
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,42 +117,6 @@ func countAudit(t testing.TB, s *store.Store, workspace string) map[string]int {
 	return out
 }
 
-// state is what get, list, history and recall answer for a project.
-func state(t testing.TB, s *store.Store, ref memory.ProjectRef) string {
-	t.Helper()
-	var b strings.Builder
-	list, _, err := s.List(ctx, ref, memory.ListQuery{Limit: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(&b, "list %+v\n", list)
-	var slugs []string
-	if err := s.ScanVersions(ctx, ref, func(v memory.Version) error {
-		if v.Version == 1 {
-			slugs = append(slugs, v.Slug)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	for _, slug := range slugs {
-		v, latest, err := s.Get(ctx, ref, slug, 0)
-		h, herr := s.History(ctx, ref, slug, 100)
-		fmt.Fprintf(&b, "get %s %+v %d %v\nhistory %+v %v\n", slug, v, latest, err, h, herr)
-	}
-	reg := search.NewRegistry(s, search.Options{Logger: slog.New(slog.DiscardHandler)})
-	defer reg.Close()
-	for _, q := range []string{"sqlite", "Datenbank", "topic", "köln", "remembered"} {
-		hits, err := reg.Search(ctx, ref, memory.SearchQuery{Text: q, Limit: 50})
-		// Hits of equal score come in no fixed order.
-		slices.SortFunc(hits, func(a, b memory.Hit) int {
-			return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Slug, b.Slug))
-		})
-		fmt.Fprintf(&b, "recall %q %+v %v\n", q, hits, err)
-	}
-	return b.String()
-}
-
 // TestExportImportRoundTrip: export → import into an empty data directory
 // → export gives the same bytes, and get, list, history and recall answer
 // the same; a second import changes nothing.
@@ -177,15 +139,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if !bytes.Equal(first, second) {
 		t.Fatalf("re-export differs:\n%s\n---\n%s", first, second)
 	}
-	if a, b := state(t, src, ref), state(t, dst, ref); a != b {
-		al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-		for i := range min(len(al), len(bl)) {
-			if al[i] != bl[i] {
-				t.Fatalf("the imported project answers differently:\n%s\n---\n%s", al[i], bl[i])
-			}
-		}
-		t.Fatalf("the imported project answers differently: %d lines vs %d", len(al), len(bl))
-	}
+	sameState(t, "the imported project", state(t, src, ref), state(t, dst, ref))
 	audit := countAudit(t, dst, "acme")
 	if audit["import"] != lines || len(audit) != 1 {
 		t.Fatalf("audit rows after import = %v, want %d import rows", audit, lines)

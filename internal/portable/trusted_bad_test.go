@@ -166,7 +166,7 @@ func TestBackupCarriesTrustedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	restored := openStore(t, dest)
-	sameState(t, "the restored backup", trustedState(t, src, ref), trustedState(t, restored, ref))
+	sameState(t, "the restored backup", state(t, src, ref), state(t, restored, ref))
 	pending, _, err := restored.Proposals(ctx, ref, memory.ProposalPending, "pia", 0, 10)
 	if err != nil || len(pending) != 1 || pending[0].Slug != "facts/until" || pending[0].ValidUntil == nil {
 		t.Fatalf("pia's pending proposals in the backup: %+v, %v", pending, err)

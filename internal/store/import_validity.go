@@ -51,19 +51,20 @@ func proposalFields(p memory.Proposal) writtenFields {
 // diff names the first field in which a and b differ, "" when none. No
 // tags and an empty list of them are the same.
 func (a writtenFields) diff(b writtenFields) string {
-	switch {
-	case a.title != b.title:
-		return "title"
-	case a.content != b.content:
-		return "content"
-	case !slices.Equal(a.tags, b.tags):
-		return "tags"
-	case a.deleted != b.deleted:
-		return "deleted"
-	case a.until != b.until:
-		return "valid_until"
-	case !slices.Equal(a.supersedes, b.supersedes):
-		return "supersedes"
+	for _, f := range []struct {
+		name string
+		same bool
+	}{
+		{"title", a.title == b.title},
+		{"content", a.content == b.content},
+		{"tags", slices.Equal(a.tags, b.tags)},
+		{"deleted", a.deleted == b.deleted},
+		{"valid_until", a.until == b.until},
+		{"supersedes", slices.Equal(a.supersedes, b.supersedes)},
+	} {
+		if !f.same {
+			return f.name
+		}
 	}
 	return ""
 }
