@@ -43,8 +43,10 @@ type decisionAck struct {
 	reason   string // of a rejection
 	reviewer string
 	node     int // the node the decision was sent to
-	// forwarded: etcd named another node as the owner both before the
-	// reviewer's listing and after its decisions.
+	// owner is etcd's owner of the workspace when node was picked;
+	// forwarded: etcd named another node than node as the owner then and
+	// after the reviewer's batch of decisions.
+	owner     string
 	forwarded bool
 	sent      time.Time
 	done      time.Time

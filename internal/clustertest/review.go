@@ -151,9 +151,8 @@ func (r *reviewer) run(ctx context.Context, l *ledger) {
 			if !known {
 				v = p.CurrentVersion
 			}
-			d, out := r.decide(ctx, via, p, v)
+			d, out := r.decideAgain(ctx, via, before, p, v, &pause)
 			if out != outOK {
-				r.wait(ctx, out, &pause)
 				break // list again
 			}
 			if d.approved {
@@ -162,10 +161,44 @@ func (r *reviewer) run(ctx context.Context, l *ledger) {
 			batch = append(batch, d)
 		}
 		after := r.ownerNow(context.Background())
-		here := r.c.nodes[via].advertise()
 		for _, d := range batch {
-			d.forwarded = before != here && after != "" && after != here
+			here := r.c.nodes[d.node].advertise()
+			d.forwarded = d.owner != here && after != "" && after != here
 			l.addDecision(d)
+		}
+	}
+}
+
+// decideTries bounds the tries of one decision.
+const decideTries = 20
+
+// decideAgain decides p through via and, while the answer is unavailable
+// or missing, sends the same decision again, as a client does, through a
+// node picked anew (the owner may have moved): a decision the owner
+// carried out before its answer was lost must then be refused as decided
+// already, never applied a second time. owner is etcd's owner when via
+// was picked. It returns the last try's decision and outcome.
+func (r *reviewer) decideAgain(ctx context.Context, via int, owner string, p proposalView, latest int, pause *time.Duration) (decisionAck, string) {
+	var d decisionAck
+	var out string
+	for try := 1; ; try++ {
+		d, out = r.decide(ctx, via, p, latest)
+		d.owner = owner
+		if out == outOK {
+			*pause = reconnectMin
+			return d, out
+		}
+		if (out != outConnection && out != outUnavailable) || try == decideTries || ctx.Err() != nil {
+			r.wait(ctx, out, pause)
+			return d, out
+		}
+		r.wait(ctx, out, pause)
+		for ctx.Err() == nil {
+			var ok bool
+			if via, owner, ok = r.pick(ctx); ok {
+				break
+			}
+			sleep(ctx, reviewPause)
 		}
 	}
 }
