@@ -213,6 +213,19 @@ func TestExportImportTrustedMemory(t *testing.T) {
 			if third := export(t, dst, ref); !bytes.Equal(first, third) {
 				t.Fatal("a second import changed the export")
 			}
+
+			// An imported pending proposal is reviewed as any other: its
+			// approval is the entry's next version and supersedes what it named.
+			pending, _, err := dst.Proposals(ctx, ref, memory.ProposalPending, "pia", 0, 10)
+			if err != nil || len(pending) != 1 {
+				t.Fatalf("pia's pending proposals after import: %+v, %v", pending, err)
+			}
+			if res, err := dst.Approve(ctx, ref, pending[0].ID, "rita", memory.Write{}); err != nil || res.Version != 2 {
+				t.Fatalf("approving the imported proposal: %+v, %v; want version 2 of facts/until", res, err)
+			}
+			if v, _, err := dst.Get(ctx, ref, "facts/expired", 0); err != nil || v.SupersededBy != "facts/until" {
+				t.Fatalf("facts/expired after the approval: %+v, %v; want superseded by facts/until", v, err)
+			}
 		})
 	}
 }
