@@ -346,12 +346,21 @@ func (h *Handler) reject(w http.ResponseWriter, r *http.Request, rq *request) er
 }
 
 // reviewHeader fills the project header's review link: for an admin the
-// number of pending proposals, for a key that may propose a link to its
-// own. A failed count is logged and leaves the count out; the page itself
-// does not fail for it.
+// number of pending proposals; for a propose key, or a write key where the
+// project reviews agents' writes, a link to its own proposals. A failed
+// lookup is logged and leaves the link or count out; the page itself does
+// not fail for it.
 func (h *Handler) reviewHeader(r *http.Request, rq *request, v *view) {
 	role := v.Key.Role
-	v.Reviews, v.Proposes = role.Reviews(), role.CanPropose() && !role.Reviews()
+	v.Reviews, v.Proposes = role.Reviews(), role == memory.RolePropose
+	if role == memory.RoleWrite {
+		// The person writes directly, but the key's agent proposes.
+		review, err := h.svc.ProjectReview(r.Context(), rq.caller, *v.Project)
+		if err != nil {
+			h.log.Warn("web: read the review setting", "project", v.Project.String(), "err", err)
+		}
+		v.Proposes = review == memory.ReviewAgents
+	}
 	if !v.Reviews {
 		return
 	}

@@ -250,6 +250,9 @@ func TestWriteKeyCannotApprove(t *testing.T) {
 	}
 	n := w.propose(t, w.writerKey, service.RememberRequest{Slug: "notes/mine", Content: "Alice's agent proposes."})
 	b := w.signIn(t, w.writer)
+	if _, body := b.get(projPath); !strings.Contains(body, `id="tab-review">My proposals</a>`) || strings.Contains(body, `id="pending-count"`) {
+		t.Error("with review on, a write key's tabs lack My proposals, or show the admin's count")
+	}
 	code, body := b.get(projPath + "/review/" + n)
 	if code != http.StatusOK || !strings.Contains(body, "Alice&#39;s agent proposes.") {
 		t.Fatalf("the writer's own proposal: %d %s", code, errorText(body))
@@ -277,6 +280,9 @@ func TestWriteKeyCannotApprove(t *testing.T) {
 // person saves in the web UI.
 func TestPeopleWriteDirectlyWhenReviewIsOn(t *testing.T) {
 	w := newReviewWorld(t)
+	if _, body := w.signIn(t, w.writer).get(projPath); strings.Contains(body, `id="tab-review"`) {
+		t.Error("with review off, a write key's tabs link to proposals it cannot have")
+	}
 	a := w.signIn(t, w.admin)
 	if code, _ := a.post(projPath+"/settings/review", url.Values{"review": {"agents"}}); code != http.StatusSeeOther {
 		t.Fatalf("set review: %d", code)
