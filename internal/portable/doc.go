@@ -1,8 +1,9 @@
 // Package portable moves Munin's data in and out of a data directory: online
 // backups of every file (store.Backup with a printed report), export of a
-// project's full history as JSON Lines and its idempotent import, and the
-// check-and-rebuild of the search indexes that `munin reindex` runs. main.go
-// parses the flags; everything else happens here.
+// project's full history — every version, then every proposal — as JSON
+// Lines and its idempotent import, and the check-and-rebuild of the search
+// indexes that `munin reindex` runs. main.go parses the flags; everything
+// else happens here.
 package portable
 
 import (

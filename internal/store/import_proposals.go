@@ -22,10 +22,10 @@ import (
 // is skipped; two different decisions are a conflict.
 
 // ValidateProposal checks one proposal as an import brings it: its write
-// as a version's (validateWritten; a proposed forget is a tombstone there), a known state
-// and the decision fields that state has (none while pending; who and when
-// once decided; the version an approval wrote; the reason within
-// memory.MaxReason).
+// as a version's (validateWritten; a proposed forget is a tombstone there),
+// a known state and the decision fields that state has (none while
+// pending; who and when once decided; the version an approval wrote; the
+// reason within memory.MaxReason).
 func ValidateProposal(p memory.Proposal, maxContent int) error {
 	if err := memory.ValidateSlug(p.Slug); err != nil {
 		return err
