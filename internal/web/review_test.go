@@ -367,3 +367,29 @@ func TestProposalOfAnotherProjectIsMissing(t *testing.T) {
 		t.Errorf("approve beta's proposal from proj: %d, want 404", code)
 	}
 }
+
+// TestDecidedProposalsComeInPages: the rejected (and approved) proposals
+// are not bounded as the pending queue is; they come in pages of 50, in
+// the service's order, and the link to the next page shows the rest.
+func TestDecidedProposalsComeInPages(t *testing.T) {
+	w := newReviewWorld(t)
+	ctx := context.Background()
+	for i := range reviewPageSize + 1 {
+		n := w.propose(t, w.scoutKey, service.RememberRequest{Slug: "n/" + itoa(int64(i)), Content: "idea " + itoa(int64(i))})
+		if _, err := w.env.Svc.Reject(ctx, w.adminAsOne, ws+"."+proj+"."+n, service.RejectRequest{Reason: "no"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := w.signIn(t, w.scout)
+	_, body := b.get(projPath + "/review?state=rejected")
+	first := rowsOf(body)
+	m := regexp.MustCompile(`id="next-proposals" href="([^"]+)"`).FindStringSubmatch(body)
+	if len(first) != reviewPageSize || m == nil {
+		t.Fatalf("first page: %d rows, next link %v", len(first), m != nil)
+	}
+	_, body = b.get(strings.ReplaceAll(m[1], "&amp;", "&"))
+	rest := rowsOf(body)
+	if len(rest) != 1 || rest[0] == first[0] || strings.Contains(body, `id="next-proposals"`) {
+		t.Errorf("second page: %v, want the one proposal left and no next link", rest)
+	}
+}
