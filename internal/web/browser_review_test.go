@@ -85,8 +85,8 @@ func TestBrowserReviewQueueByKeyboard(t *testing.T) {
 
 // screenshotProposals fills TestScreenshot's project with proposals of the
 // kinds the queue marks — a change, a likely duplicate, a supersession, one
-// whose entry moved on — and returns the number of the change, whose page
-// the second shot shows.
+// whose entry moved on — and returns the number of the last, whose page
+// (base, current and proposed side by side) the second shot shows.
 func screenshotProposals(t *testing.T, u *ui) string {
 	t.Helper()
 	_, c := u.env.Key(t, ws, proj, "research-agent", memory.RolePropose)
@@ -94,11 +94,12 @@ func screenshotProposals(t *testing.T, u *ui) string {
 	_, c = u.env.Key(t, ws, proj, "docs-agent", memory.RolePropose)
 	docs := c.First()
 	w := &reviewWorld{ui: u, adminAsOne: memory.NewCaller(u.adminKey)}
-	w.propose(t, docs, service.RememberRequest{Slug: "people/ada", Content: "# Ada owns storage\n\nAsk her about migrations and backups."})
+	stale := w.propose(t, docs, service.RememberRequest{Slug: "people/ada", Content: "# Ada owns storage\n\nAsk her about migrations and backups."})
 	u.remember(t, u.writerKey, "people/ada", "# Ada owns storage\n\nAsk her about migrations.\n\nShe is away in December.", "team")
 	w.propose(t, scout, service.RememberRequest{Slug: "notes/load-test-2026-12", Content: "# Load test results, December\n\nGroup commit keeps up with 32 agents.",
 		Tags: []string{"perf"}, Supersedes: []string{"notes/load-test-2026-11"}})
 	w.propose(t, scout, service.RememberRequest{Slug: "runbooks/backups", Content: "# Backups\n\nCopy the workspace files with the backup command."})
-	return w.propose(t, docs, service.RememberRequest{Slug: "decisions/db-choice", Tags: []string{"db", "arch"},
+	w.propose(t, docs, service.RememberRequest{Slug: "decisions/db-choice", Tags: []string{"db", "arch"},
 		Content: "# We use SQLite in WAL mode\n\nOne writer connection per workspace file.\n\nWrites are batched: group commit.\n\nUpdated after review."})
+	return stale
 }

@@ -338,26 +338,37 @@ func TestScreenshot(t *testing.T) {
 	signInBrowser(t, ctx, u.srv.URL, u.admin)
 	run(t, ctx, "add a key", chromedp.SetValue("#add-key-input", ops))
 	flashAfter(t, ctx, "add key", chromedp.Click("#add-key-btn"))
-	shots := []struct{ file, path, wait string }{
-		{"../../docs/project-page.png", projPath, "#entries"},
-		{"../../docs/search-all.png", "/search?q=backup", "#hits"},
-	}
-	shoot(t, ctx, u, shots)
+	shoot(t, ctx, u, []shot{
+		{"../../docs/project-page.png", projPath, "#entries", 0},
+		{"../../docs/search-all.png", "/search?q=backup", "#hits", 0},
+	})
 	n := screenshotProposals(t, u)
-	shoot(t, ctx, u, []struct{ file, path, wait string }{
-		{"../../docs/review-queue.png", projPath + "/review", "#proposals"},
-		{"../../docs/review-proposal.png", projPath + "/review/" + n, "#diff"},
+	shoot(t, ctx, u, []shot{
+		{"../../docs/review-queue.png", projPath + "/review", "#proposals", 0},
+		// Base, current and proposed side by side, and the diff below.
+		{"../../docs/review-proposal.png", projPath + "/review/" + n, "#diff", 820},
 	})
 }
 
+// shot is a screenshot of the page at path, once wait is visible, 1200
+// pixels wide and height high (0: 640).
+type shot struct {
+	file, path, wait string
+	height           int64
+}
+
 // shoot navigates to each page and writes its screenshot.
-func shoot(t *testing.T, ctx context.Context, u *ui, shots []struct{ file, path, wait string }) {
+func shoot(t *testing.T, ctx context.Context, u *ui, shots []shot) {
 	t.Helper()
-	for _, shot := range shots {
-		run(t, ctx, shot.path, chromedp.Navigate(u.srv.URL+shot.path), chromedp.WaitVisible(shot.wait),
-			chromedp.EmulateViewport(1200, 640))
+	for _, s := range shots {
+		height := s.height
+		if height == 0 {
+			height = 640
+		}
+		run(t, ctx, s.path, chromedp.Navigate(u.srv.URL+s.path), chromedp.WaitVisible(s.wait),
+			chromedp.EmulateViewport(1200, height))
 		png := value(t, ctx, "screenshot", chromedp.CaptureScreenshot())
-		if err := os.WriteFile(shot.file, png, 0o644); err != nil {
+		if err := os.WriteFile(s.file, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
