@@ -49,7 +49,8 @@ type proposalRow struct {
 	Age string
 }
 
-// review lists a project's proposals in one state, newest first.
+// review lists a project's proposals in one state: the pending queue
+// newest first, decided ones in the service's pages.
 func (h *Handler) review(w http.ResponseWriter, r *http.Request, rq *request) error {
 	key, err := h.scoped(r, rq)
 	if err != nil {
