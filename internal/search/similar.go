@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
+
 	"munin/internal/memory"
-	"munin/internal/search/rank"
 	"munin/internal/search/text"
 	"munin/internal/search/vector"
 )
@@ -20,9 +21,11 @@ import (
 // the agent can update it instead of keeping two. Similar finds those
 // entries in two steps:
 //
-//  1. one bounded keyword search: the new text's first memory.MaxQueryTerms
-//     distinct words (the title's first) ranked over the project's index
-//     like a recall without expansions, the best similarCandidates entries;
+//  1. one bounded keyword search: of the new text's first
+//     memory.MaxQueryTerms distinct words (the title's first), the
+//     similarSearchWords that the fewest entries use, searched in the
+//     content of the project's entries (BM25, no expansions); the best
+//     similarCandidates entries;
 //  2. each candidate, read from the Source in one statement, is scored by
 //     the words the two texts share (Score, below); those at or above
 //     SimilarThreshold are kept, best first, at most memory.MaxSimilar.
@@ -55,9 +58,17 @@ const (
 	// SimilarMeaningThreshold is the least cosine similarity of a hint by
 	// meaning.
 	SimilarMeaningThreshold = 0.9
+	// similarSearchWords is how many of the new text's words the keyword
+	// search looks for: its rarest.
+	similarSearchWords = 8
 	// similarCandidates is how many entries the keyword search hands to the
 	// scoring (and the meaning search at most adds).
-	similarCandidates = 8
+	similarCandidates = 5
+	// similarField is the field the keyword search looks in: the content
+	// (a title's words are nearly always in it too). Each more field is as
+	// many more term searches, and their postings are the search's cost
+	// (BenchmarkRememberSimilar10k).
+	similarField = text.FieldContent
 	// similarMeaningWait bounds the embedding of the new text: a slow
 	// endpoint must not hold up a remember; without it the hint is by words.
 	similarMeaningWait = 500 * time.Millisecond
@@ -118,41 +129,95 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 }
 
 // similarByWords runs the keyword search of Similar: the slugs of the best
-// similarCandidates entries for the distinctive words of mine.
+// similarCandidates entries for the rarest words of mine.
 func (r *Registry) similarByWords(ctx context.Context, ref memory.ProjectRef, mine []text.Word) ([]string, error) {
-	// The first words: the title's lead, and a text's opening usually names
-	// its subject. In the measurement of internal/search/quality every
-	// near-duplicate that scores above the threshold is among the
-	// candidates they find, so no costlier choice (by rarity: a dictionary
-	// lookup per word) was needed.
-	picked := mine[:min(len(mine), memory.MaxQueryTerms)]
-	stems := make([]string, 0, 2*len(picked))
-	seen := map[string]bool{}
-	for _, w := range picked {
-		for _, s := range w.Stems {
-			if !seen[s] {
-				seen[s] = true
+	p, err := r.project(ref)
+	if err != nil {
+		return nil, err
+	}
+	// Read-your-writes: an entry written just before is found.
+	idx, release, err := p.Ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	stems, err := rarest(ctx, idx, mine)
+	if err != nil || len(stems) == 0 {
+		return nil, err
+	}
+	// A plain disjunction, not a recall's ranking (package rank): it weighs
+	// title matches four times, which a restatement under another title
+	// does not share, and would look in three fields.
+	dq := bleve.NewDisjunctionQuery()
+	for _, st := range stems {
+		tq := bleve.NewTermQuery(st)
+		tq.SetField(similarField)
+		dq.AddQuery(tq)
+	}
+	res, err := idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(dq, similarCandidates, 0, false))
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("similar %s: %w", ref, ctxErr)
+		}
+		return nil, memory.Internal(fmt.Errorf("similar %s: search: %w", ref, err))
+	}
+	ms := res.Hits
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out, nil
+}
+
+// rarest returns the stems of the similarSearchWords words of mine that the
+// fewest entries of idx use in their content, of its first
+// memory.MaxQueryTerms words (the title's lead), leaving out words no entry
+// uses. A search's cost is the postings it walks: the common words of a
+// text match most entries and cost the search several times over
+// (BenchmarkRememberSimilar10k), while a duplicate shares the rare words
+// too, and they rank it first. Counting costs one dictionary lookup per
+// word, in one reader.
+func rarest(ctx context.Context, idx bleve.Index, mine []text.Word) ([]string, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, memory.Internal(fmt.Errorf("similar: %w", err))
+	}
+	rd, err := adv.Reader()
+	if err != nil {
+		return nil, memory.Internal(fmt.Errorf("similar: open reader: %w", err))
+	}
+	defer rd.Close()
+	type counted struct {
+		stems []string
+		df    uint64
+	}
+	var ws []counted
+	for _, w := range mine[:min(len(mine), memory.MaxQueryTerms)] {
+		// The first stem (the English one) stands for the word: its
+		// German stem is nearly always as rare, and a lookup per word is
+		// half the cost.
+		tfr, err := rd.TermFieldReader(ctx, []byte(w.Stems[0]), similarField, false, false, false)
+		if err != nil {
+			return nil, memory.Internal(fmt.Errorf("similar: read term %q: %w", w.Stems[0], err))
+		}
+		df := tfr.Count()
+		if err := tfr.Close(); err != nil {
+			return nil, memory.Internal(fmt.Errorf("similar: close term reader: %w", err))
+		}
+		if df > 0 {
+			ws = append(ws, counted{w.Stems, df})
+		}
+	}
+	slices.SortStableFunc(ws, func(a, b counted) int { return cmp.Compare(a.df, b.df) })
+	var stems []string
+	for _, w := range ws[:min(len(ws), similarSearchWords)] {
+		for _, s := range w.stems {
+			if !slices.Contains(stems, s) {
 				stems = append(stems, s)
 			}
 		}
 	}
-	// Ranked like a recall (read-your-writes included: an entry written just
-	// before is found), over at most memory.MaxQueryTerms words. Without
-	// the words' sequence (Terms.Seq) the ranking has no compounds or typos
-	// to expand: they would cost more searches, and the scoring below
-	// compares word forms only.
-	ms, err := r.rankOne(ctx, ref, recall{Query: rank.Query{
-		Terms: text.Terms{ByAnalyzer: map[string][]string{text.AnalyzerEN: stems}},
-		Limit: similarCandidates,
-	}})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(ms))
-	for i, m := range ms {
-		out[i] = m.DM.ID
-	}
-	return out, nil
+	return stems, nil
 }
 
 // similarByMeaning returns the project's entries nearest to txt by meaning

@@ -2,6 +2,7 @@ package quality
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"munin/internal/search"
 	"munin/internal/search/text"
 	"munin/internal/service"
+	"munin/internal/store/storetest"
 )
 
 // The duplicate warning (search.Registry.Similar, the `similar` of a
@@ -104,7 +106,32 @@ func TestSimilarQuality(t *testing.T) {
 			t.Fatalf("%s: no note %s", p.where, p.target)
 		}
 	}
+	for _, filler := range []int{0, similarFiller} {
+		t.Run(fmt.Sprintf("filler=%d", filler), func(t *testing.T) {
+			measureSimilar(t, notes, bySlug, dups, unrelated, filler)
+		})
+	}
+}
+
+// similarFiller is how many generated entries the second setup adds to the
+// corpus (drawn from its words as often as it uses them, like the
+// benchmarks' 10,000): the near-duplicate must still be among the
+// candidates when thousands of entries share its words.
+const similarFiller = 3000
+
+// measureSimilar is one setup of TestSimilarQuality: the corpus and filler
+// generated entries in one project, then the writes.
+func measureSimilar(t *testing.T, notes []note, bySlug map[string]note, dups, unrelated []probe, filler int) {
 	s := newStack(t, wordsOnly, nil)
+	if filler > 0 {
+		var words []string
+		for _, n := range notes {
+			words = append(words, strings.Fields(n.title+" "+n.content)...)
+		}
+		if _, err := s.st.ImportVersions(testCtx(t), s.ref, storetest.Notes(filler, words, rand.New(rand.NewPCG(7, 8))), memory.DefaultMaxContent); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.load(t, notes)
 
 	hinted := func(i int, p probe) []memory.Similar {
@@ -154,8 +181,8 @@ func TestSimilarQuality(t *testing.T) {
 	for _, k := range kinds {
 		fmt.Fprintf(&line, " %s %d/%d", k, perKind[k][0], perKind[k][1])
 	}
-	t.Logf("corpus %d notes; near-duplicates hinted %d/%d (%.1f %%; by kind:%s); unrelated writes hinted %d/%d (%.1f %%); threshold %.2f",
-		len(notes), dupHits, len(dups), 100*dupRate, line.String(), falseHints, len(unrelated), 100*falseRate, search.SimilarThreshold)
+	t.Logf("corpus %d notes + %d generated; near-duplicates hinted %d/%d (%.1f %%; by kind:%s); unrelated writes hinted %d/%d (%.1f %%); threshold %.2f",
+		len(notes), filler, dupHits, len(dups), 100*dupRate, line.String(), falseHints, len(unrelated), 100*falseRate, search.SimilarThreshold)
 	t.Logf("score distribution: near-duplicates vs their entry %s; unrelated vs their closest entry %s",
 		quantiles(scoresOf(dups, bySlug, false)), quantiles(scoresOf(unrelated, bySlug, true, notes...)))
 	if dupRate < minDupsHinted {
