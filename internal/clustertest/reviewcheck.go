@@ -110,7 +110,7 @@ func verifyReview(ctx context.Context, rr reviewReader, projects []string, props
 			case p.State == "approved" && n > 1:
 				v.twice++
 				v.problem(false, false, "Vorschlag %s ist %d Fassungen von %s", p.ID, n, p.Slug)
-			case p.State == "approved" && (vs[p.Version].content != p.Content || vs[p.Version].agent != p.Agent):
+			case p.State == "approved" && (vs[p.Version].content != p.Content || !sameAgent(vs[p.Version].agent, p.Agent)):
 				v.missing++
 				v.problem(false, false, "Vorschlag %s genehmigt als v%d von %s, dort steht %q von %s", p.ID, p.Version, p.Slug,
 					vs[p.Version].content, vs[p.Version].agent)
@@ -122,6 +122,10 @@ func verifyReview(ctx context.Context, rr reviewReader, projects []string, props
 	}
 	return v
 }
+
+// sameAgent compares a version's agent with the proposer's; "" is a
+// version below the history page (historyPage), whose agent was not read.
+func sameAgent(read, proposer string) bool { return read == "" || read == proposer }
 
 // projectOfID is the "workspace/project" of a proposal id workspace.project.n.
 func projectOfID(id string) string {
@@ -178,6 +182,7 @@ func (rr restReview) versions(ctx context.Context, project, slug string) (map[in
 	if err := rr.r.do(ctx, project+slug, "/api/v1/history/"+escapeSlug(slug), q, &h); err != nil {
 		return out, err
 	}
+	// The newest historyPage versions' agents; older ones stay "".
 	agents := map[int]string{}
 	for _, x := range h.Versions {
 		agents[x.Version] = x.Agent
