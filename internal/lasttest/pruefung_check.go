@@ -125,7 +125,9 @@ func checkReview(t testing.TB, srv *server, p *pruefer) map[string]int {
 		}
 		word := st.staleWord[slug]
 		for _, stale := range []bool{false, true} {
-			args := map[string]any{"query": word}
+			// Limit 50: live entries whose unique words are one typo away
+			// rank above a stale hit.
+			args := map[string]any{"query": word, "limit": 50}
 			if stale {
 				args["include_stale"] = true
 			}
