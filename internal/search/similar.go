@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	"munin/internal/memory"
 	"munin/internal/search/text"
@@ -141,7 +143,7 @@ func (r *Registry) similarByWords(ctx context.Context, ref memory.ProjectRef, mi
 		return nil, err
 	}
 	defer release()
-	stems, err := rarest(ctx, idx, mine)
+	stems, err := rarest(idx, mine)
 	if err != nil || len(stems) == 0 {
 		return nil, err
 	}
@@ -175,9 +177,16 @@ func (r *Registry) similarByWords(ctx context.Context, ref memory.ProjectRef, mi
 // uses. A search's cost is the postings it walks: the common words of a
 // text match most entries and cost the search several times over
 // (BenchmarkRememberSimilar10k), while a duplicate shares the rare words
-// too, and they rank it first. Counting costs one dictionary lookup per
-// word, in one reader.
-func rarest(ctx context.Context, idx bleve.Index, mine []text.Word) ([]string, error) {
+// too, and they rank it first.
+//
+// The counts are read from the content dictionary of each segment of the
+// index snapshot, opened once for all words (as rank's vocabulary does):
+// bleve's TermFieldReader opens every segment's dictionary again per term,
+// most of the cost at 10,000 entries. They include entries deleted since
+// the segment was written, which is precise enough for rarity. An index
+// other than scorch has no segments to read: the first words are taken.
+func rarest(idx bleve.Index, mine []text.Word) ([]string, error) {
+	mine = mine[:min(len(mine), memory.MaxQueryTerms)]
 	adv, err := idx.Advanced()
 	if err != nil {
 		return nil, memory.Internal(fmt.Errorf("similar: %w", err))
@@ -187,35 +196,54 @@ func rarest(ctx context.Context, idx bleve.Index, mine []text.Word) ([]string, e
 		return nil, memory.Internal(fmt.Errorf("similar: open reader: %w", err))
 	}
 	defer rd.Close()
+	snap, ok := rd.(*scorch.IndexSnapshot)
+	if !ok {
+		mine = mine[:min(len(mine), similarSearchWords)]
+		stems := make([]string, len(mine))
+		for i, w := range mine {
+			stems[i] = w.Stems[0]
+		}
+		return stems, nil
+	}
+	var dicts []segment.TermDictionary
+	for _, seg := range snap.Segments() {
+		d, err := seg.Segment().Dictionary(similarField)
+		if err != nil {
+			return nil, memory.Internal(fmt.Errorf("similar: open dictionary: %w", err))
+		}
+		dicts = append(dicts, d)
+	}
 	type counted struct {
-		stems []string
-		df    uint64
+		stem string
+		df   uint64
 	}
 	var ws []counted
-	for _, w := range mine[:min(len(mine), memory.MaxQueryTerms)] {
-		// The first stem (the English one) stands for the word: its
-		// German stem is nearly always as rare, and a lookup per word is
-		// half the cost.
-		tfr, err := rd.TermFieldReader(ctx, []byte(w.Stems[0]), similarField, false, false, false)
-		if err != nil {
-			return nil, memory.Internal(fmt.Errorf("similar: read term %q: %w", w.Stems[0], err))
+	for _, w := range mine {
+		// The first stem (the English one) stands for the word: an entry
+		// with the word has both its stems, and one term per word halves
+		// the lookups and the search. (A form with another English stem,
+		// "Datenbanken" for "Datenbank", misses on this word; the other
+		// words find the entry, and the score compares both stems.)
+		stem := w.Stems[0]
+		if slices.ContainsFunc(ws, func(c counted) bool { return c.stem == stem }) {
+			continue
 		}
-		df := tfr.Count()
-		if err := tfr.Close(); err != nil {
-			return nil, memory.Internal(fmt.Errorf("similar: close term reader: %w", err))
+		var df uint64
+		for _, d := range dicts {
+			pl, err := d.PostingsList([]byte(stem), nil, nil)
+			if err != nil {
+				return nil, memory.Internal(fmt.Errorf("similar: read term %q: %w", stem, err))
+			}
+			df += pl.Count()
 		}
 		if df > 0 {
-			ws = append(ws, counted{w.Stems, df})
+			ws = append(ws, counted{stem, df})
 		}
 	}
 	slices.SortStableFunc(ws, func(a, b counted) int { return cmp.Compare(a.df, b.df) })
-	var stems []string
+	stems := make([]string, 0, similarSearchWords)
 	for _, w := range ws[:min(len(ws), similarSearchWords)] {
-		for _, s := range w.stems {
-			if !slices.Contains(stems, s) {
-				stems = append(stems, s)
-			}
-		}
+		stems = append(stems, w.stem)
 	}
 	return stems, nil
 }

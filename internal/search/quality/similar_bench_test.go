@@ -114,7 +114,7 @@ func buildRememberRig(b *testing.B) *remRig {
 	if rig.caller, err = rig.with.Authenticate(ctx, token); err != nil {
 		b.Fatal(err)
 	}
-	for _, v := range storetest.Notes(5_000, words, rand.New(rand.NewPCG(5, 6))) {
+	for _, v := range storetest.Notes(20_000, words, rand.New(rand.NewPCG(5, 6))) {
 		rig.texts = append(rig.texts, v.Title+"\n"+v.Content)
 	}
 	// Open the index before the first timed write.
