@@ -31,6 +31,6 @@ var (
 	lastKaltstart     = flag.Int("last.kaltstart", 0, "nur die Kaltstart-Messung mit so vielen Einträgen in einem Projekt (munin als eigener Prozess: import, reindex, erstes recall, RSS, p50/p99, Nachholen von 1000 Änderungen); 0: aus")
 	lastMunin         = flag.String("last.munin", "", "Kaltstart mit diesem fertigen munin statt eines frisch gebauten (etwa dem Stand vor einer Änderung, für vorher/nachher in einem Lauf)")
 	lastNeu           = flag.Int("last.neu", 0, "Aufbau 1–4: Anteil der remember in Prozent, die einen neuen Slug anlegen (mit Suche nach ähnlichen Einträgen) statt einen umkämpften fortzuschreiben")
-	lastPruefer       = flag.Int("last.pruefer", 4, "Aufbau 5: Vorschläge, die der Prüfer gleichzeitig entscheidet (die eines Slugs nacheinander)")
+	lastPruefer       = flag.Int("last.pruefer", 16, "Aufbau 5: Vorschläge, die der Prüfer gleichzeitig entscheidet (die eines Slugs nacheinander)")
 	lastEinbettung    = flag.Duration("last.einbettung", 0, "Einbettungen an: startet einen Test-Endpunkt, der nach dieser Zeit antwortet (0: aus)")
 )

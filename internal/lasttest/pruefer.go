@@ -5,8 +5,9 @@
 // seven in eight (naming the entry's latest version as expected_version, the
 // way a reviewer who compared base and current does) and rejects the rest
 // with a reason. It decides up to -last.pruefer proposals at once, each
-// slug's in order (a serial reviewer falls behind the agents and the
-// project's pending queue fills up). It speaks MCP's review tool when the
+// slug's in order (with 32 agents a serial reviewer, or one deciding four
+// at once, falls behind and the project's pending queue fills up; then the
+// agents' remembers are cheap refusals and the setup measures little). It speaks MCP's review tool when the
 // server lists one, and REST (/api/v1/proposals) otherwise; the report says
 // which.
 
