@@ -24,6 +24,11 @@ type LogFilter struct {
 	BeforeID int64
 	// MissesOnly keeps only searches with no hits (search log only).
 	MissesOnly bool
+	// PrivateReview leaves out the audit rows of proposals (propose and
+	// reject) except the propose rows of agent Viewer: what a key that does
+	// not review sees (audit log only; the service sets it).
+	PrivateReview bool
+	Viewer        string
 	Limit      int
 }
 

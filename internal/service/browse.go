@@ -169,6 +169,9 @@ func (s *Service) AuditLog(ctx context.Context, c memory.Caller, ref memory.Proj
 		// has no hit counts to filter by.
 		return nil, memory.Errorf(memory.CodeInvalid, "misses applies to the search log, not the audit log")
 	}
+	// Nobody but its proposer and the reviewers sees a pending or rejected
+	// proposal, in the audit log neither.
+	f.PrivateReview, f.Viewer = !key.Role.Reviews(), key.Agent
 	rows, err := s.store.AuditRows(ctx, key.Project, f)
 	if err != nil {
 		return nil, s.internalErr("audit log", key, err)

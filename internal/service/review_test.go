@@ -400,3 +400,42 @@ func TestSetReviewByServerAdmin(t *testing.T) {
 		t.Errorf("review after the reset: %q", got)
 	}
 }
+
+// TestAuditLogKeepsProposalsPrivate: the audit log shows a proposal's
+// propose row to its proposer and to admins only, and a rejection to
+// admins only; the approval is a version like any other, seen by all.
+func TestAuditLogKeepsProposalsPrivate(t *testing.T) {
+	r := newReviewEnv(t, service.Options{})
+	kept := r.proposeNote(t, "kept", "approved later")
+	dropped := r.proposeNote(t, "dropped", "rejected later")
+	r.proposeNote(t, "waiting", "still pending")
+	if _, err := r.env.Svc.Approve(ctx, r.rita, kept.Proposal, service.ApproveRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.env.Svc.Reject(ctx, r.rita, dropped.Proposal, service.RejectRequest{Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	actions := func(c memory.Caller) string {
+		t.Helper()
+		rows, err := r.env.Svc.AuditLog(ctx, c, rev, memory.LogFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, row := range rows {
+			out = append(out, row.Action+":"+row.Slug)
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := actions(r.rita), "reject:dropped approve:kept propose:waiting propose:dropped propose:kept"; got != want {
+		t.Errorf("admin's audit log %q, want %q", got, want)
+	}
+	if got, want := actions(r.pia), "approve:kept propose:waiting propose:dropped propose:kept"; got != want {
+		t.Errorf("proposer's audit log %q, want %q", got, want)
+	}
+	for name, c := range map[string]memory.Caller{"read": r.reed, "write": r.walt} {
+		if got, want := actions(c), "approve:kept"; got != want {
+			t.Errorf("%s key's audit log %q, want %q", name, got, want)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, ord
 	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) FROM entries WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count entries of %s: %w", ref, err)
 	}
-	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT slug, title, latest_version, tags, updated_at FROM entries
+	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT slug, title, latest_version, tags, updated_at, valid_until, superseded_by FROM entries
 		WHERE `+where+` ORDER BY `+orderBy+` LIMIT +? OFFSET +?`, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list entries of %s: %w", ref, err)
@@ -77,9 +77,12 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, ord
 		var e memory.EntrySummary
 		var tags string
 		var at int64
-		if err := rows.Scan(&e.Slug, &e.Title, &e.Version, &tags, &at); err != nil {
+		var until sql.NullInt64
+		var by sql.NullString
+		if err := rows.Scan(&e.Slug, &e.Title, &e.Version, &tags, &at, &until, &by); err != nil {
 			return nil, 0, fmt.Errorf("list entries of %s: %w", ref, err)
 		}
+		e.ValidUntil, e.SupersededBy = timeOrNil(until), by.String
 		if e.Tags, err = decodeTags(tags); err != nil {
 			return nil, 0, fmt.Errorf("list entries of %s: %w", ref, err)
 		}
@@ -104,6 +107,11 @@ func logWhere(f memory.LogFilter, project string, withSlug bool) (string, []any)
 	}
 	if f.Agent != "" {
 		add("agent = +?", f.Agent)
+	}
+	if withSlug && f.PrivateReview {
+		// Pending and rejected proposals are their proposer's and the
+		// reviewers' business: a reader sees only its own agent's propose rows.
+		add("(action NOT IN ('propose', 'reject') OR (action = 'propose' AND agent = +?))", f.Viewer)
 	}
 	if withSlug && f.Slug != "" {
 		if strings.HasSuffix(f.Slug, "/") {

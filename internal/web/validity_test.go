@@ -77,3 +77,27 @@ func TestSearchFindsStaleEntriesOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleEntriesAreMarkedInTheList: the project's entry list keeps
+// superseded and expired entries, marked ("superseded by" with a link to
+// the successor, "expired").
+func TestStaleEntriesAreMarkedInTheList(t *testing.T) {
+	u := staleWorld(t)
+	b := u.signIn(t, u.reader)
+	if _, body := b.get(projPath + "?sort=slug"); strings.Contains(body, "mark expired") {
+		t.Error("an entry before its valid_until is marked expired")
+	}
+	u.clock.advance(2 * time.Hour)
+	_, body := b.get(projPath + "?sort=slug")
+	text := strings.Join(strings.Fields(body), " ")
+	for _, want := range []string{`<tr class="entry-row superseded">`,
+		`<span class="mark superseded">superseded by <a href="/w/ws/p/proj/e/plans/new">plans/new</a></span>`,
+		`<tr class="entry-row expired">`, `<span class="mark expired" title="valid until`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the entry list lacks %s", want)
+		}
+	}
+	if n := strings.Count(text, `<tr class="entry-row">`); n != 2 {
+		t.Errorf("%d unmarked rows, want 2 (plans/new, notes/live)", n)
+	}
+}
