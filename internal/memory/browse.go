@@ -29,7 +29,7 @@ type LogFilter struct {
 	// not review sees (audit log only; the service sets it).
 	PrivateReview bool
 	Viewer        string
-	Limit      int
+	Limit         int
 }
 
 // SearchRow is a search-log row with its id, for paging.
