@@ -46,8 +46,8 @@ import (
 // text in the entry, not a symmetric measure, so that a shortened or
 // partial restatement of a long entry (the common duplicate: an agent
 // writes down again one fact of a longer note) scores as high as a full
-// copy; a text of fewer than similarMinShared shared words scores 0, since
-// a few words are shared by chance. A meaning candidate scores the larger
+// copy; a candidate sharing fewer than similarMinShared words scores 0,
+// since a few words are shared by chance. A meaning candidate scores the larger
 // of that and its cosine similarity.
 
 // Bounds and thresholds of Similar; see the measurement in
@@ -67,7 +67,7 @@ const (
 	// scoring (and the meaning search at most adds).
 	similarCandidates = 5
 	// similarField is the field the keyword search looks in: the content
-	// (a title's words are nearly always in it too). Each more field is as
+	// (an entry's title usually repeats words of it). Each more field is as
 	// many more term searches, and their postings are the search's cost
 	// (BenchmarkRememberSimilar10k).
 	similarField = text.FieldContent
@@ -283,7 +283,7 @@ func (r *Registry) similarByMeaning(ctx context.Context, ref memory.ProjectRef, 
 }
 
 // Score is Similar's word score of a new text's words against an entry's
-// (see the package comment of similar.go): the share of mine that theirs
+// (see the comment at the top of similar.go): the share of mine that theirs
 // has, 0 below similarMinShared shared words.
 func Score(mine, theirs []text.Word) float64 {
 	n := shared(mine, stemSet(theirs))
