@@ -15,7 +15,6 @@ import (
 
 	"munin/internal/memory"
 	"munin/internal/search/text"
-	"munin/internal/search/vector"
 )
 
 // A warning before a duplicate. When an agent writes a new slug whose text
@@ -32,10 +31,12 @@ import (
 //     the words the two texts share (Score, below); those at or above
 //     SimilarThreshold are kept, best first, at most memory.MaxSimilar.
 //
-// With the meaning path on, the new text is also embedded and the project's
-// nearest vectors at or above SimilarMeaningThreshold cosine similarity are
-// candidates too. Only the project's own index and vectors are searched, so
-// a hint never names an entry of another project (invariant 7,
+// The hint is by words only, also with meaning search on: a hint by meaning
+// needs the new text's vector, and asking the embedding endpoint for it on
+// the write path would make remember wait for the endpoint and call it
+// beside the workspace's one embedding worker (TestEmbeddingsRememberDoesNotWait
+// in internal/app). Only the project's own index is searched, so a hint
+// never names an entry of another project (invariant 7,
 // docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects).
 //
 // The score of a candidate is the share of the new text's words that the
@@ -47,8 +48,7 @@ import (
 // partial restatement of a long entry (the common duplicate: an agent
 // writes down again one fact of a longer note) scores as high as a full
 // copy; a candidate sharing fewer than similarMinShared words scores 0,
-// since a few words are shared by chance. A meaning candidate scores the larger
-// of that and its cosine similarity.
+// since a few words are shared by chance.
 
 // Bounds and thresholds of Similar; see the measurement in
 // internal/search/quality/similar_test.go, which chose them.
@@ -57,23 +57,17 @@ const (
 	SimilarThreshold = 0.65
 	// similarMinShared is the least number of shared words of a hint.
 	similarMinShared = 4
-	// SimilarMeaningThreshold is the least cosine similarity of a hint by
-	// meaning.
-	SimilarMeaningThreshold = 0.9
 	// similarSearchWords is how many of the new text's words the keyword
 	// search looks for: its rarest.
 	similarSearchWords = 8
 	// similarCandidates is how many entries the keyword search hands to the
-	// scoring (and the meaning search at most adds).
+	// scoring.
 	similarCandidates = 5
 	// similarField is the field the keyword search looks in: the content
 	// (an entry's title usually repeats words of it). Each more field is as
 	// many more term searches, and their postings are the search's cost
 	// (BenchmarkRememberSimilar10k).
 	similarField = text.FieldContent
-	// similarMeaningWait bounds the embedding of the new text: a slow
-	// endpoint must not hold up a remember; without it the hint is by words.
-	similarMeaningWait = 500 * time.Millisecond
 )
 
 // Similar returns the live entries of ref whose text closely matches text
@@ -95,12 +89,6 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 	if err != nil {
 		return nil, err
 	}
-	sense := r.similarByMeaning(ctx, ref, txt)
-	for s := range sense {
-		if !slices.Contains(cands, s) {
-			cands = append(cands, s)
-		}
-	}
 	cands = slices.DeleteFunc(cands, func(s string) bool { return s == slug })
 	if len(cands) == 0 {
 		return nil, nil
@@ -117,9 +105,6 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 			continue
 		}
 		score := Score(mine, text.Analyze(v.Title+"\n"+v.Content).Seq)
-		if cos, ok := sense[s]; ok && cos >= SimilarMeaningThreshold {
-			score = max(score, cos)
-		}
 		if score >= SimilarThreshold {
 			out = append(out, memory.Similar{Slug: s, Title: v.Title, Score: roundScore(score)})
 		}
@@ -246,40 +231,6 @@ func rarest(idx bleve.Index, mine []text.Word) ([]string, error) {
 		stems = append(stems, w.stem)
 	}
 	return stems, nil
-}
-
-// similarByMeaning returns the project's entries nearest to txt by meaning
-// with their cosine similarity, when the meaning path is on. Its failures
-// leave the hint to the words: they are counted and logged like a recall's.
-// The vector is asked of the embedder directly, not through the query
-// cache, which a text written once would only crowd.
-func (r *Registry) similarByMeaning(ctx context.Context, ref memory.ProjectRef, txt string) map[string]float64 {
-	if r.meaning == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, similarMeaningWait)
-	defer cancel()
-	vs, err := r.opts.Meaning.Embedder.Embed(ctx, []string{txt})
-	if err != nil || len(vs) != 1 {
-		r.meaning.Fail("similar answers by words only", cmp.Or(err, fmt.Errorf("%d vectors for 1 text", len(vs))))
-		return nil
-	}
-	q, ok := vector.Normalized(vs[0])
-	if !ok {
-		r.meaning.Fail("similar answers by words only", errors.New("empty, zero or not finite vector"))
-		return nil
-	}
-	idx, err := r.meaning.Index(ctx, ref)
-	if err != nil {
-		r.meaning.Fail("similar answers by words only", err, "project", ref.String())
-		return nil
-	}
-	near, _ := idx.TopK(q, similarCandidates, SimilarMeaningThreshold)
-	out := make(map[string]float64, len(near))
-	for _, n := range near {
-		out[n.Slug] = float64(n.Sim)
-	}
-	return out
 }
 
 // Score is Similar's word score of a new text's words against an entry's

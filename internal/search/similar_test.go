@@ -159,27 +159,20 @@ func TestSimilarFailsWhenTheSourceFails(t *testing.T) {
 	}
 }
 
-// TestSimilarByMeaning: with the meaning path on, an entry in other words
-// whose vector is close enough is named with its cosine similarity; when
-// the embedding fails, the words still answer and the failure is counted.
-func TestSimilarByMeaning(t *testing.T) {
+// TestSimilarNeverCallsTheEmbedder: with the meaning path on, Similar
+// answers by words and asks nothing of the embedding endpoint — a remember
+// never waits for it — and an endpoint that is down counts no failure.
+func TestSimilarNeverCallsTheEmbedder(t *testing.T) {
 	g := newMeaningRig(t, MeaningOptions{})
-	g.putVec(t, projA, "decisions/invoices", "Rechnungen gehen am Monatsende raus.", 0, 0, 0, 1)
 	g.put(t, projA, "runbooks/nightly-backup", backupTitle, backupContent)
-	other := "Billing\nCustomers get their invoice on the last day of the month."
-	g.emb.fix(other, 0, 0, 0.3, 0.95)
-	got := similarOf(t, g.r, projA, "notes/billing", other)
-	if len(got) != 1 || got[0].Slug != "decisions/invoices" || got[0].Score < SimilarMeaningThreshold {
-		t.Fatalf("similar = %+v, want decisions/invoices by meaning", got)
-	}
-	g.emb.fix(other, 0, 0, 0.6, 0.8) // cosine 0.8: not close enough
-	if got := similarOf(t, g.r, projA, "notes/billing", other); len(got) != 0 {
-		t.Errorf("cosine 0.8 is hinted: %+v", got)
-	}
 	g.emb.set(errors.New("endpoint down"), false)
-	got = similarOf(t, g.r, projA, "notes/backups", backupTitle+"\n"+backupAgain)
-	if !slices.Equal(similarSlugs(got), []string{"runbooks/nightly-backup"}) || g.failures.Load() == 0 {
-		t.Errorf("embedding down: similar = %+v with %d failures, want the words' hint and a failure", got, g.failures.Load())
+	before := g.emb.calls.Load()
+	got := similarOf(t, g.r, projA, "notes/backups", backupTitle+"\n"+backupAgain)
+	if !slices.Equal(similarSlugs(got), []string{"runbooks/nightly-backup"}) {
+		t.Errorf("similar = %+v, want the words' hint", got)
+	}
+	if n := g.emb.calls.Load() - before; n != 0 || g.failures.Load() != 0 {
+		t.Errorf("Similar made %d embedding calls and counted %d failures, want none", n, g.failures.Load())
 	}
 }
 
