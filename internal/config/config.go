@@ -75,6 +75,8 @@ type Search struct {
 	RecallExact bool
 	// SearchLogOff stops writing the search log.
 	SearchLogOff bool
+	// SimilarOff switches remember's duplicate hint off.
+	SimilarOff bool
 	// SearchLogDays and SearchLogRows are the search log's retention: days
 	// kept and newest rows kept per project (0: the default, -1: no limit).
 	SearchLogDays, SearchLogRows int
@@ -90,6 +92,8 @@ func (s *Search) settings() []Setting {
 			Help: "recall searches the words as written only: no compound or typo tiers"},
 		{Flag: "search-log-off", Env: "MUNIN_SEARCH_LOG_OFF", field: &s.SearchLogOff,
 			Help: "do not write the search log"},
+		{Flag: "similar-off", Env: "MUNIN_SIMILAR_OFF", field: &s.SimilarOff,
+			Help: "remember looks for no similar entries (the duplicate hint costs a new slug's remember a keyword search)"},
 		{Flag: "search-log-days", Env: "MUNIN_SEARCH_LOG_DAYS", field: &s.SearchLogDays, Note: "-1: forever",
 			Help: "keep search-log rows this many days"},
 		{Flag: "search-log-rows", Env: "MUNIN_SEARCH_LOG_ROWS", field: &s.SearchLogRows, Note: "-1: no limit",

@@ -108,7 +108,7 @@ func TestFlagAndEnvNamesKept(t *testing.T) {
 		"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
 		"max-inflight": "MUNIN_MAX_INFLIGHT", "max-inflight-per-key": "MUNIN_MAX_INFLIGHT_PER_KEY",
 		"rate-per-key": "MUNIN_RATE_PER_KEY", "session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
-		"search-log-off": "MUNIN_SEARCH_LOG_OFF", "recall-exact": "MUNIN_RECALL_EXACT",
+		"search-log-off": "MUNIN_SEARCH_LOG_OFF", "recall-exact": "MUNIN_RECALL_EXACT", "similar-off": "MUNIN_SIMILAR_OFF",
 		"search-log-days": "MUNIN_SEARCH_LOG_DAYS", "search-log-rows": "MUNIN_SEARCH_LOG_ROWS",
 		"recall-rate": "MUNIN_RECALL_RATE", "recall-burst": "MUNIN_RECALL_BURST",
 		"recall-concurrency": "MUNIN_RECALL_CONCURRENCY",

@@ -45,6 +45,12 @@ type approveArgs struct {
 	Edit     memory.Write
 }
 
+type similarNoteArgs struct {
+	Ref     memory.ProjectRef
+	ID      int64
+	Similar []memory.Similar
+}
+
 type rejectArgs struct {
 	Ref              memory.ProjectRef
 	ID               int64
@@ -97,6 +103,16 @@ func (r *Router) Reject(ctx context.Context, ref memory.ProjectRef, id int64, re
 	return on(ctx, r, ref.Workspace, func(b Backend) (memory.Proposal, error) { return b.Reject(ctx, ref, id, reviewer, reason) })
 }
 
+func (r *Router) NoteSimilar(ctx context.Context, ref memory.ProjectRef, id int64, similar []memory.Similar) error {
+	_, err := on(ctx, r, ref.Workspace, func(b Backend) (bool, error) { return true, b.NoteSimilar(ctx, ref, id, similar) })
+	return err
+}
+
+func (n node) NoteSimilar(ctx context.Context, ref memory.ProjectRef, id int64, similar []memory.Similar) error {
+	_, err := invoke[similarNoteArgs, bool](ctx, n, "NoteSimilar", similarNoteArgs{ref, id, similar})
+	return err
+}
+
 func (n node) SetReview(ctx context.Context, ref memory.ProjectRef, review string) error {
 	_, err := invoke[reviewSetArgs, bool](ctx, n, "SetReview", reviewSetArgs{ref, review})
 	return err
@@ -137,6 +153,9 @@ func (n node) Reject(ctx context.Context, ref memory.ProjectRef, id int64, revie
 // as a forwarded Append does (methods.go): the router of the node that
 // forwarded it has nothing to send for Queue.
 func reviewMethods(d Data, x service.Index, log *slog.Logger, m map[string]handler) {
+	serve(m, "NoteSimilar", func(ctx context.Context, a similarNoteArgs) (bool, error) {
+		return true, d.NoteSimilar(ctx, a.Ref, a.ID, a.Similar)
+	})
 	serve(m, "SetReview", func(ctx context.Context, a reviewSetArgs) (bool, error) {
 		return true, d.SetReview(ctx, a.Ref, a.Review)
 	})

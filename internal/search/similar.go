@@ -3,7 +3,6 @@ package search
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,15 +71,10 @@ const (
 
 // Similar returns the live entries of ref whose text closely matches text
 // (a new entry's title and content), best first, at most memory.MaxSimilar,
-// each with its score (see above). It answers nothing when slug already
-// has a version, tombstones included: the write is an update, not a new
-// entry. The slug itself is never among the answers.
+// each with its score (see above). The caller asks for a new slug only
+// (its first version was just written, or a proposal for it made); the slug
+// itself is never among the answers.
 func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt string) ([]memory.Similar, error) {
-	if _, err := r.src.Latest(ctx, ref, slug); err == nil {
-		return nil, nil
-	} else if me := (*memory.Error)(nil); !errors.As(err, &me) || me.Code != memory.CodeNotFound {
-		return nil, fmt.Errorf("similar %s: read %s: %w", ref, slug, err)
-	}
 	mine := text.Analyze(txt).Seq
 	if len(mine) == 0 {
 		return nil, nil

@@ -62,20 +62,13 @@ func TestSimilarNamesNearDuplicate(t *testing.T) {
 	}
 }
 
-// TestSimilarOnlyForNewSlugs: a slug with a version — live or forgotten —
-// is an update, never hinted, even with the same text as another entry.
-func TestSimilarOnlyForNewSlugs(t *testing.T) {
+// TestSimilarLeavesOutTheSlugItself: asked right after a new slug's first
+// version was written, the slug itself is never its own duplicate.
+func TestSimilarLeavesOutTheSlugItself(t *testing.T) {
 	src := newFakeSource()
 	r := newTestRegistry(t, src, Options{})
 	src.Put(projA, "runbooks/nightly-backup", backupTitle, backupContent)
-	src.Put(projA, "notes/backups", "old", "something else entirely")
-	src.Put(projA, "notes/gone", "old", "something else entirely")
-	src.Forget(projA, "notes/gone")
-	for _, slug := range []string{"notes/backups", "notes/gone", "runbooks/nightly-backup"} {
-		if got := similarOf(t, r, projA, slug, backupTitle+"\n"+backupContent); len(got) != 0 {
-			t.Errorf("%s has a version, yet similar = %+v", slug, got)
-		}
-	}
+	src.Put(projA, "notes/new", backupTitle, backupContent)
 	if got := similarOf(t, r, projA, "notes/new", backupTitle+"\n"+backupContent); !slices.Equal(similarSlugs(got), []string{"runbooks/nightly-backup"}) {
 		t.Errorf("a new slug with the same text: similar = %+v", got)
 	}

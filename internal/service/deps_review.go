@@ -29,6 +29,8 @@ type ReviewStore interface {
 	// transaction; edit carries ExpectedVersion and the reviewer's Title,
 	// Content and Tags (empty, nil: the proposal's).
 	Approve(ctx context.Context, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write) (memory.WriteResult, error)
+	// NoteSimilar records the duplicate hints of a pending proposal.
+	NoteSimilar(ctx context.Context, ref memory.ProjectRef, id int64, similar []memory.Similar) error
 	// Reject marks a pending proposal rejected with the reviewer's reason.
 	Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, reason string) (memory.Proposal, error)
 }

@@ -34,6 +34,9 @@ type Options struct {
 	MaxContent int
 	// SearchLogOff stops writing the search log (to measure what it costs).
 	SearchLogOff bool
+	// SimilarOff switches the duplicate hint of remember off (similar.go):
+	// it costs a new slug's remember a keyword search.
+	SimilarOff bool
 	// SearchLogDays keeps search-log rows this many days (0: DefaultSearchLogDays,
 	// negative: no age limit); SearchLogRows keeps this many newest rows per
 	// project (0: DefaultSearchLogRows, negative: no row limit).

@@ -14,14 +14,17 @@ import (
 const similarWait = 2 * time.Second
 
 // similarIfNew finds the live entries whose text closely matches w's when
-// w creates a new slug (Similarity.Similar): the hint `similar` of the
-// answer, and of a proposal in the review queue. A write that names an
-// expected version above 0 updates an entry and is not asked about. The
-// lookup never fails the remember: its error is logged and the answer
-// carries no hint.
-func (s *Service) similarIfNew(ctx context.Context, key memory.Key, w memory.Write) ([]memory.Similar, error) {
-	if w.Deleted || (w.ExpectedVersion != nil && *w.ExpectedVersion > 0) {
-		return nil, nil
+// the write res created a new slug (Similarity.Similar): the hint `similar`
+// of the answer, and of a proposal in the review queue (NoteSimilar). It
+// runs after the write, when its result says whether the slug is new
+// (version 1, or a proposal based on version 0), so that an update pays
+// nothing for it. With the hint switched off (Options.SimilarOff) it finds
+// nothing. The lookup never fails the remember: its error is logged and the
+// answer carries no hint.
+func (s *Service) similarIfNew(ctx context.Context, key memory.Key, w memory.Write, res WriteResult) []memory.Similar {
+	isNew := res.Version == 1 || (res.Proposal != "" && res.BaseVersion != nil && *res.BaseVersion == 0)
+	if s.opts.SimilarOff || w.Deleted || !isNew {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, similarWait)
 	defer cancel()
@@ -29,10 +32,17 @@ func (s *Service) similarIfNew(ctx context.Context, key memory.Key, w memory.Wri
 	if err != nil {
 		s.log.Warn("similar entries not looked up; remember answers without the hint",
 			"project", key.Project.String(), "slug", w.Slug, "err", err)
-		return nil, nil
+		return nil
 	}
 	if len(found) > memory.MaxSimilar {
 		found = found[:memory.MaxSimilar]
 	}
-	return found, nil
+	if res.Proposal != "" && len(found) > 0 {
+		if _, n, err := ParseProposalID(res.Proposal); err == nil {
+			if err := s.store.NoteSimilar(ctx, key.Project, n, found); err != nil {
+				s.log.Warn("similar entries of a proposal not recorded", "project", key.Project.String(), "slug", w.Slug, "err", err)
+			}
+		}
+	}
+	return found
 }

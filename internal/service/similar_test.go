@@ -132,3 +132,38 @@ func TestRememberSurvivesAFailingSimilarLookup(t *testing.T) {
 		t.Errorf("the failure is not logged: %s", logs.String())
 	}
 }
+
+// TestProposalKeepsItsSimilarHints: a proposal for a new slug restating an
+// entry answers with the hint and keeps it for the review queue; with the
+// hint switched off (Options.SimilarOff) neither a write nor a proposal
+// carries one.
+func TestProposalKeepsItsSimilarHints(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		env := servicetest.New(t, service.Options{SimilarOff: off})
+		_, admin := env.Key(t, "w", "p", "root", memory.RoleAdmin)
+		_, pia := env.Key(t, "w", "p", "pia", memory.RolePropose)
+		rememberSim(t, env.Svc, admin, service.RememberRequest{Slug: "runbooks/backup", Title: simTitle, Content: simContent})
+		res := rememberSim(t, env.Svc, pia, service.RememberRequest{Slug: "notes/backups", Content: simAgain})
+		list, err := env.Svc.Proposals(ctx, admin, service.ProposalsRequest{})
+		if err != nil || len(list.Proposals) != 1 {
+			t.Fatalf("off=%v: proposals %+v, %v", off, list, err)
+		}
+		kept := list.Proposals[0].Similar
+		direct := rememberSim(t, env.Svc, admin, service.RememberRequest{Slug: "notes/backups-2", Content: simAgain})
+		if off {
+			if len(res.Similar)+len(kept)+len(direct.Similar) != 0 {
+				t.Errorf("hint off, yet similar %+v / kept %+v / direct %+v", res.Similar, kept, direct.Similar)
+			}
+			continue
+		}
+		if res.State != memory.ProposalPending || len(res.Similar) != 1 || res.Similar[0].Slug != "runbooks/backup" {
+			t.Errorf("proposal answered %+v, want pending with the hint runbooks/backup", res)
+		}
+		if len(kept) != 1 || kept[0].Slug != "runbooks/backup" {
+			t.Errorf("the queue's proposal has similar %+v, want runbooks/backup", kept)
+		}
+		if len(direct.Similar) == 0 {
+			t.Errorf("a direct new slug lost its hint: %+v", direct)
+		}
+	}
+}

@@ -45,18 +45,11 @@ func (s *Service) rememberBy(ctx context.Context, c memory.Caller, key memory.Ke
 	if err := s.checkRemember(&req, &w); err != nil {
 		return WriteResult{}, err
 	}
-	similar, err := s.similarIfNew(ctx, key, w)
-	if err != nil {
-		return WriteResult{}, err
-	}
-	w.Similar = similar
 	res, err := s.write(ctx, key, "remember", w)
 	if err != nil {
 		return WriteResult{}, err
 	}
-	if len(similar) > 0 {
-		res.Similar = similar
-	}
+	res.Similar = s.similarIfNew(ctx, key, w, res)
 	return res, nil
 }
 

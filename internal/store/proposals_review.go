@@ -299,3 +299,25 @@ func (s *Store) Reject(ctx context.Context, ref memory.ProjectRef, id int64, rev
 	}
 	return val.(memory.Proposal), nil
 }
+
+// NoteSimilar records the duplicate hints of a pending proposal, found
+// after it was made (the lookup runs once the write is done, so that an
+// update pays nothing for it); a decided or missing proposal is left as it is.
+func (s *Store) NoteSimilar(ctx context.Context, ref memory.ProjectRef, id int64, similar []memory.Similar) error {
+	js, err := propJSON(similar)
+	if err != nil {
+		return fmt.Errorf("note similar of proposal %d: %w", id, err)
+	}
+	ws, err := s.requireProject(ctx, ref)
+	if err != nil {
+		return err
+	}
+	_, err = ws.submit(ctx, func(tx *sql.Tx) (any, error) {
+		_, err := tx.Exec(`UPDATE proposals SET similar = ? WHERE project = ? AND id = ? AND state = 'pending'`, js, ref.Project, id)
+		return nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("note similar of proposal %d: %w", id, err)
+	}
+	return nil
+}
