@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,19 +214,28 @@ func (r *Router) searchOwners(ctx context.Context, refs []memory.ProjectRef, q m
 		}
 		hits = append(hits, part...)
 	}
+	return mergeHits(hits, q.Limit), nil
+}
+
+// mergeHits orders the hits of several owners as each owner orders its
+// own: live hits first, then (with include_stale) the stale ones, each by
+// score; and cuts them to limit.
+func mergeHits(hits []memory.Hit, limit int) []memory.Hit {
 	slices.SortStableFunc(hits, func(a, b memory.Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(staleRank(a), staleRank(b)), cmp.Compare(b.Score, a.Score))
 	})
-	if q.Limit > 0 && len(hits) > q.Limit {
-		hits = hits[:q.Limit]
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
 	}
-	return hits, nil
+	return hits
+}
+
+// staleRank sorts live hits (no State) before stale ones.
+func staleRank(h memory.Hit) int {
+	if h.State != "" {
+		return 1
+	}
+	return 0
 }
 
 // ownerGroup is the projects of one owner and its claims on their workspaces.

@@ -32,7 +32,9 @@ const (
 // correction (package rank; Options.NoCompounds, NoTypos).
 // The first Search of a project builds its index; every Search first waits
 // for the refreshes queued before it (see Queue). Every hit carries ref as
-// its Project.
+// its Project. Hits of entries past their valid_until or superseded are
+// kept in place and marked (Hit.State); SearchProjects, recall's path,
+// leaves them out unless q.IncludeStale.
 func (r *Registry) Search(ctx context.Context, ref memory.ProjectRef, q memory.SearchQuery) ([]memory.Hit, error) {
 	rc, err := r.prepare(q)
 	if err != nil {

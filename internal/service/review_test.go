@@ -439,3 +439,22 @@ func TestAuditLogKeepsProposalsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestProposalRetryWhenTheBudgetIsUsedUp: a retry of a proposal with its
+// idempotency key is answered with the first proposal even when the
+// project's write budget is used up (the retry writes nothing).
+func TestProposalRetryWhenTheBudgetIsUsedUp(t *testing.T) {
+	r := newReviewEnv(t, service.Options{DefaultWriteBudget: 1})
+	req := service.RememberRequest{Slug: "a", Content: "one", IdempotencyKey: "k1"}
+	first, err := r.env.Svc.Remember(ctx, r.pia, req)
+	if err != nil || first.Proposal == "" {
+		t.Fatalf("first proposal: %+v, %v", first, err)
+	}
+	again, err := r.env.Svc.Remember(ctx, r.pia, req)
+	if err != nil || again.Proposal != first.Proposal || again.State != memory.ProposalPending {
+		t.Fatalf("retry with the budget used up: %+v, %v; want proposal %s again", again, err, first.Proposal)
+	}
+	if _, err := r.env.Svc.Remember(ctx, r.pia, service.RememberRequest{Slug: "b", Content: "two"}); memory.ErrorCode(err) != memory.CodeBudgetExhausted {
+		t.Errorf("a new proposal with the budget used up: %v, want budget_exhausted", err)
+	}
+}

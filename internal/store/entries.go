@@ -148,7 +148,13 @@ func (s *Store) Replay(ctx context.Context, ref memory.ProjectRef, slug, key str
 	if err != nil {
 		return memory.WriteResult{}, false, err
 	}
-	return findReplay(ctx, ws.pool.reader, ref.Project, slug, key, time.Now().UTC())
+	now := time.Now().UTC()
+	res, found, err := findReplay(ctx, ws.pool.reader, ref.Project, slug, key, now)
+	if found || err != nil {
+		return res, found, err
+	}
+	// The key's first write may have been a proposal (see proposalReplay).
+	return proposalReplay(ctx, ws.pool.reader, ref.Project, slug, key, now)
 }
 
 // findReplay looks up an idempotency key's first result, Replayed set.
