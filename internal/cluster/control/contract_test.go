@@ -190,7 +190,7 @@ var contract = []struct {
 		"invalid: agent name must be 1-128 bytes, got 129",
 		`invalid: agent name "a\nb" contains a control or non-printable character`,
 		"invalid: agent name is not valid UTF-8",
-		`invalid: role "root" must be read, write or admin`,
+		`invalid: role "root" must be read, propose, write or admin`,
 		`invalid: role "server-admin" is not a project role: only the command line creates a server-admin key (munin key create --server-admin --agent NAME)`,
 		`invalid: workspace name "../x" must match ^[a-z0-9][a-z0-9-]{0,62}$`,
 		`invalid: agent name "bad\nname" contains a control or non-printable character`,
