@@ -31,22 +31,22 @@ func readsMemory(key memory.Key) error {
 // a server-admin key with the words of every memory tool, a read key with
 // its role.
 func writes(key memory.Key, what string) error {
-	if err := readsMemory(key); err != nil {
-		return err
-	}
-	if !key.Role.CanWrite() {
-		return memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, what)
-	}
-	return nil
+	return roleMay(key, key.Role.CanWrite(), what)
 }
 
 // proposes refuses what may not even propose (read keys); a propose key's
 // remember and forget become proposals in the store.
 func proposes(key memory.Key, what string) error {
+	return roleMay(key, key.Role.CanPropose(), what)
+}
+
+// roleMay refuses a key that reads no memory, and one whose role may not
+// (allowed false) do what, naming both.
+func roleMay(key memory.Key, allowed bool, what string) error {
 	if err := readsMemory(key); err != nil {
 		return err
 	}
-	if !key.Role.CanPropose() {
+	if !allowed {
 		return memory.Errorf(memory.CodeForbidden, "key of %s has role %s and cannot %s", key.Agent, key.Role, what)
 	}
 	return nil
