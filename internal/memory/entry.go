@@ -131,6 +131,12 @@ type WriteResult struct {
 	// written); BaseVersion is the version it was based on.
 	Proposal    int64 `json:"proposal,omitempty"`
 	BaseVersion int   `json:"base_version,omitempty"`
+	// SimilarOff: the project's similar setting is off (SimilarOff), read
+	// by the writer from its cache of the project's settings, so that the
+	// service skips the duplicate hint without reading the setting again.
+	// Not part of the answer to clients; its JSON name carries it from a
+	// workspace's owner to the node that forwarded the write.
+	SimilarOff bool `json:"similar_off,omitempty"`
 }
 
 // ListQuery pages through the live entries of a project, ordered by slug.

@@ -268,7 +268,7 @@ func TestBatchIsolatesFailingWrites(t *testing.T) {
 	partial := make(chan error, 1)
 	go func() {
 		_, err := ws.submit(context.Background(), func(tx *sql.Tx) (any, error) {
-			if _, err := applyWrite(tx, ref.Project, memory.Write{Slug: "partial", Content: "p"}, "[]"); err != nil {
+			if _, err := applyWrite(tx, ref.Project, memory.Write{Slug: "partial", Content: "p"}, "[]", defaultSettings); err != nil {
 				return nil, err
 			}
 			return nil, errors.New("fails after writing")

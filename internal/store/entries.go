@@ -47,7 +47,7 @@ func (s *Store) Append(ctx context.Context, ref memory.ProjectRef, w memory.Writ
 		return memory.WriteResult{}, err
 	}
 	val, err := ws.submit(ctx, func(tx *sql.Tx) (any, error) {
-		return applyWrite(tx, ref.Project, w, tags)
+		return ws.write(tx, ref.Project, w, tags)
 	})
 	if err != nil {
 		return memory.WriteResult{}, fmt.Errorf("append %s: %w", w.Slug, err)
@@ -57,8 +57,9 @@ func (s *Store) Append(ctx context.Context, ref memory.ProjectRef, w memory.Writ
 
 // applyWrite is one Append inside the batch transaction. The single writer
 // makes "read latest, insert latest+1" race-free; UNIQUE(project, slug,
-// version) would catch it if that ever stopped being true.
-func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory.WriteResult, error) {
+// version) would catch it if that ever stopped being true. ps are the
+// project's settings (workspace.write reads them from the writer's cache).
+func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string, ps projectSettings) (memory.WriteResult, error) {
 	now := time.Now().UTC()
 	if w.IdempotencyKey != "" {
 		res, found, err := findReplay(context.Background(), tx, project, w.Slug, w.IdempotencyKey, now)
@@ -68,7 +69,7 @@ func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string) (memory
 	}
 
 	if w.Review != memory.WriteDirect {
-		res, proposed, err := applyProposal(tx, project, w, tags, now)
+		res, proposed, err := applyProposal(tx, project, w, tags, now, ps.Review)
 		if proposed || err != nil {
 			return res, err
 		}

@@ -22,14 +22,13 @@ const proposalIdemPrefix = "proposal\x00"
 // applyProposal turns w into a proposal when the project reviews it
 // (proposed set): always for memory.ProposeAlways, and for
 // memory.ProposeIfReviewed when the project's review setting is
-// memory.ReviewAgents. It runs inside the writer's batch transaction, so
-// the setting, the checks and the insert see one state of the file.
-func applyProposal(tx *sql.Tx, project string, w memory.Write, tags string, now time.Time) (memory.WriteResult, bool, error) {
-	if w.Review == memory.ProposeIfReviewed {
-		review, err := reviewIn(tx, project)
-		if err != nil || review != memory.ReviewAgents {
-			return memory.WriteResult{}, false, err
-		}
+// memory.ReviewAgents (review, from the writer's cache of the project's
+// settings, which a SetReview earlier in the batch has already changed).
+// It runs inside the writer's batch transaction, so the checks and the
+// insert see one state of the file.
+func applyProposal(tx *sql.Tx, project string, w memory.Write, tags string, now time.Time, review string) (memory.WriteResult, bool, error) {
+	if w.Review == memory.ProposeIfReviewed && review != memory.ReviewAgents {
+		return memory.WriteResult{}, false, nil
 	}
 	if w.IdempotencyKey != "" {
 		res, found, err := proposalReplay(context.Background(), tx, project, w.Slug, w.IdempotencyKey, now)
@@ -119,22 +118,6 @@ func proposalReplay(ctx context.Context, q interface {
 		return memory.WriteResult{}, false, fmt.Errorf("read idempotency key: %w", err)
 	}
 	return memory.WriteResult{Slug: slug, Proposal: id, BaseVersion: int(base), CreatedAt: fromNanos(at), Replayed: true}, true, nil
-}
-
-// reviewIn reads a project's review setting inside a transaction (off when
-// the project has no row).
-func reviewIn(q interface {
-	QueryRow(string, ...any) *sql.Row
-}, project string) (string, error) {
-	var review string
-	err := q.QueryRow(`SELECT review FROM project_settings WHERE project = ?`, project).Scan(&review)
-	if errors.Is(err, sql.ErrNoRows) {
-		return memory.ReviewOff, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("read review setting: %w", err)
-	}
-	return review, nil
 }
 
 // propJSON stores a list as a JSON array ([] for none).

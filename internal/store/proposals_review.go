@@ -12,45 +12,6 @@ import (
 	"munin/internal/memory"
 )
 
-// SetReview sets whether the writes of a project's write keys become
-// proposals (memory.ReviewOff or memory.ReviewAgents). It goes through the
-// workspace's writer, so a write queued after it is decided by it.
-func (s *Store) SetReview(ctx context.Context, ref memory.ProjectRef, review string) error {
-	if _, err := memory.ParseReview(review); err != nil {
-		return err
-	}
-	ws, err := s.requireProject(ctx, ref)
-	if err != nil {
-		return err
-	}
-	_, err = ws.submit(ctx, func(tx *sql.Tx) (any, error) {
-		_, err := tx.Exec(`INSERT INTO project_settings (project, review) VALUES (?, ?)
-			ON CONFLICT (project) DO UPDATE SET review = excluded.review`, ref.Project, review)
-		return nil, err
-	})
-	if err != nil {
-		return fmt.Errorf("set review of %s: %w", ref, err)
-	}
-	return nil
-}
-
-// Review reads a project's review setting (memory.ReviewOff unless set).
-func (s *Store) Review(ctx context.Context, ref memory.ProjectRef) (string, error) {
-	ws, err := s.requireProject(ctx, ref)
-	if err != nil {
-		return "", err
-	}
-	var review string
-	err = ws.pool.reader.QueryRowContext(ctx, `SELECT review FROM project_settings WHERE project = ?`, ref.Project).Scan(&review)
-	if errors.Is(err, sql.ErrNoRows) {
-		return memory.ReviewOff, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("review of %s: %w", ref, err)
-	}
-	return review, nil
-}
-
 // proposalCols are the columns scanProposal reads, in order, of proposals p
 // joined with entries e (the entry's latest version now, 0 for none).
 const proposalCols = `p.id, p.slug, p.agent, p.base_version, p.title, p.content, p.tags, p.deleted,
@@ -189,7 +150,7 @@ func (s *Store) Approve(ctx context.Context, ref memory.ProjectRef, id int64, re
 		}
 	}
 	val, err := ws.submit(ctx, func(tx *sql.Tx) (any, error) {
-		return applyApproval(tx, ref, id, reviewer, edit, tags)
+		return applyApproval(tx, ws, ref, id, reviewer, edit, tags)
 	})
 	if err != nil {
 		return memory.WriteResult{}, fmt.Errorf("approve proposal %d: %w", id, err)
@@ -198,7 +159,7 @@ func (s *Store) Approve(ctx context.Context, ref memory.ProjectRef, id int64, re
 }
 
 // applyApproval is Approve inside the batch transaction.
-func applyApproval(tx *sql.Tx, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write, editTags string) (memory.WriteResult, error) {
+func applyApproval(tx *sql.Tx, ws *workspace, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write, editTags string) (memory.WriteResult, error) {
 	p, err := pendingIn(tx, ref, id)
 	if err != nil {
 		return memory.WriteResult{}, err
@@ -236,7 +197,7 @@ func applyApproval(tx *sql.Tx, ref memory.ProjectRef, id int64, reviewer string,
 			w.Tags, tags = edit.Tags, editTags
 		}
 	}
-	res, err := applyWrite(tx, ref.Project, w, tags)
+	res, err := ws.write(tx, ref.Project, w, tags)
 	if err != nil {
 		return memory.WriteResult{}, err
 	}

@@ -48,6 +48,9 @@ type workspace struct {
 	ackerEnd chan struct{}
 
 	lastCleanup time.Time // writer goroutine only
+	// settings is the writer's copy of the project settings (settings.go):
+	// writer goroutine only.
+	settings settingsCache
 }
 
 func newWorkspace(s *Store, name string, p *pool) *workspace {
@@ -212,7 +215,7 @@ func (ws *workspace) commit(batch []*writeReq) {
 	if failed {
 		// A write failed with no savepoint around it, so its changes cannot
 		// be undone alone: start over with one savepoint per write.
-		_ = tx.Rollback()
+		ws.rollback(tx)
 		if tx, err = ws.pool.writer.BeginTx(context.Background(), nil); err != nil {
 			ws.s.log.Error("begin batch", "workspace", ws.name, "err", err)
 			failAll(fmt.Errorf("begin batch: %w", err))
@@ -220,7 +223,7 @@ func (ws *workspace) commit(batch []*writeReq) {
 		}
 		var fatal error
 		if results, ok, _, fatal = applyAll(tx, live, true); fatal != nil {
-			_ = tx.Rollback()
+			ws.rollback(tx)
 			ws.s.log.Error("batch aborted", "workspace", ws.name, "err", fatal)
 			failAll(fmt.Errorf("batch aborted: %w", fatal))
 			return
@@ -231,13 +234,14 @@ func (ws *workspace) commit(batch []*writeReq) {
 	}
 	if cl := ws.s.opts.Cluster; cl != nil {
 		if err := cl.BeforeCommit(ws.name); err != nil {
-			_ = tx.Rollback()
+			ws.rollback(tx)
 			ws.s.log.Warn("batch refused before commit", "workspace", ws.name, "writes", len(live), "err", err)
 			failAll(unacknowledged(err))
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		ws.settings.drop() // what the batch's setters cached may not have committed
 		ws.s.log.Error("commit batch", "workspace", ws.name, "writes", len(live), "err", err)
 		failAll(fmt.Errorf("commit batch: %w", err))
 		return
@@ -254,6 +258,14 @@ func (ws *workspace) commit(batch []*writeReq) {
 	for i, req := range live {
 		req.res <- results[i]
 	}
+}
+
+// rollback rolls a batch's transaction back and drops the writer's copy
+// of the project settings, which a setter in the batch may have changed
+// (settings.go): the next write reads them again from the file.
+func (ws *workspace) rollback(tx *sql.Tx) {
+	_ = tx.Rollback()
+	ws.settings.drop()
 }
 
 // applyAll runs the writes of a batch in tx and returns their results and
