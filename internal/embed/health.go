@@ -117,3 +117,7 @@ func (c *Client) Failures(kind string) int64 {
 	defer c.health.mu.Unlock()
 	return c.health.counts[kind]
 }
+
+// Failing tells whether the endpoint's last call failed: a caller that must
+// not wait for a down endpoint (remember's duplicate hint) skips it.
+func (c *Client) Failing() bool { return c.Health().Failing }

@@ -32,4 +32,5 @@ const (
 	DefaultQueryCache  = vector.DefaultQueryCache
 	DefaultFuseDepth   = vector.DefaultFuseDepth
 	DefaultRRFK        = vector.DefaultRRFK
+	DefaultNearMin     = vector.DefaultNearMin
 )

@@ -26,6 +26,8 @@ type conceptEmbedder struct {
 	// block, when set, makes Embed wait until the call's context ends.
 	block bool
 	calls atomic.Int64
+	// failing is what Failing reports (embed.Client: the last call failed).
+	failing atomic.Bool
 }
 
 const testModel = "concept-test"
@@ -39,6 +41,8 @@ var concepts = [][]string{
 }
 
 func (e *conceptEmbedder) Model() string { return testModel }
+
+func (e *conceptEmbedder) Failing() bool { return e.failing.Load() }
 
 func (e *conceptEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	e.calls.Add(1)

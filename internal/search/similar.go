@@ -30,12 +30,14 @@ import (
 //     the words the two texts share (Score, below); those at or above
 //     SimilarThreshold are kept, best first, at most memory.MaxSimilar.
 //
-// The hint is by words only, also with meaning search on: a hint by meaning
-// needs the new text's vector, and asking the embedding endpoint for it on
-// the write path would make remember wait for the endpoint and call it
-// beside the workspace's one embedding worker (TestEmbeddingsRememberDoesNotWait
-// in internal/app). Only the project's own index is searched, so a hint
-// never names an entry of another project (invariant 7,
+// With meaning search on, the entries whose vectors are most like the new
+// text are candidates too (vector.Meaning.Near, which says what it costs
+// and when it calls nothing); their score is the higher of the word score
+// and the cosine similarity, kept at or above the model's threshold
+// (--embed-similar-min). The vector of the new entry itself is made later,
+// off the write path, by the embedding worker. Only the project's own
+// index and vectors are searched, so a hint never names an entry of
+// another project (invariant 7,
 // docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects).
 //
 // The score of a candidate is the share of the new text's words that the
@@ -76,12 +78,18 @@ const (
 // itself is never among the answers.
 func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt string) ([]memory.Similar, error) {
 	mine := text.Analyze(txt).Seq
-	if len(mine) == 0 {
-		return nil, nil
+	var cands []string
+	if len(mine) > 0 {
+		var err error
+		if cands, err = r.similarByWords(ctx, ref, mine); err != nil {
+			return nil, err
+		}
 	}
-	cands, err := r.similarByWords(ctx, ref, mine)
-	if err != nil {
-		return nil, err
+	near := r.similarByMeaning(ctx, ref, txt)
+	for s := range near {
+		if !slices.Contains(cands, s) {
+			cands = append(cands, s)
+		}
 	}
 	cands = slices.DeleteFunc(cands, func(s string) bool { return s == slug })
 	if len(cands) == 0 {
@@ -99,7 +107,11 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 			continue
 		}
 		score := Score(mine, text.Analyze(v.Title+"\n"+v.Content).Seq)
-		if score >= SimilarThreshold {
+		if score < SimilarThreshold {
+			score = 0
+		}
+		score = max(score, near[s])
+		if score > 0 {
 			out = append(out, memory.Similar{Slug: s, Title: v.Title, Score: roundScore(score)})
 		}
 	}
@@ -107,6 +119,26 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Slug, b.Slug))
 	})
 	return out[:min(len(out), memory.MaxSimilar)], nil
+}
+
+// similarByMeaning returns the slugs of ref whose vectors are like txt
+// with their cosine similarity (vector.Meaning.Near), none without the
+// meaning path. A failure only leaves the hint to the words: it is counted
+// and logged as the meaning path's.
+func (r *Registry) similarByMeaning(ctx context.Context, ref memory.ProjectRef, txt string) map[string]float64 {
+	if r.meaning == nil {
+		return nil
+	}
+	near, err := r.meaning.Near(ctx, ref, txt, memory.MaxSimilar+1)
+	if err != nil {
+		r.meaning.Fail("duplicate hint by words only", err, "project", ref.String())
+		return nil
+	}
+	out := make(map[string]float64, len(near))
+	for _, n := range near {
+		out[n.Slug] = float64(n.Sim)
+	}
+	return out
 }
 
 // similarByWords runs the keyword search of Similar: the slugs of the best

@@ -152,23 +152,6 @@ func TestSimilarFailsWhenTheSourceFails(t *testing.T) {
 	}
 }
 
-// TestSimilarNeverCallsTheEmbedder: with the meaning path on, Similar
-// answers by words and asks nothing of the embedding endpoint — a remember
-// never waits for it — and an endpoint that is down counts no failure.
-func TestSimilarNeverCallsTheEmbedder(t *testing.T) {
-	g := newMeaningRig(t, MeaningOptions{})
-	g.put(t, projA, "runbooks/nightly-backup", backupTitle, backupContent)
-	g.emb.set(errors.New("endpoint down"), false)
-	before := g.emb.calls.Load()
-	got := similarOf(t, g.r, projA, "notes/backups", backupTitle+"\n"+backupAgain)
-	if !slices.Equal(similarSlugs(got), []string{"runbooks/nightly-backup"}) {
-		t.Errorf("similar = %+v, want the words' hint", got)
-	}
-	if n := g.emb.calls.Load() - before; n != 0 || g.failures.Load() != 0 {
-		t.Errorf("Similar made %d embedding calls and counted %d failures, want none", n, g.failures.Load())
-	}
-}
-
 // TestScore: the share of the new text's words the entry has, word forms
 // of either language matching, 0 below similarMinShared shared words.
 func TestScore(t *testing.T) {

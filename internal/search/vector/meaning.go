@@ -72,6 +72,9 @@ type Options struct {
 	// MinSimilarity: a vector at or below this cosine similarity is no
 	// meaning hit (default 0: at least not unrelated).
 	MinSimilarity float32
+	// NearMin is the least cosine similarity of a duplicate hint by meaning
+	// (Near; default DefaultNearMin).
+	NearMin float32
 	// OnFailure, when set, is told each time the meaning path fails in a
 	// recall (embedding, loading vectors, a wrong dimension) and the recall
 	// answers by words alone for it.
@@ -91,6 +94,9 @@ func (o Options) withDefaults() Options {
 	o.FuseDepth = min(o.FuseDepth, memory.MaxRecallLimit)
 	if o.RRFK <= 0 {
 		o.RRFK = DefaultRRFK
+	}
+	if o.NearMin <= 0 {
+		o.NearMin = DefaultNearMin
 	}
 	return o
 }
@@ -314,6 +320,16 @@ func (m *Meaning) embed(ctx context.Context, text string) ([]float32, error) {
 	if q, ok := m.cache.Get(text); ok {
 		return q, nil
 	}
+	q, err := m.embedOnce(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	m.cache.Add(text, q)
+	return q, nil
+}
+
+// embedOnce asks the endpoint for text's unit vector.
+func (m *Meaning) embedOnce(ctx context.Context, text string) ([]float32, error) {
 	out, err := m.opts.Embedder.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
@@ -325,7 +341,6 @@ func (m *Meaning) embed(ctx context.Context, text string) ([]float32, error) {
 	if !ok {
 		return nil, errors.New("embed query: empty, zero or not finite vector")
 	}
-	m.cache.Add(text, q)
 	return q, nil
 }
 
@@ -349,6 +364,12 @@ func (m *Meaning) Search(ctx context.Context, refs []memory.ProjectRef, text str
 	if err != nil {
 		return nil, err
 	}
+	return m.nearest(ctx, refs, q, depth), nil
+}
+
+// nearest returns the depth vectors most similar to the unit vector q in all
+// of refs, most similar first (Search without the embedding).
+func (m *Meaning) nearest(ctx context.Context, refs []memory.ProjectRef, q []float32, depth int) []Hit {
 	var out []Hit
 	for _, ref := range refs {
 		idx, err := m.Index(ctx, ref)
@@ -369,7 +390,7 @@ func (m *Meaning) Search(ctx context.Context, refs []memory.ProjectRef, text str
 	// Similarities of one model compare across projects; equal ones keep
 	// the order of refs.
 	slices.SortStableFunc(out, func(a, b Hit) int { return cmp.Compare(b.Sim, a.Sim) })
-	return out[:min(len(out), depth)], nil
+	return out[:min(len(out), depth)]
 }
 
 // Forget drops a vector the store no longer backs (forgotten or gone).
