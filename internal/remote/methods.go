@@ -194,6 +194,7 @@ func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 	})
 	reviewMethods(d, x, log, m)
 	asOfMethods(d, m)
+	similarSettingMethods(d, m)
 	return m
 }
 

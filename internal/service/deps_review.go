@@ -7,7 +7,7 @@ import (
 )
 
 // ReviewStore is the part of DataStore that keeps proposals and the
-// project's review setting (stage 11). A proposal is made by Append (a
+// project's settings, review and similar (stage 11). A proposal is made by Append (a
 // memory.Write whose Review says so); these read and decide them. Ids are
 // the store's row ids; one of another project is not_found.
 type ReviewStore interface {
@@ -16,6 +16,13 @@ type ReviewStore interface {
 	SetReview(ctx context.Context, ref memory.ProjectRef, review string) error
 	// Review reads a project's review setting.
 	Review(ctx context.Context, ref memory.ProjectRef) (string, error)
+	// SetSimilar sets whether remember looks for duplicates of a new slug
+	// in a project (memory.SimilarOn or memory.SimilarOff) through the
+	// workspace's writer; every write after it reports the setting in
+	// memory.WriteResult.SimilarOff.
+	SetSimilar(ctx context.Context, ref memory.ProjectRef, similar string) error
+	// SimilarSetting reads a project's similar setting.
+	SimilarSetting(ctx context.Context, ref memory.ProjectRef) (string, error)
 	// Proposals returns up to limit proposals with ids above after, oldest
 	// first, filtered by state and agent ("" for all), and for each the
 	// entry's latest version now.

@@ -342,54 +342,24 @@ func (s *Service) Reject(ctx context.Context, c memory.Caller, id string, req Re
 // SetReview sets a project's review setting (memory.ReviewOff or
 // memory.ReviewAgents): an admin key of the project, or a server-admin key.
 func (s *Service) SetReview(ctx context.Context, c memory.Caller, ref memory.ProjectRef, review string) error {
-	key, err := s.Scope(ctx, c, ref)
-	if err != nil {
-		return err
-	}
-	return s.setReview(ctx, key, review)
+	return s.setSetting(ctx, c, ref, reviewSetting, review)
 }
 
 // SetReviewOf is SetReview for a project named "workspace/project" ("":
 // the caller's first key's), as REST names it.
 func (s *Service) SetReviewOf(ctx context.Context, c memory.Caller, project, review string) error {
-	key, err := s.adminTarget(ctx, c, project)
-	if err != nil {
-		return err
-	}
-	return s.setReview(ctx, key, review)
-}
-
-// setReview is SetReview with the key chosen.
-func (s *Service) setReview(ctx context.Context, key memory.Key, review string) error {
-	if err := administers(key, "setting the review"); err != nil {
-		return err
-	}
-	return s.SetProjectReview(ctx, key.Project, review)
+	return s.setSettingOf(ctx, c, project, reviewSetting, review)
 }
 
 // SetProjectReview is the operator form of SetReview (the command line).
 func (s *Service) SetProjectReview(ctx context.Context, ref memory.ProjectRef, review string) error {
-	if _, err := memory.ParseReview(review); err != nil {
-		return err
-	}
-	if err := s.store.SetReview(ctx, ref, review); err != nil {
-		return s.internalErr("set review", memory.Key{Project: ref}, err)
-	}
-	return nil
+	return s.setProjectSetting(ctx, ref, reviewSetting, review)
 }
 
 // ProjectReview reads a project's review setting: any key of the project,
 // or a server-admin key.
 func (s *Service) ProjectReview(ctx context.Context, c memory.Caller, ref memory.ProjectRef) (string, error) {
-	key, err := s.Scope(ctx, c, ref)
-	if err != nil {
-		return "", err
-	}
-	review, err := s.store.Review(ctx, key.Project)
-	if err != nil {
-		return "", s.internalErr("review", key, err)
-	}
-	return review, nil
+	return s.projectSetting(ctx, c, ref, reviewSetting)
 }
 
 // PendingCount counts the proposals of a project waiting for the caller:
