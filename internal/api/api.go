@@ -65,6 +65,7 @@ func New(svc *service.Service) http.Handler {
 	v1.Handle("/recall", h.with(h.recallPost)).Methods(http.MethodPost)
 	v1.Handle("/project/budget", h.with(h.setBudget)).Methods(http.MethodPut)
 	v1.Handle("/project/review", h.with(h.setReview)).Methods(http.MethodPut)
+	v1.Handle("/project/similar", h.with(h.setSimilar)).Methods(http.MethodPut)
 	v1.Handle("/proposals", h.with(h.proposals)).Methods(http.MethodGet)
 	v1.Handle("/proposals/{id}", h.with(h.proposal)).Methods(http.MethodGet)
 	v1.Handle("/proposals/{id}/approve", h.with(h.approve)).Methods(http.MethodPost)

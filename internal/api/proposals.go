@@ -71,13 +71,5 @@ type reviewRequest struct {
 
 // setReview: PUT /project/review {project, review} → 204.
 func (h *handler) setReview(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
-	var in reviewRequest
-	if err := decodeJSON(w, r, &in); err != nil {
-		return err
-	}
-	if err := h.svc.SetReviewOf(r.Context(), c, in.Project, in.Review); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return putSetting(w, r, func(in reviewRequest) error { return h.svc.SetReviewOf(r.Context(), c, in.Project, in.Review) })
 }
