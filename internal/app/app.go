@@ -97,7 +97,7 @@ func Open(cfg Config) (*App, error) {
 	// an index (serve, stdio, import, reindex, the in-process tests) comes
 	// through here first.
 	search.TuneProcess()
-	reg = search.NewRegistry(st, searchOptions(cfg, m, meaningOptions(embedder, st, m)))
+	reg = search.NewRegistry(st, searchOptions(cfg, m, meaningOptions(embedder, cfg.Embeddings, st, m)))
 	var index service.Index = reg
 	var backlog func(context.Context, memory.ProjectRef) (int, error)
 	if worker != nil {

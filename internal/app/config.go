@@ -48,6 +48,7 @@ func DefaultConfig() config.Config {
 	c.Search.IndexIdle = search.DefaultIdleClose
 	c.Search.SearchLogDays = service.DefaultSearchLogDays
 	c.Search.SearchLogRows = service.DefaultSearchLogRows
+	c.Embeddings.SimilarMin = search.DefaultNearMin
 
 	c.Limits.WriteBudget = memory.DefaultWriteBudget
 	c.Limits.WriteBudgetBytes = memory.DefaultWriteBudgetBytes
@@ -98,6 +99,9 @@ func (c Config) check() error {
 		return fmt.Errorf("max sessions per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxSessionsPerKey, l.MaxSessionsPerKey)
 	case l.MaxStreamsPerKey < 0:
 		return fmt.Errorf("max streams per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxStreamsPerKey, l.MaxStreamsPerKey)
+	}
+	if m := c.Embeddings.SimilarMin; m < 0 || m > 1 {
+		return fmt.Errorf("--embed-similar-min must be above 0 (0: the default, %v) and at most 1 (a cosine similarity), got %v", search.DefaultNearMin, m)
 	}
 	if c.Cluster.Enabled && c.Embeddings.URL != "" {
 		return errors.New("cluster: meaning search (--embed-url) is not available in cluster mode yet")

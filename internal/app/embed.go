@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"munin/internal/config"
 	"munin/internal/embed"
 	"munin/internal/memory"
 	"munin/internal/metrics"
@@ -34,14 +35,14 @@ func openEmbedding(cfg Config, st *store.Store) (*embed.Client, *embed.Worker, e
 // meaningOptions switch recall's meaning path on when embeddings are: the
 // client embeds queries, the store holds the vectors, and every recall that
 // falls back to words alone is counted.
-func meaningOptions(c *embed.Client, st *store.Store, m *metrics.Metrics) search.MeaningOptions {
+func meaningOptions(c *embed.Client, cfg config.Embeddings, st *store.Store, m *metrics.Metrics) search.MeaningOptions {
 	if c == nil {
 		return search.MeaningOptions{} // an untyped nil Embedder: meaning off
 	}
 	var failures atomic.Int64
 	m.MeaningFailures(failures.Load)
 	registerEndpointMetrics(m, c)
-	return search.MeaningOptions{Embedder: c, Vectors: st, OnFailure: func() { failures.Add(1) }}
+	return search.MeaningOptions{Embedder: c, Vectors: st, NearMin: float32(cfg.SimilarMin), OnFailure: func() { failures.Add(1) }}
 }
 
 // registerEndpointMetrics exposes the endpoint's failures as the client saw

@@ -97,12 +97,15 @@ func TestEmbeddingsOffByDefault(t *testing.T) {
 	}
 }
 
-// Remember never waits for the endpoint: with the endpoint holding the
+// Remember never waits for the worker: with the endpoint holding the
 // worker's call, remembers return and recall finds them; after release every
-// entry gets its vector and the metrics count it.
+// entry gets its vector and the metrics count it. The duplicate hint by
+// meaning of a new slug waits for the endpoint at most vector.NearWait, and
+// not at all once a call failed: only the first remember's hint calls it.
 func TestEmbeddingsRememberDoesNotWait(t *testing.T) {
 	ep, a, base, c := withEndpoint(t, Config{}, func(ep *embedtest.Server) { ep.SetMode(embedtest.Block) })
 	remember(t, a, c, "first")
+	<-ep.Blocked() // the hint's call, given up after vector.NearWait
 	<-ep.Blocked() // the worker's call is now held by the endpoint
 	for i := range 20 {
 		remember(t, a, c, fmt.Sprintf("e%02d", i))
@@ -209,4 +212,31 @@ func webGet(t *testing.T, base, token, path string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestEmbeddingsHintSimilarByMeaning: with meaning search on, a new entry
+// whose words the hint by words cannot match (fewer than it needs in
+// common) is hinted by meaning once the older entry has its vector; with
+// meaning off, the same write is hinted by nothing.
+func TestEmbeddingsHintSimilarByMeaning(t *testing.T) {
+	old := service.RememberRequest{Slug: "ops/backups", Title: "Backups", Content: "backups offsite nightly"}
+	again := service.RememberRequest{Slug: "notes/backups", Title: "Backups", Content: "nightly offsite backups"}
+	_, a, _, c := withEndpoint(t, Config{}, nil)
+	if _, err := a.Svc.Remember(context.Background(), c, old); err != nil {
+		t.Fatal(err)
+	}
+	waitBacklog(t, a, service.DefaultProject)
+	res, err := a.Svc.Remember(context.Background(), c, again)
+	if err != nil || len(res.Similar) != 1 || res.Similar[0].Slug != old.Slug || res.Similar[0].Score < 0.85 {
+		t.Fatalf("with meaning: %+v, %v; want %s hinted", res.Similar, err, old.Slug)
+	}
+
+	words, _, token := serveWith(t, Config{Logger: quietLog()})
+	wc := mustKey(t, words, token)
+	if _, err := words.Svc.Remember(context.Background(), wc, old); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := words.Svc.Remember(context.Background(), wc, again); err != nil || len(res.Similar) != 0 {
+		t.Fatalf("without meaning: %+v, %v; the test needs a write the words do not hint", res.Similar, err)
+	}
 }

@@ -176,6 +176,9 @@ type Embeddings struct {
 	URL, Model string
 	// Key is the endpoint's bearer token, from the environment only.
 	Key string
+	// SimilarMin is the least cosine similarity of remember's duplicate
+	// hint by meaning.
+	SimilarMin float64
 }
 
 func (e *Embeddings) settings() []Setting {
@@ -186,6 +189,8 @@ func (e *Embeddings) settings() []Setting {
 			Help: "embedding model, e.g. nomic-embed-text"},
 		{Flag: "embed-key", Env: "MUNIN_EMBED_KEY", field: &e.Key, Secret: true, Anchor: "embed-url",
 			Help: "bearer token"},
+		{Flag: "embed-similar-min", Env: "MUNIN_EMBED_SIMILAR_MIN", field: &e.SimilarMin, Note: "0 < value ≤ 1; 0: the default",
+			Help: "least cosine similarity for remember's hint of a similar entry by meaning; the scale depends on the model"},
 	}
 }
 

@@ -45,6 +45,13 @@ func (r Role) CanPropose() bool { return r == RolePropose || r.CanWrite() }
 // always writes directly.
 func (r Role) Reviews() bool { return r == RoleAdmin }
 
+// ReviewsAsPerson reports whether a person signed in to the web UI with the
+// role may approve and reject: an admin, and a write key, whose person
+// writes directly there anyway — deciding a proposal lets them do nothing
+// they could not do by writing its text themselves. An agent's write key
+// never decides (Reviews).
+func (r Role) ReviewsAsPerson() bool { return r.Reviews() || r == RoleWrite }
+
 // Administers reports whether the role manages keys and budgets: of its own
 // project (admin) or of every project (server-admin).
 func (r Role) Administers() bool { return r == RoleAdmin || r == RoleServerAdmin }

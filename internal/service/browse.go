@@ -171,7 +171,7 @@ func (s *Service) AuditLog(ctx context.Context, c memory.Caller, ref memory.Proj
 	}
 	// Nobody but its proposer and the reviewers sees a pending or rejected
 	// proposal, in the audit log neither.
-	f.PrivateReview, f.Viewer = !key.Role.Reviews(), key.Agent
+	f.PrivateReview, f.Viewer = !reviews(c, key), key.Agent
 	rows, err := s.store.AuditRows(ctx, key.Project, f)
 	if err != nil {
 		return nil, s.internalErr("audit log", key, err)

@@ -45,6 +45,9 @@ type WriteResult struct {
 	BaseVersion *int             `json:"base_version,omitempty"`
 	CreatedAt   time.Time        `json:"created_at"`
 	Similar     []memory.Similar `json:"similar,omitempty"`
+	// similarOff: the project's setting switched the hint off
+	// (memory.WriteResult.SimilarOff); not part of the answer.
+	similarOff bool
 }
 
 // RecallRequest searches the live entries of one project, or of every

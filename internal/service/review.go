@@ -122,7 +122,7 @@ func (s *Service) Proposals(ctx context.Context, c memory.Caller, req ProposalsR
 		}
 	}
 	agent := ""
-	if !key.Role.Reviews() {
+	if !reviews(c, key) {
 		agent = key.Agent
 	}
 	// One more than the page tells whether there is a next one.
@@ -186,8 +186,8 @@ func proposalKey(c memory.Caller, id string) (memory.Key, int64, error) {
 }
 
 // proposal reads proposal n for key: not_found for another agent's unless
-// key reviews.
-func (s *Service) proposal(ctx context.Context, key memory.Key, id string, n int64) (memory.Proposal, int, error) {
+// all (the caller reviews).
+func (s *Service) proposal(ctx context.Context, key memory.Key, id string, n int64, all bool) (memory.Proposal, int, error) {
 	p, cur, err := s.store.Proposal(ctx, key.Project, n)
 	if memory.ErrorCode(err) == memory.CodeNotFound {
 		return memory.Proposal{}, 0, noProposal(id)
@@ -195,7 +195,7 @@ func (s *Service) proposal(ctx context.Context, key memory.Key, id string, n int
 	if err != nil {
 		return memory.Proposal{}, 0, s.internalErr("proposal", key, err)
 	}
-	if !key.Role.Reviews() && p.Agent != key.Agent {
+	if !all && p.Agent != key.Agent {
 		return memory.Proposal{}, 0, noProposal(id)
 	}
 	return p, cur, nil
@@ -209,7 +209,7 @@ func (s *Service) Proposal(ctx context.Context, c memory.Caller, id string) (Pro
 	if err != nil {
 		return ProposalDetail{}, err
 	}
-	p, cur, err := s.proposal(ctx, key, id, n)
+	p, cur, err := s.proposal(ctx, key, id, n, reviews(c, key))
 	if err != nil {
 		return ProposalDetail{}, err
 	}
@@ -240,14 +240,23 @@ func (s *Service) versionEntry(ctx context.Context, key memory.Key, slug string,
 	}, ver.Deleted, nil
 }
 
+// reviews tells whether c decides proposals with key: an admin key, and a
+// person's write key in the web UI (memory.Role.ReviewsAsPerson says why).
+func reviews(c memory.Caller, key memory.Key) bool {
+	if c.Person() {
+		return key.Role.ReviewsAsPerson()
+	}
+	return key.Role.Reviews()
+}
+
 // reviewer returns the caller's key for the proposal's project if it may
-// decide proposals there (an admin key).
+// decide proposals there (reviews).
 func reviewer(c memory.Caller, id, what string) (memory.Key, int64, error) {
 	key, n, err := proposalKey(c, id)
 	if err != nil {
 		return memory.Key{}, 0, err
 	}
-	if !key.Role.Reviews() {
+	if !reviews(c, key) {
 		return memory.Key{}, 0, memory.Errorf(memory.CodeForbidden, "%s a proposal needs an admin key of %s; the key of %s has role %s",
 			what, key.Project, key.Agent, key.Role)
 	}
@@ -265,7 +274,7 @@ func (s *Service) Approve(ctx context.Context, c memory.Caller, id string, req A
 	if err != nil {
 		return WriteResult{}, err
 	}
-	p, _, err := s.proposal(ctx, key, id, n)
+	p, _, err := s.proposal(ctx, key, id, n, true)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -373,7 +382,7 @@ func (s *Service) PendingCount(ctx context.Context, c memory.Caller, ref memory.
 	if err := readsMemory(key); err != nil {
 		return 0, err
 	}
-	if key.Role.Reviews() {
+	if reviews(c, key) {
 		n, err := s.store.PendingCount(ctx, key.Project)
 		if err != nil {
 			return 0, s.internalErr("pending count", key, err)

@@ -458,3 +458,39 @@ func TestProposalRetryWhenTheBudgetIsUsedUp(t *testing.T) {
 		t.Errorf("a new proposal with the budget used up: %v, want budget_exhausted", err)
 	}
 }
+
+// TestPeopleWithWriteKeysReview: a person in the web UI with a write key
+// sees every pending proposal and approves and rejects them, as the
+// issue lets people in the web UI do; the same key as an agent's is
+// forbidden, and a person's propose or read key sees only its own.
+func TestPeopleWithWriteKeysReview(t *testing.T) {
+	r := newReviewEnv(t, service.Options{})
+	a := r.proposeNote(t, "a", "one")
+	b := r.proposeNote(t, "b", "two")
+	if _, err := r.env.Svc.Approve(ctx, r.walt, a.Proposal, service.ApproveRequest{}); memory.ErrorCode(err) != memory.CodeForbidden {
+		t.Fatalf("an agent's write key approves: %v, want forbidden", err)
+	}
+	person := r.walt.AsPerson()
+	if n, err := r.env.Svc.PendingCount(ctx, person, rev); err != nil || n != 2 {
+		t.Errorf("a person's write key counts %d pending, %v; want 2", n, err)
+	}
+	if _, err := r.env.Svc.Proposal(ctx, person, a.Proposal); err != nil {
+		t.Errorf("a person's write key reads pia's proposal: %v", err)
+	}
+	if res, err := r.env.Svc.Approve(ctx, person, a.Proposal, service.ApproveRequest{}); err != nil || res.Version != 1 {
+		t.Fatalf("a person's write key approves: %+v, %v; want version 1", res, err)
+	}
+	if _, err := r.env.Svc.Reject(ctx, person, b.Proposal, service.RejectRequest{Reason: "duplicate"}); err != nil {
+		t.Fatalf("a person's write key rejects: %v", err)
+	}
+	c := r.proposeNote(t, "c", "three")
+	for name, k := range map[string]memory.Caller{"propose": r.pia.AsPerson(), "read": r.reed.AsPerson()} {
+		if _, err := r.env.Svc.Approve(ctx, k, c.Proposal, service.ApproveRequest{}); memory.ErrorCode(err) != memory.CodeForbidden &&
+			memory.ErrorCode(err) != memory.CodeNotFound {
+			t.Errorf("a person's %s key approves: %v, want forbidden", name, err)
+		}
+	}
+	if _, err := r.env.Svc.Proposal(ctx, r.reed.AsPerson(), c.Proposal); memory.ErrorCode(err) != memory.CodeNotFound {
+		t.Errorf("a person's read key reads pia's proposal: %v, want not_found", err)
+	}
+}

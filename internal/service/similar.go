@@ -18,12 +18,13 @@ const similarWait = 2 * time.Second
 // of the answer, and of a proposal in the review queue (NoteSimilar). It
 // runs after the write, when its result says whether the slug is new
 // (version 1, or a proposal based on version 0), so that an update pays
-// nothing for it. With the hint switched off (Options.SimilarOff) it finds
-// nothing. The lookup never fails the remember: its error is logged and the
+// nothing for it. With the hint switched off, for the server
+// (Options.SimilarOff) or for the project (its setting similar, which the
+// writer reports in the write's result), it finds nothing. The lookup never fails the remember: its error is logged and the
 // answer carries no hint.
 func (s *Service) similarIfNew(ctx context.Context, key memory.Key, w memory.Write, res WriteResult) []memory.Similar {
 	isNew := res.Version == 1 || (res.Proposal != "" && res.BaseVersion != nil && *res.BaseVersion == 0)
-	if s.opts.SimilarOff || w.Deleted || !isNew {
+	if s.opts.SimilarOff || res.similarOff || w.Deleted || !isNew {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, similarWait)

@@ -167,3 +167,32 @@ func TestProposalKeepsItsSimilarHints(t *testing.T) {
 		}
 	}
 }
+
+// TestRememberHintFollowsProjectSetting: with the project's similar setting
+// off a near-duplicate gets no hint, and on again it does; another project
+// keeps its hint meanwhile.
+func TestRememberHintFollowsProjectSetting(t *testing.T) {
+	env := servicetest.New(t, service.Options{})
+	_, c := env.Key(t, "w", "p", "alice", memory.RoleWrite)
+	_, admin := env.Key(t, "w", "p", "ada", memory.RoleAdmin)
+	_, other := env.Key(t, "w", "q", "alice", memory.RoleWrite)
+	ref := memory.ProjectRef{Workspace: "w", Project: "p"}
+	for _, k := range []memory.Caller{c, other} {
+		rememberSim(t, env.Svc, k, service.RememberRequest{Slug: "runbooks/backup", Title: simTitle, Content: simContent})
+	}
+	if err := env.Svc.SetSimilar(ctx, admin, ref, memory.SimilarOff); err != nil {
+		t.Fatal(err)
+	}
+	if res := rememberSim(t, env.Svc, c, service.RememberRequest{Slug: "notes/a", Content: simAgain}); len(res.Similar) != 0 {
+		t.Errorf("similar off: the answer hints %+v", res.Similar)
+	}
+	if res := rememberSim(t, env.Svc, other, service.RememberRequest{Slug: "notes/a", Content: simAgain}); len(res.Similar) != 1 {
+		t.Errorf("another project's hint: %+v, want one", res.Similar)
+	}
+	if err := env.Svc.SetSimilar(ctx, admin, ref, memory.SimilarOn); err != nil {
+		t.Fatal(err)
+	}
+	if res := rememberSim(t, env.Svc, c, service.RememberRequest{Slug: "notes/b", Content: simAgain}); len(res.Similar) == 0 {
+		t.Error("similar on again: no hint")
+	}
+}

@@ -112,7 +112,7 @@ func (s *Service) write(ctx context.Context, key memory.Key, op string, w memory
 	if err != nil {
 		return WriteResult{}, err
 	}
-	out := WriteResult{Project: key.Project.String(), Slug: res.Slug, Version: res.Version, CreatedAt: res.CreatedAt.UTC()}
+	out := WriteResult{Project: key.Project.String(), Slug: res.Slug, Version: res.Version, CreatedAt: res.CreatedAt.UTC(), similarOff: res.SimilarOff}
 	if res.Proposal != 0 {
 		base := res.BaseVersion
 		out.State, out.Proposal, out.BaseVersion = memory.ProposalPending, ProposalID(key.Project, res.Proposal), &base

@@ -34,8 +34,9 @@ type reviewPage struct {
 	// pending queue is one page, newest first, decided proposals come in
 	// pages, oldest first (the service's order).
 	Next string
-	// Reviews: the key in view approves and rejects (an admin); otherwise
-	// the page lists the caller's own proposals.
+	// Reviews: the key in view approves and rejects (an admin key, or a
+	// write key: memory.Role.ReviewsAsPerson); otherwise the page lists
+	// the caller's own proposals.
 	Reviews bool
 }
 
@@ -56,7 +57,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, rq *request) er
 	if err != nil {
 		return err
 	}
-	d := reviewPage{State: r.FormValue("state"), States: reviewStates, Reviews: key.Role.Reviews()}
+	d := reviewPage{State: r.FormValue("state"), States: reviewStates, Reviews: key.Role.ReviewsAsPerson()}
 	if d.State == "" {
 		d.State = memory.ProposalPending
 	}
@@ -201,7 +202,7 @@ func (h *Handler) loadProposal(r *http.Request, rq *request) (memory.Key, propos
 		return key, proposalPage{}, err
 	}
 	p := det.Proposal
-	d := proposalPage{P: row, Reviews: key.Role.Reviews(), Title: p.Title, Tags: strings.Join(p.Tags, ", "), Content: p.Content,
+	d := proposalPage{P: row, Reviews: key.Role.ReviewsAsPerson(), Title: p.Title, Tags: strings.Join(p.Tags, ", "), Content: p.Content,
 		DerivedTitle: service.DerivedTitle(p.Content)}
 	if d.Title == d.DerivedTitle {
 		// As in the entry form: a title the first line gave stays derived,
@@ -346,22 +347,14 @@ func (h *Handler) reject(w http.ResponseWriter, r *http.Request, rq *request) er
 	return h.redirect(w, r, rq, reviewURL(key.Project), "Rejected proposal "+id+"; its proposer sees the reason.")
 }
 
-// reviewHeader fills the project header's review link: for an admin the
-// number of pending proposals; for a propose key, or a write key where the
-// project reviews agents' writes, a link to its own proposals. A failed
-// lookup is logged and leaves the link or count out; the page itself does
-// not fail for it.
+// reviewHeader fills the project header's review link: for a key that
+// decides proposals (an admin or a write key, memory.Role.ReviewsAsPerson)
+// the number pending; for a propose key a link to its own proposals. A
+// failed count is logged and leaves the count out; the page itself does not
+// fail for it.
 func (h *Handler) reviewHeader(r *http.Request, rq *request, v *view) {
 	role := v.Key.Role
-	v.Reviews, v.Proposes = role.Reviews(), role == memory.RolePropose
-	if role == memory.RoleWrite {
-		// The person writes directly, but the key's agent proposes.
-		review, err := h.svc.ProjectReview(r.Context(), rq.caller, *v.Project)
-		if err != nil {
-			h.log.Warn("web: read the review setting", "project", v.Project.String(), "err", err)
-		}
-		v.Proposes = review == memory.ReviewAgents
-	}
+	v.Reviews, v.Proposes = role.ReviewsAsPerson(), role == memory.RolePropose
 	if !v.Reviews {
 		return
 	}

@@ -240,38 +240,66 @@ func TestRejectNeedsAReasonThatTheProposerReads(t *testing.T) {
 	}
 }
 
-// TestWriteKeyCannotApprove: where the project reviews agents' writes, a
-// write key's agent proposes; its person sees the proposal without buttons,
-// and every decision posted by hand is forbidden and changes nothing.
-func TestWriteKeyCannotApprove(t *testing.T) {
+// TestWriteKeyPersonApproves: where the project reviews agents' writes, a
+// write key's agent proposes, and a person signed in with a write key
+// decides like an admin (memory.Role.ReviewsAsPerson: a person writes
+// directly anyway): the queue with its count, the buttons, the approval.
+func TestWriteKeyPersonApproves(t *testing.T) {
 	w := newReviewWorld(t)
 	if err := w.env.Svc.SetReview(context.Background(), w.adminAsOne, ref, memory.ReviewAgents); err != nil {
 		t.Fatal(err)
 	}
 	n := w.propose(t, w.writerKey, service.RememberRequest{Slug: "notes/mine", Content: "Alice's agent proposes."})
 	b := w.signIn(t, w.writer)
-	if _, body := b.get(projPath); !strings.Contains(body, `id="tab-review">My proposals</a>`) || strings.Contains(body, `id="pending-count"`) {
-		t.Error("with review on, a write key's tabs lack My proposals, or show the admin's count")
+	if _, body := b.get(projPath); !strings.Contains(body, `id="pending-count"`) {
+		t.Error("a write key's tabs lack the pending count")
 	}
 	code, body := b.get(projPath + "/review/" + n)
 	if code != http.StatusOK || !strings.Contains(body, "Alice&#39;s agent proposes.") {
-		t.Fatalf("the writer's own proposal: %d %s", code, errorText(body))
+		t.Fatalf("the proposal: %d %s", code, errorText(body))
+	}
+	for _, control := range []string{`id="approve"`, `id="reject"`, `id="edit-approve"`} {
+		if !strings.Contains(body, control) {
+			t.Errorf("a write key's person lacks %s", control)
+		}
+	}
+	if code, body := b.post(projPath+"/review/"+n+"/approve", url.Values{"expected_version": {"0"}}); code >= 400 {
+		t.Fatalf("approve: %d %s", code, errorText(body))
+	}
+	if p := w.proposal(t, n); p.State != memory.ProposalApproved || w.versions(t, "notes/mine") != 1 {
+		t.Errorf("after the write key's approval: %+v, %d versions", p, w.versions(t, "notes/mine"))
+	}
+}
+
+// TestProposeKeyCannotApprove: a person signed in with a propose key sees
+// its own proposal without buttons, and every decision posted by hand is
+// forbidden and changes nothing.
+func TestProposeKeyCannotApprove(t *testing.T) {
+	w := newReviewWorld(t)
+	n := w.propose(t, w.scoutKey, service.RememberRequest{Slug: "notes/mine", Content: "The scout proposes."})
+	b := w.signIn(t, w.scout)
+	if _, body := b.get(projPath); !strings.Contains(body, `id="tab-review">My proposals</a>`) || strings.Contains(body, `id="pending-count"`) {
+		t.Error("a propose key's tabs lack My proposals, or show the reviewers' count")
+	}
+	code, body := b.get(projPath + "/review/" + n)
+	if code != http.StatusOK || !strings.Contains(body, "The scout proposes.") {
+		t.Fatalf("the scout's own proposal: %d %s", code, errorText(body))
 	}
 	for _, control := range []string{`id="approve"`, `id="reject"`, `id="edit-approve"`} {
 		if strings.Contains(body, control) {
-			t.Errorf("a write key sees %s", control)
+			t.Errorf("a propose key sees %s", control)
 		}
 	}
 	for _, post := range []struct{ path string }{{"/approve"}, {"/reject"}} {
 		if code, body := b.post(projPath+"/review/"+n+post.path, url.Values{"expected_version": {"0"}, "reason": {"mine"}}); code != http.StatusForbidden || !strings.Contains(body, "admin key") {
-			t.Errorf("write key POST %s: %d %s, want 403 naming the admin key", post.path, code, errorText(body))
+			t.Errorf("propose key POST %s: %d %s, want 403 naming the admin key", post.path, code, errorText(body))
 		}
 	}
 	if code, _ := b.get(projPath + "/review/" + n + "/edit"); code != http.StatusForbidden {
-		t.Errorf("write key opens the edit-then-approve form: %d, want 403", code)
+		t.Errorf("propose key opens the edit-then-approve form: %d, want 403", code)
 	}
 	if p := w.proposal(t, n); p.State != memory.ProposalPending || w.versions(t, "notes/mine") != 0 {
-		t.Errorf("a write key's decision changed something: %+v", p)
+		t.Errorf("a propose key's decision changed something: %+v", p)
 	}
 }
 
@@ -280,8 +308,8 @@ func TestWriteKeyCannotApprove(t *testing.T) {
 // person saves in the web UI.
 func TestPeopleWriteDirectlyWhenReviewIsOn(t *testing.T) {
 	w := newReviewWorld(t)
-	if _, body := w.signIn(t, w.writer).get(projPath); strings.Contains(body, `id="tab-review"`) {
-		t.Error("with review off, a write key's tabs link to proposals it cannot have")
+	if _, body := w.signIn(t, w.writer).get(projPath); !strings.Contains(body, `id="pending-count">0<`) {
+		t.Error("with review off, a write key's tabs lack the queue of the propose keys' proposals")
 	}
 	a := w.signIn(t, w.admin)
 	if code, _ := a.post(projPath+"/settings/review", url.Values{"review": {"agents"}}); code != http.StatusSeeOther {
