@@ -130,12 +130,14 @@ func serverAdminFlags(fs *flag.FlagSet, sub string) error {
 }
 
 func projectCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "review" {
-		return projectReviewCmd(args[1:], stdout)
+	if len(args) > 0 {
+		if st, ok := projectSettings[args[0]]; ok {
+			return projectSettingCmd(st, args[1:], stdout)
+		}
 	}
 	help := len(args) > 0 && isHelpFlag(args[0])
 	if !help && (len(args) == 0 || args[0] != "list") {
-		return errors.New("project needs a subcommand: list or review")
+		return errors.New("project needs a subcommand: list, review or similar")
 	}
 	var cfg app.Config
 	fs := newFlags("project list", &cfg, adminSettings...)
@@ -161,38 +163,5 @@ func projectCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Ref.Workspace, p.Ref.Project, budget, p.CreatedAt.Format("2006-01-02 15:04"))
 		}
 		return tw.Flush()
-	})
-}
-
-// projectReviewCmd sets a project's review setting: munin project review
-// W/P off|agents.
-func projectReviewCmd(args []string, stdout io.Writer) error {
-	var cfg app.Config
-	fs := newFlags("project review", &cfg, adminSettings...)
-	adminEtcd(fs)
-	if len(args) > 0 && isHelpFlag(args[0]) {
-		return helpFor(fs)
-	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
-		return fmt.Errorf("project review takes a project and a setting: munin project review W/P off|agents, got %q", pos)
-	}
-	ref, err := memory.ParseProject("project", pos[0])
-	if err != nil {
-		return err
-	}
-	review, err := memory.ParseReview(pos[1])
-	if err != nil {
-		return err
-	}
-	return withService(cfg, true, func(ctx context.Context, svc *service.Service) error {
-		if err := svc.SetProjectReview(ctx, ref, review); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "review of %s: %s\n", ref, review)
-		return nil
 	})
 }

@@ -23,7 +23,9 @@ var synopses = []struct{ name, text string }{
   munin key revoke ID`},
 	{"project", `munin project list
   munin project review W/P off|agents   whether the writes of W/P's write keys wait for review
-                                  (propose keys always propose; admin keys write directly)`},
+                                  (propose keys always propose; admin keys write directly)
+  munin project similar W/P on|off      whether remember warns when a new entry of W/P repeats
+                                  an existing one (the similar hint; default on)`},
 	{"backup", `munin backup DEST               online backup of every workspace into DEST (new or empty), verified`},
 	{"export", `munin export W/P [--out FILE]   every version of a project as JSON Lines (default stdout)`},
 	{"import", `munin import W/P [FILE]         read an export (default stdin) into W/P; idempotent; stop the server first`},
