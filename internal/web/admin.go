@@ -130,13 +130,16 @@ type settingsPage struct {
 	// Review is the project's review setting (memory.ReviewOff or
 	// memory.ReviewAgents).
 	Review string
+	// Similar is the project's similar setting (memory.SimilarOn or
+	// memory.SimilarOff).
+	Similar string
 }
 
 // maxBudgetMiB bounds the byte budget the settings form takes (1 TiB), so
 // the conversion to bytes cannot overflow.
 const maxBudgetMiB = 1 << 20
 
-// settings shows the project's write budget and review setting to its
+// settings shows the project's write budget, review and similar settings to its
 // admin (or a server admin), who may change them; the service refuses
 // every other key.
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -152,8 +155,12 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
+	similar, err := h.svc.ProjectSimilar(r.Context(), rq.caller, key.Project)
+	if err != nil {
+		return err
+	}
 	h.render(w, r, rq, http.StatusOK, "settings", projectView(key, "Settings", settingsPage{Writes: p.Writes, Budget: p.Budget,
-		MiB: float64(p.Bytes) / (1 << 20), BudgetMiB: float64(p.BytesBudget) / (1 << 20), Review: review}))
+		MiB: float64(p.Bytes) / (1 << 20), BudgetMiB: float64(p.BytesBudget) / (1 << 20), Review: review, Similar: similar}))
 	return nil
 }
 

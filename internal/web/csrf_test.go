@@ -76,6 +76,7 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 		"POST " + p + "/restore/{slug:.+}": {"version": {"1"}},
 		"POST " + p + "/settings":          {"writes_per_hour": {"7"}},
 		"POST " + p + "/settings/review":   {"review": {"agents"}},
+		"POST " + p + "/settings/similar":  {"similar": {"off"}},
 	}
 	// Forms that need a key of another project: they get it, and their
 	// path, from setup.
@@ -165,7 +166,8 @@ func TestEveryPostRouteNeedsCSRF(t *testing.T) {
 }
 
 // snapshot describes everything a web form can change: entry "a", the
-// keys, the budget, whether b's session is alive, and its keys.
+// keys, the budget, the review and similar settings, the proposals,
+// whether b's session is alive, and its keys.
 func (u *ui) snapshot(t *testing.T, b *browser) string {
 	t.Helper()
 	ctx := context.Background()
@@ -190,6 +192,10 @@ func (u *ui) snapshot(t *testing.T, b *browser) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	similar, err := u.env.Svc.ProjectSimilar(ctx, admin, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ps, err := u.env.Svc.Proposals(ctx, admin, service.ProposalsRequest{Project: ref.String(), State: "all"})
 	if err != nil {
 		t.Fatal(err)
@@ -199,8 +205,8 @@ func (u *ui) snapshot(t *testing.T, b *browser) string {
 		states = append(states, p.ID+":"+p.State)
 	}
 	session, _ := b.get(projPath) // 200 signed in, 303 to sign-in otherwise
-	return fmt.Sprintf("a: %d versions, latest deleted %v; keys %v; budget %d; review %s, proposals %v; session %d with keys %v",
-		len(hist), hist[0].Deleted, ks, limit, review, states, session, u.sessionKeys(t, b))
+	return fmt.Sprintf("a: %d versions, latest deleted %v; keys %v; budget %d; review %s, similar %s, proposals %v; session %d with keys %v",
+		len(hist), hist[0].Deleted, ks, limit, review, similar, states, session, u.sessionKeys(t, b))
 }
 
 // proposeA makes a propose key propose a third version of entry "a" and

@@ -369,17 +369,10 @@ func (h *Handler) reviewHeader(r *http.Request, rq *request, v *view) {
 // saveReview sets whether the project's write keys propose instead of
 // writing (the service checks the role and the value).
 func (h *Handler) saveReview(w http.ResponseWriter, r *http.Request, rq *request) error {
-	key, err := h.scoped(r, rq)
-	if err != nil {
-		return err
-	}
-	mode := r.PostFormValue("review")
-	if err := h.svc.SetReview(r.Context(), rq.caller, key.Project, mode); err != nil {
-		return err
-	}
-	msg := "Review is off: write keys write directly; keys with the role propose still propose."
-	if mode == memory.ReviewAgents {
-		msg = "Review is on for agents: the writes of write keys wait in the review queue; admin keys and people in the web UI write directly."
-	}
-	return h.redirect(w, r, rq, projectURL(key.Project)+"/settings", msg)
+	return h.saveSetting(w, r, rq, "review", h.svc.SetReview, func(v string) string {
+		if v == memory.ReviewAgents {
+			return "Review is on for agents: the writes of write keys wait in the review queue; admin keys and people in the web UI write directly."
+		}
+		return "Review is off: write keys write directly; keys with the role propose still propose."
+	})
 }

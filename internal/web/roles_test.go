@@ -58,6 +58,8 @@ var projectRoutes = []webRoute{
 		func(target) url.Values { return url.Values{"writes_per_hour": {"1"}} }},
 	{"POST", "/w/{ws}/p/{p}/settings/review", administers, func(tg target) string { return tg.proj() + "/settings/review" },
 		func(target) url.Values { return url.Values{"review": {"agents"}} }},
+	{"POST", "/w/{ws}/p/{p}/settings/similar", administers, func(tg target) string { return tg.proj() + "/settings/similar" },
+		func(target) url.Values { return url.Values{"similar": {"off"}} }},
 	{"GET", "/w/{ws}/p/{p}/review", readsEntries, func(tg target) string { return tg.proj() + "/review" }, nil},
 	{"GET", "/w/{ws}/p/{p}/review/{n:[0-9]+}", readsEntries, func(tg target) string { return tg.proj() + "/review/1" }, nil},
 	{"GET", "/w/{ws}/p/{p}/review/{n:[0-9]+}/edit", reviews, func(tg target) string { return tg.proj() + "/review/1/edit" }, nil},

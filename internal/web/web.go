@@ -154,6 +154,7 @@ func (h *Handler) routes() http.Handler {
 	r.Handle(proj+"/settings", h.page(h.settings)).Methods(get...)
 	r.Handle(proj+"/settings", h.post(h.saveSettings)).Methods(http.MethodPost)
 	r.Handle(proj+"/settings/review", h.post(h.saveReview)).Methods(http.MethodPost)
+	r.Handle(proj+"/settings/similar", h.post(h.saveSimilar)).Methods(http.MethodPost)
 	r.Handle(proj+"/review", h.page(h.review)).Methods(get...)
 	r.Handle(proj+"/review/{n:[0-9]+}", h.page(h.proposal)).Methods(get...)
 	r.Handle(proj+"/review/{n:[0-9]+}/edit", h.page(h.approveForm)).Methods(get...)
