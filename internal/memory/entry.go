@@ -105,8 +105,8 @@ type Write struct {
 }
 
 // Review says whether a write becomes a version or a proposal. The store
-// decides in the write's own transaction, where it reads the project's
-// review setting.
+// decides in the write's own transaction, by the project's review setting
+// as the workspace's writer keeps it in memory (store/settings.go).
 type Review int
 
 const (
