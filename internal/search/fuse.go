@@ -183,7 +183,7 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []rank.Match, near 
 			r.meaning.Forget(n)
 			continue
 		}
-		if !hasTags(v.Tags, q.Tags) {
+		if !memory.HasTags(v.Tags, q.Tags) { // exact, as the keyword path's tag filter
 			continue
 		}
 		rank++
@@ -193,15 +193,4 @@ func (r *Registry) fuseCandidates(ctx context.Context, words []rank.Match, near 
 		}})
 	}
 	return cands, nil
-}
-
-// hasTags tells whether tags hold every one of want (exact, as the keyword
-// path's tag filter).
-func hasTags(tags, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(tags, w) {
-			return false
-		}
-	}
-	return true
 }
