@@ -28,6 +28,11 @@ type proposalsReply struct {
 	Current   []int
 }
 
+type pendingOfArgs struct {
+	Ref   memory.ProjectRef
+	Agent string
+}
+
 type proposalArgs struct {
 	Ref memory.ProjectRef
 	ID  int64
@@ -95,6 +100,10 @@ func (r *Router) PendingCount(ctx context.Context, ref memory.ProjectRef) (int, 
 	return on(ctx, r, ref.Workspace, func(b Backend) (int, error) { return b.PendingCount(ctx, ref) })
 }
 
+func (r *Router) PendingOf(ctx context.Context, ref memory.ProjectRef, agent string) ([]memory.Proposal, error) {
+	return on(ctx, r, ref.Workspace, func(b Backend) ([]memory.Proposal, error) { return b.PendingOf(ctx, ref, agent) })
+}
+
 func (r *Router) Approve(ctx context.Context, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write) (memory.WriteResult, error) {
 	return on(ctx, r, ref.Workspace, func(b Backend) (memory.WriteResult, error) { return b.Approve(ctx, ref, id, reviewer, edit) })
 }
@@ -137,6 +146,11 @@ func (n node) PendingCount(ctx context.Context, ref memory.ProjectRef) (int, err
 	return invoke[refArgs, int](ctx, n, "PendingCount", refArgs{ref})
 }
 
+func (n node) PendingOf(ctx context.Context, ref memory.ProjectRef, agent string) ([]memory.Proposal, error) {
+	ps, err := invoke[pendingOfArgs, []memory.Proposal](ctx, n, "PendingOf", pendingOfArgs{ref, agent})
+	return inProject(ref, ps), err
+}
+
 func (n node) Approve(ctx context.Context, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write) (memory.WriteResult, error) {
 	r, err := invoke[approveArgs, writeResult](ctx, n, "Approve", approveArgs{ref, id, reviewer, edit})
 	return r.result(), err
@@ -169,6 +183,9 @@ func reviewMethods(d Data, x service.Index, log *slog.Logger, m map[string]handl
 		return proposalReply{p, cur}, err
 	})
 	serve(m, "PendingCount", func(ctx context.Context, a refArgs) (int, error) { return d.PendingCount(ctx, a.Ref) })
+	serve(m, "PendingOf", func(ctx context.Context, a pendingOfArgs) ([]memory.Proposal, error) {
+		return d.PendingOf(ctx, a.Ref, a.Agent)
+	})
 	serve(m, "Approve", func(ctx context.Context, a approveArgs) (writeResult, error) {
 		res, err := d.Approve(ctx, a.Ref, a.ID, a.Reviewer, a.Edit)
 		if err == nil {

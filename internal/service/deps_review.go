@@ -31,6 +31,10 @@ type ReviewStore interface {
 	Proposal(ctx context.Context, ref memory.ProjectRef, id int64) (memory.Proposal, int, error)
 	// PendingCount counts a project's proposals waiting for review.
 	PendingCount(ctx context.Context, ref memory.ProjectRef) (int, error)
+	// PendingOf returns agent's pending proposals in a project, newest
+	// first, with what a recall shows of them (no Supersedes, no Similar):
+	// one indexed read, cheap when there are none, as for most recalls.
+	PendingOf(ctx context.Context, ref memory.ProjectRef, agent string) ([]memory.Proposal, error)
 	// Approve applies a pending proposal as the next version (the proposer
 	// its agent, reviewer in the audit row) and marks it approved, in one
 	// transaction; edit carries ExpectedVersion and the reviewer's Title,
