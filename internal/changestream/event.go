@@ -1,0 +1,231 @@
+package changestream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// finalWriteTimeout bounds the last event of a stream (resync or error): a
+// client that is gone or stuck must not hold the handler for a whole
+// WriteTimeout once more.
+const finalWriteTimeout = time.Second
+
+// stream is one client's stream: its cursor and its connection.
+type stream struct {
+	s  *Streams
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	c  memory.Caller
+	// cursor is where the next read starts: after the last change put into
+	// an event. delivered is the cursor of the last event written to the
+	// client's socket (what resync tells it).
+	cursor, delivered string
+	buf               bytes.Buffer
+}
+
+// read reads the page after the cursor. A page without changes moves the
+// cursor to its next_cursor ("now" becomes a cursor the client can resume
+// from).
+func (st *stream) read(ctx context.Context) (*Result, error) {
+	page, err := st.s.feed.Changes(ctx, st.c, Request{Since: st.cursor, Limit: st.s.opts.PageSize})
+	if err != nil {
+		return nil, err
+	}
+	if len(page.Changes) == 0 {
+		st.cursor = page.NextCursor
+	}
+	return &page, nil
+}
+
+// start sends the headers and the start cursor as a bare id (no event): an
+// EventSource keeps it as its last event id, so a client that connected
+// with "now" and reconnects before any change resumes from where it
+// started, not from a later "now".
+func (st *stream) start() error {
+	h := st.w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// nginx buffers responses by default, which would hold events back.
+	h.Set("X-Accel-Buffering", "no")
+	st.delivered = st.cursor
+	st.buf.Reset()
+	if err := writeID(&st.buf, st.cursor); err != nil {
+		return err
+	}
+	st.buf.WriteString("\n")
+	return st.write(st.buf.Bytes())
+}
+
+// send writes the changes of page as one event each, in one write. The id of
+// an event is the cursor after its change. The feed gives one cursor per
+// page (after its last change); the cursor after each earlier change is
+// read with a page of one — a burst of n changes costs n reads, a single
+// change (the common case) one. If that read finds another change first (a
+// change committed meanwhile sorts before the rest of the page), the stream
+// sends it and reads on from there, so no id ever names a cursor that skips
+// a change.
+func (st *stream) send(ctx context.Context, page *Result) (more bool, err error) {
+	if len(page.Changes) == 0 {
+		return false, nil
+	}
+	st.buf.Reset()
+	cursor := st.cursor
+	for i, ch := range page.Changes {
+		next := page.NextCursor
+		if i < len(page.Changes)-1 {
+			one, err := st.s.feed.Changes(ctx, st.c, Request{Since: cursor, Limit: 1})
+			if err != nil {
+				return false, err
+			}
+			if len(one.Changes) != 1 {
+				return false, memory.Internal(errors.New("the feed lost a change between two reads"))
+			}
+			next = one.NextCursor
+			if !sameChange(one.Changes[0], ch) {
+				ch, more = one.Changes[0], true
+			}
+		}
+		if err := writeEvent(&st.buf, next, ch); err != nil {
+			return false, err
+		}
+		cursor = next
+		if more {
+			break
+		}
+	}
+	st.cursor = cursor
+	if err := st.write(st.buf.Bytes()); err != nil {
+		return false, err
+	}
+	st.delivered = cursor
+	return more, nil
+}
+
+// sameChange compares what identifies a change (At may differ in its
+// monotonic reading between two reads).
+func sameChange(a, b Change) bool {
+	return a.Project == b.Project && a.Slug == b.Slug && a.Version == b.Version &&
+		a.Kind == b.Kind && a.Agent == b.Agent && a.Proposal == b.Proposal && a.At.Equal(b.At)
+}
+
+// write writes b and flushes it, within the write timeout: a client that
+// does not read fills its socket buffers, and the write then fails at the
+// deadline instead of blocking the handler for good.
+func (st *stream) write(b []byte) error {
+	return st.writeWithin(b, st.s.opts.WriteTimeout)
+}
+
+func (st *stream) writeWithin(b []byte, d time.Duration) error {
+	// An error means the writer cannot set deadlines (a test recorder); it
+	// then keeps the server's own write timeout.
+	_ = st.rc.SetWriteDeadline(time.Now().Add(d))
+	if _, err := st.w.Write(b); err != nil {
+		return writeErr{err}
+	}
+	if err := st.rc.Flush(); err != nil {
+		return writeErr{err}
+	}
+	return nil
+}
+
+// end ends the stream after cause. A stream ended by the server (shutdown)
+// or by the feed tells the client so in a last event: resync with the last
+// cursor delivered, or error with the feed's code. The last event is a try
+// within finalWriteTimeout: after a failed write (a stuck or gone client)
+// net/http's buffered writer keeps the error and sends nothing more — such
+// a client reconnects with the id of the last event it did read.
+func (st *stream) end(ctx context.Context, cause error) {
+	st.buf.Reset()
+	switch {
+	case errors.Is(cause, errShutdown) || ctxDone(ctx, cause) || isWriteError(cause):
+		writeResync(&st.buf, st.delivered)
+	default:
+		if memory.ErrorCode(cause) == memory.CodeInternal {
+			slog.Default().Error("change stream: feed failed", "err", cause)
+		}
+		writeError(&st.buf, cause)
+	}
+	_ = st.writeWithin(st.buf.Bytes(), finalWriteTimeout)
+}
+
+// writeErr marks errors of writing to the client.
+type writeErr struct{ err error }
+
+func (e writeErr) Error() string { return "write to client: " + e.err.Error() }
+func (e writeErr) Unwrap() error { return e.err }
+
+func isWriteError(err error) bool {
+	var we writeErr
+	return errors.As(err, &we)
+}
+
+// writeID writes an id field. A cursor is opaque but must be one line, or it
+// would end the event early.
+func writeID(b *bytes.Buffer, cursor string) error {
+	if strings.ContainsAny(cursor, "\r\n") {
+		return memory.Internal(errors.New("a cursor contains a line break"))
+	}
+	b.WriteString("id: ")
+	b.WriteString(cursor)
+	b.WriteString("\n")
+	return nil
+}
+
+// writeEvent writes one change event: id, event type, the change as JSON.
+func writeEvent(b *bytes.Buffer, cursor string, ch Change) error {
+	if err := writeID(b, cursor); err != nil {
+		return err
+	}
+	b.WriteString("event: change\ndata: ")
+	data, err := json.Marshal(ch)
+	if err != nil {
+		return memory.Internal(err)
+	}
+	b.Write(data)
+	b.WriteString("\n\n")
+	return nil
+}
+
+// resyncData is the data of a resync event.
+type resyncData struct {
+	Cursor string `json:"cursor"`
+}
+
+// writeResync writes the event that asks the client to reconnect from
+// cursor (with Last-Event-ID, or since=cursor).
+func writeResync(b *bytes.Buffer, cursor string) {
+	if writeID(b, cursor) != nil {
+		return
+	}
+	data, _ := json.Marshal(resyncData{Cursor: cursor})
+	b.WriteString("event: resync\ndata: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+}
+
+// errorData is the data of an error event, the REST API's error detail.
+type errorData struct {
+	Code    memory.Code `json:"code"`
+	Message string      `json:"message"`
+}
+
+func writeError(b *bytes.Buffer, err error) {
+	d := errorData{Code: memory.ErrorCode(err), Message: "internal error"}
+	var me *memory.Error
+	if errors.As(err, &me) && me.Code != memory.CodeInternal {
+		d.Message = me.Message
+	}
+	data, _ := json.Marshal(d)
+	b.WriteString("event: error\ndata: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+}

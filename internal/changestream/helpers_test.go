@@ -1,0 +1,270 @@
+package changestream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// fakeFeed is a feed in memory: cursor "c<n>" is after the n-th change.
+type fakeFeed struct {
+	mu      sync.Mutex
+	changes []Change
+	subs    map[int]chan struct{}
+	nextSub int
+	// oneShot makes the signal close after one write, instead of firing.
+	oneShot bool
+	// fail, when set, is returned by every read.
+	fail  error
+	reads int
+}
+
+func newFakeFeed() *fakeFeed { return &fakeFeed{subs: make(map[int]chan struct{})} }
+
+// add appends changes (one commit) and fires every signal without waiting.
+func (f *fakeFeed) add(slugs ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range slugs {
+		f.changes = append(f.changes, Change{Project: "ws/proj", Slug: s, Version: 1, Agent: "alice", Kind: "remember", At: time.Unix(int64(len(f.changes)), 0).UTC()})
+	}
+	for id, ch := range f.subs {
+		if f.oneShot {
+			close(ch)
+			delete(f.subs, id)
+			continue
+		}
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (f *fakeFeed) Changes(_ context.Context, _ memory.Caller, req Request) (Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if f.fail != nil {
+		return Result{}, f.fail
+	}
+	var n int
+	switch {
+	case req.Since == "now":
+		n = len(f.changes)
+	case req.Since == "":
+	default:
+		v, err := strconv.Atoi(strings.TrimPrefix(req.Since, "c"))
+		if !strings.HasPrefix(req.Since, "c") || err != nil || v < 0 || v > len(f.changes) {
+			return Result{}, memory.Errorf(memory.CodeInvalid, "since %q is not a cursor of this feed", req.Since)
+		}
+		n = v
+	}
+	end := min(len(f.changes), n+req.Limit)
+	return Result{Changes: append([]Change(nil), f.changes[n:end]...), NextCursor: "c" + strconv.Itoa(end)}, nil
+}
+
+func (f *fakeFeed) ChangeSignal(memory.Caller) (<-chan struct{}, func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.nextSub
+	f.nextSub++
+	ch := make(chan struct{}, 1)
+	f.subs[id] = ch
+	return ch, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.subs, id)
+	}
+}
+
+func (f *fakeFeed) setFail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = err
+}
+
+// keyOf is a key of ws/proj with id.
+func keyOf(id int64) memory.Key {
+	return memory.Key{ID: id, Project: memory.ProjectRef{Workspace: "ws", Project: "proj"}, Agent: "agent" + strconv.FormatInt(id, 10), Role: memory.RoleRead}
+}
+
+// serveStreams serves s over HTTP; the caller is the key whose id is in
+// the X-Key header (1 without), errors answer with their status as the
+// transports do.
+func serveStreams(t *testing.T, s *Streams) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(handlerOf(s))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func handlerOf(s *Streams) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := int64(1)
+		if v := r.Header.Get("X-Key"); v != "" {
+			id, _ = strconv.ParseInt(v, 10, 64)
+		}
+		err := s.Serve(w, r, memory.NewCaller(keyOf(id)))
+		var refused *RefusedError
+		switch {
+		case err == nil:
+		case errors.As(err, &refused):
+			http.Error(w, refused.Message, http.StatusTooManyRequests)
+		case memory.ErrorCode(err) == memory.CodeInvalid:
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		default:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+}
+
+// event is one parsed server-sent event; a comment line is an event of its
+// own with only comment set.
+type event struct {
+	id, typ, data, comment string
+	hasID                  bool
+}
+
+// client is one open stream.
+type client struct {
+	t      *testing.T
+	resp   *http.Response
+	r      *bufio.Reader
+	cancel context.CancelFunc
+}
+
+// open opens a stream with the given headers ("Last-Event-ID", "c3", …) and
+// checks it started. The context bounds a test that would otherwise wait
+// forever for an event that never comes.
+func open(t *testing.T, url string, hdr ...string) *client {
+	t.Helper()
+	resp, cancel := request(t, url, hdr...)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: status %d: %s", url, resp.StatusCode, b)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	return &client{t: t, resp: resp, r: bufio.NewReader(resp.Body), cancel: cancel}
+}
+
+func request(t *testing.T, url string, hdr ...string) (*http.Response, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	return resp, cancel
+}
+
+// close ends the stream from the client's side.
+func (c *client) close() { c.cancel(); c.resp.Body.Close() }
+
+// next reads the next event or comment; io.EOF when the server ended the stream.
+func (c *client) next() (event, error) {
+	var e event
+	for {
+		line, err := c.r.ReadString('\n')
+		if err != nil {
+			return e, err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			if e.hasID || e.typ != "" || e.data != "" {
+				return e, nil
+			}
+		case strings.HasPrefix(line, ":"):
+			return event{comment: strings.TrimSpace(line[1:])}, nil
+		default:
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "id":
+				e.id, e.hasID = value, true
+			case "event":
+				e.typ = value
+			case "data":
+				e.data += value
+			}
+		}
+	}
+}
+
+// must reads the next event that is not a comment.
+func (c *client) must() event {
+	c.t.Helper()
+	for {
+		e, err := c.next()
+		if err != nil {
+			c.t.Fatalf("read event: %v", err)
+		}
+		if e.comment == "" {
+			return e
+		}
+	}
+}
+
+// changes reads n change events and returns their ids and slugs.
+func (c *client) changes(n int) (ids, slugs []string) {
+	c.t.Helper()
+	for len(ids) < n {
+		e := c.must()
+		if e.typ == "" && e.data == "" {
+			continue // the bare start cursor
+		}
+		if e.typ != "change" {
+			c.t.Fatalf("event %+v, want a change", e)
+		}
+		var ch struct{ Slug string }
+		if err := json.Unmarshal([]byte(e.data), &ch); err != nil {
+			c.t.Fatalf("data %q: %v", e.data, err)
+		}
+		ids, slugs = append(ids, e.id), append(slugs, ch.Slug)
+	}
+	return ids, slugs
+}
+
+// waitOpen waits until s serves n streams (a handler ends a moment after
+// its client or its write fails); bounded by tries, not by time.
+func waitOpen(t *testing.T, s *Streams, n int64) {
+	t.Helper()
+	for range 2000 {
+		if s.Open() == n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%d streams open, want %d", s.Open(), n)
+}
+
+func seq(prefix string, from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, prefix+strconv.Itoa(i))
+	}
+	return out
+}
