@@ -21,5 +21,5 @@ func (s *Service) Search(ctx context.Context, c memory.Caller, ref memory.Projec
 		}
 		keys = []memory.Key{key}
 	}
-	return s.recall(ctx, c, keys, q, false)
+	return s.recall(ctx, c, keys, &q, false)
 }

@@ -16,7 +16,7 @@ func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest
 		return RecallResult{}, err
 	}
 	q := memory.SearchQuery{Text: req.Query, Limit: req.Limit, Tags: req.Tags, IncludeStale: req.IncludeStale, At: s.opts.Now().UTC()}
-	hits, err := s.recall(ctx, c, keys, q, true)
+	hits, err := s.recall(ctx, c, keys, &q, true)
 	if err != nil {
 		return RecallResult{}, err
 	}
@@ -29,8 +29,8 @@ func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest
 		})
 	}
 	// The caller's own pending proposals: read-your-writes for what it
-	// proposed (review_recall.go).
-	if out.Hits, err = s.withPending(ctx, keys, req, out.Hits); err != nil {
+	// proposed (review_recall.go), within the limit recall decided.
+	if out.Hits, err = s.withPending(ctx, keys, q, out.Hits); err != nil {
 		return RecallResult{}, err
 	}
 	return out, nil
@@ -50,8 +50,10 @@ func recallKeys(c memory.Caller, project string) ([]memory.Key, error) {
 }
 
 // recall searches the projects of keys (of caller c) as one ranked list;
-// logged says whether each project's search log gets a row.
-func (s *Service) recall(ctx context.Context, c memory.Caller, keys []memory.Key, q memory.SearchQuery, logged bool) ([]memory.Hit, error) {
+// logged says whether each project's search log gets a row. It leaves in q
+// the text and limit it checked and decided, for what Recall adds to the
+// hits.
+func (s *Service) recall(ctx context.Context, c memory.Caller, keys []memory.Key, q *memory.SearchQuery, logged bool) ([]memory.Hit, error) {
 	if len(keys) == 0 {
 		return nil, errMissingKey // a caller without keys searches nothing
 	}
@@ -93,7 +95,7 @@ func (s *Service) recall(ctx context.Context, c memory.Caller, keys []memory.Key
 	// words (searchtext.CheckTerms): only its analysis knows them, and it
 	// analyzes the query once.
 	start := time.Now()
-	hits, err := s.index.SearchProjects(ctx, refs, q)
+	hits, err := s.index.SearchProjects(ctx, refs, *q)
 	if err != nil {
 		return nil, s.internalErr("recall", keys[0], err)
 	}
