@@ -248,6 +248,7 @@ func (ws *workspace) commit(batch []*writeReq) {
 	}
 	ws.s.batches.Add(1)
 	ws.s.writes.Add(int64(ok))
+	ws.s.noteCommit(ws.name) // the change feed's live readers (commits.go)
 	if obs := ws.s.opts.Observer; obs != nil {
 		obs.Batch(len(live), time.Since(began))
 	}
