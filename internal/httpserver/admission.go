@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"munin/internal/api"
+	"munin/internal/changestream"
 	"munin/internal/limit"
 	"munin/internal/memory"
 	"munin/internal/metrics"
@@ -252,10 +253,13 @@ func exempt(r *http.Request) bool {
 	return false
 }
 
-// isStream: MCP's GET stream is long-lived and idle; it counts against its
-// key's rate, not against the requests in flight (its number has its own
-// caps in mcpserver).
-func isStream(r *http.Request) bool { return r.URL.Path == "/mcp" && r.Method == http.MethodGet }
+// isStream: MCP's GET stream and the change streams (REST and web UI,
+// changestream.IsPath) are long-lived and idle; they count against their
+// key's rate, not against the requests in flight (their number has its own
+// caps in mcpserver and changestream).
+func isStream(r *http.Request) bool {
+	return r.Method == http.MethodGet && (r.URL.Path == "/mcp" || changestream.IsPath(r.URL.Path))
+}
 
 // seconds is d in whole seconds, at least one (for Retry-After).
 func seconds(d time.Duration) int { return max(1, int((d+time.Second-1)/time.Second)) }

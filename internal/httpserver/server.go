@@ -132,7 +132,8 @@ func New(cfg Config, svc *service.Service, mcp http.Handler, apiHandler http.Han
 }
 
 // newHandler assembles routes and middleware, outermost first:
-// recover → log → anonymous admission → origin → body cap → (route) → auth
+// recover → log → anonymous admission → origin → body cap → change streams
+// end on shutdown → (route) → auth
 // → admission (key, project, server) → body buffer → handler.
 func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, streams *streamCloser, ready *readiness) http.Handler {
 	r := mux.NewRouter()
@@ -170,6 +171,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	}
 
 	var h http.Handler = r
+	h = endChangeStreams(streams, h)
 	h = limitBody(cfg.MaxBodyBytes, h)
 	h = checkOrigin(newOriginPolicy(cfg.AllowedOrigins), h)
 	h = admitAnonymous(perKey.l, cfg.Metrics, h)

@@ -50,3 +50,18 @@ func (s *streamCloser) bind(ctx context.Context) (context.Context, context.Cance
 // closeAll cancels every stream, current and future; registered with
 // http.Server.RegisterOnShutdown.
 func (s *streamCloser) closeAll() { s.cancel() }
+
+// endChangeStreams ends the change streams (isStream, not MCP's: its route
+// has streaming) when the server shuts down, as streaming does for MCP. Their
+// write deadline is their own: changestream sets one for every write.
+func endChangeStreams(streams *streamCloser, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isStream(r) || r.URL.Path == "/mcp" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := streams.bind(r.Context())
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
