@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"munin/internal/allow"
+	"munin/internal/changestream"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -27,7 +28,8 @@ const Prefix = "/api/v1"
 
 // handler holds what every route needs.
 type handler struct {
-	svc *service.Service
+	svc     *service.Service
+	streams *changestream.Streams
 }
 
 // keyed is a route body that runs with the authenticated caller. It either
@@ -39,7 +41,11 @@ type keyed func(w http.ResponseWriter, r *http.Request, c memory.Caller) error
 // New returns the REST API handler. It serves paths starting with Prefix and
 // expects the caller in the request context; without one it answers 401.
 func New(svc *service.Service) http.Handler {
-	h := &handler{svc: svc}
+	return newHandler(svc, defaultStreams(svc))
+}
+
+func newHandler(svc *service.Service, streams *changestream.Streams) http.Handler {
+	h := &handler{svc: svc, streams: streams}
 	r := mux.NewRouter()
 	// Slugs contain '/', and a slug with ".." must reach validation and be
 	// refused with a clear 400 instead of being cleaned into another path
@@ -71,6 +77,7 @@ func New(svc *service.Service) http.Handler {
 	v1.Handle("/proposals/{id}/approve", h.with(h.approve)).Methods(http.MethodPost)
 	v1.Handle("/proposals/{id}/reject", h.with(h.reject)).Methods(http.MethodPost)
 	v1.Handle("/me", h.with(h.me)).Methods(http.MethodGet)
+	v1.Handle(changestream.Suffix, h.with(h.changeStream)).Methods(http.MethodGet)
 	return r
 }
 
