@@ -195,6 +195,7 @@ func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 	reviewMethods(d, x, log, m)
 	asOfMethods(d, m)
 	similarSettingMethods(d, m)
+	feedMethods(d, m)
 	return m
 }
 

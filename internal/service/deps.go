@@ -66,6 +66,7 @@ type ControlStore interface {
 type DataStore interface {
 	ReviewStore
 	AsOfStore
+	ChangesStore
 
 	// Append writes the next version of w.Slug and its audit row in one
 	// transaction (group-committed with other waiting writes of the workspace).
