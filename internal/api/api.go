@@ -77,6 +77,7 @@ func newHandler(svc *service.Service, streams *changestream.Streams) http.Handle
 	v1.Handle("/proposals/{id}/approve", h.with(h.approve)).Methods(http.MethodPost)
 	v1.Handle("/proposals/{id}/reject", h.with(h.reject)).Methods(http.MethodPost)
 	v1.Handle("/me", h.with(h.me)).Methods(http.MethodGet)
+	v1.Handle("/changes", h.with(h.changes)).Methods(http.MethodGet)
 	v1.Handle(changestream.Suffix, h.with(h.changeStream)).Methods(http.MethodGet)
 	return r
 }
