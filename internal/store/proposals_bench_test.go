@@ -28,9 +28,9 @@ func BenchmarkAppendReview(b *testing.B) {
 	}
 }
 
-// BenchmarkPendingOfAgent measures the read a recall of a propose or write
-// key adds: its agent's pending proposals in a project where other agents
-// have 400 pending.
+// BenchmarkPendingOfAgent measures the review queue's read of one agent's
+// pending proposals (Proposals, full rows) in a project where other agents
+// have 400 pending; a recall reads with PendingOf instead (BenchmarkPendingOf).
 func BenchmarkPendingOfAgent(b *testing.B) {
 	s := openTest(b)
 	ref := ensure(b, s, "ws", "p")
