@@ -130,8 +130,8 @@ func TestRealServerRoundTripOverMCP(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); !containsAll(got, "remember", "recall", "get", "list", "history", "forget", "review") || len(names) != 7 {
-		t.Fatalf("tools = %s, want the seven of the contract", got)
+	if got := strings.Join(names, ","); !containsAll(got, "remember", "recall", "get", "list", "history", "forget", "review", "changes") || len(names) != 8 {
+		t.Fatalf("tools = %s, want the eight of the contract", got)
 	}
 
 	var w1, w2 struct {

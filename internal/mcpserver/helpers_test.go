@@ -82,6 +82,13 @@ func connect(t testing.TB, url, token string) *client.Client {
 // connectInit is connect that also returns the initialize answer.
 func connectInit(t testing.TB, url, token string) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
+	return connectAs(t, url, token, "")
+}
+
+// connectAs is connectInit asking for protocol version ("": mcp-go's
+// client tries 2026-07-28's server/discover first).
+func connectAs(t testing.TB, url, token, version string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if token != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
@@ -91,10 +98,15 @@ func connectInit(t testing.TB, url, token string) (*client.Client, *mcp.Initiali
 		t.Fatalf("new client: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c, initialize(t, c)
+	return c, initializeAs(t, c, version)
 }
 
 func initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
+	t.Helper()
+	return initializeAs(t, c, "")
+}
+
+func initializeAs(t testing.TB, c *client.Client, version string) *mcp.InitializeResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -103,6 +115,7 @@ func initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
 	}
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "munin-test", Version: "1"}
+	req.Params.ProtocolVersion = version
 	res, err := c.Initialize(ctx, req)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)

@@ -48,7 +48,7 @@ type reviewArgs struct {
 // takes, said once rather than in each argument's description.
 const reviewDescription = "Writes waiting for review. list: state pending (default), approved, rejected or all; yours unless your key is admin. " +
 	"approve id: title, content, tags replace the proposed ones; expected_version once the entry moved past base_version. " +
-	"reject id with a reason the proposer reads. Only admin keys decide."
+	"reject id with a reason the proposer reads."
 
 // reviewResult answers every action: a page of proposals (list, with the
 // cursor of the next page, "" at the end), or the one proposal just
@@ -63,7 +63,7 @@ type reviewResult struct {
 // check refuses an argument the action does not take: an agent that
 // passes a reason to approve, or an id to list, has misread the tool, and
 // acting on the rest would do something it did not mean. Project is taken
-// by every action (the instructions say every tool takes one); for a
+// by every action (the instructions say every tool but changes takes one); for a
 // decision, the id names its project and the two must agree.
 func (a reviewArgs) check() error {
 	given := map[string]bool{

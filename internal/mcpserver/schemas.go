@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -33,9 +34,15 @@ import (
 //     the null: a client may send null for an optional argument.
 //   - Input schemas drop additionalProperties: false. The server still
 //     refuses an unknown argument, by name (binder), before anything runs.
-//   - The project argument's description: the instructions of every session
-//     say once what it is and what it defaults to, and list the caller's
-//     projects, without which the name of one is of no use anyway.
+//   - The descriptions of project, as_of, cursor and limit (saidOnce): the
+//     instructions of every session say once for all tools what each is
+//     (the projects with their defaults — of no use without the caller's
+//     list of them, which only the instructions carry — the time format,
+//     which next_cursor goes where, each tool's range and default), and an
+//     argument out of range is refused naming its bounds. Said once, they
+//     left room for the changes tool within the budget (6,383 bytes with
+//     every description, 2026-12-03).
+//   - get's version: the tool's description says the default is the latest.
 // Everything the model reads to call a tool right — argument names, types,
 // what is required, the other descriptions — stays as generated.
 
@@ -87,8 +94,8 @@ func leanNode(n map[string]any) {
 	}
 }
 
-// leanInput drops additionalProperties and the project argument's
-// description from a generated input schema (see above), keeping the order
+// leanInput drops additionalProperties and the descriptions said
+// elsewhere from a generated input schema (see above), keeping the order
 // of the arguments: the model reads them in that order, slug before content.
 // The result is encoded once, into RawInputSchema: mcp-go's input
 // validation encodes a structured InputSchema again on every tools/call
@@ -98,8 +105,10 @@ func leanInput(t *mcp.Tool) {
 	if err := json.Unmarshal(t.RawInputSchema, &s); err != nil {
 		panic(fmt.Sprintf("mcpserver: input schema of %s: %v", t.Name, err))
 	}
-	if p, ok := s.Properties["project"].(map[string]any); ok {
-		delete(p, "description")
+	for name, p := range s.Properties {
+		if saidElsewhere(t.Name, name) {
+			delete(p.(map[string]any), "description")
+		}
 	}
 	s.AdditionalProperties = nil
 	raw, err := json.Marshal(s)
@@ -107,4 +116,15 @@ func leanInput(t *mcp.Tool) {
 		panic(fmt.Sprintf("mcpserver: input schema of %s: %v", t.Name, err))
 	}
 	t.RawInputSchema = raw
+}
+
+// saidOnce are the arguments the instructions describe for every tool
+// that takes them (see above).
+var saidOnce = []string{"project", "as_of", "cursor", "limit"}
+
+// saidElsewhere reports whether tool's argument arg goes without its
+// description in tools/list: the instructions or the tool's own
+// description say it (see above).
+func saidElsewhere(tool, arg string) bool {
+	return slices.Contains(saidOnce, arg) || (tool == "get" && arg == "version")
 }

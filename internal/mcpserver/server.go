@@ -1,5 +1,5 @@
 // Package mcpserver serves Munin's memory tools (remember, recall, get, list,
-// history, forget, review) over the Model Context Protocol, on Streamable HTTP at /mcp
+// history, forget, review, changes) over the Model Context Protocol, on Streamable HTTP at /mcp
 // and on stdio. It is a thin transport: every call goes to the service with
 // the caller's key, and every service error becomes a tool result with
 // isError set and text "code: message".
@@ -25,12 +25,18 @@ import (
 const Endpoint = "/mcp"
 
 // instructions are sent once per session in the initialize answer, followed
-// by the caller's projects (see reachNote).
-const instructions = `Munin is memory shared by a team of agents. Entries are named by slugs like decisions/db-choice.
+// by the caller's projects (see reachNote). They describe once, for every
+// tool that takes them, the arguments tools/list leaves undescribed
+// (saidOnce, schemas.go); the limits come from memory's limits table.
+var instructions = `Munin is memory shared by a team of agents. Entries are named by slugs like decisions/db-choice.
 remember stores a new version (pass expected_version to avoid overwriting someone else's change); recall searches; get reads one entry; list and history browse; forget hides an entry (its history stays).
+Start each session with changes: pass as since the next_cursor you kept from your last session ("now" the first time) to learn what was written in your projects meanwhile, and keep the next_cursor it answers for the next.
 Where writes are reviewed (a propose key, or a project that reviews agents' writes), remember and forget answer state "pending" and a proposal id: only you see it until an admin approves it; review lists proposals, and admin keys approve or reject them there.
-Every tool takes an optional project ("workspace/project"): without it, recall searches all your projects and the others act in your first one.
-Errors start with a code: invalid, not_found, conflict, forbidden, unauthorized, budget_exhausted, too_large, unavailable.`
+Every tool but changes takes an optional project ("workspace/project"): without it, recall searches all your projects and the others act in your first one; changes always reads all of them.
+` + fmt.Sprintf("as_of (RFC 3339) reads as it was then; cursor takes the next_cursor of the previous page; limit: recall 1-%d (default %d), list 1-%d (default %d), history 1-%d (default %d), changes 1-%d (default %d).\n",
+	memory.MaxRecallLimit, memory.DefaultRecallLimit, memory.MaxListLimit, memory.DefaultListLimit,
+	memory.MaxHistoryLimit, memory.DefaultHistoryLimit, memory.MaxChangesLimit, memory.DefaultChangesLimit) +
+	`Errors start with a code: invalid, not_found, conflict, forbidden, unauthorized, budget_exhausted, too_large, unavailable.`
 
 // reachNote names the projects the caller's keys reach, with role and the
 // agent name recorded with its writes there: tools/list stays the same for
@@ -105,7 +111,7 @@ type Server struct {
 	idleTTL time.Duration
 }
 
-// New builds the MCP server named "munin" with the seven tools, panic recovery
+// New builds the MCP server named "munin" with the eight tools, panic recovery
 // and input schema validation.
 func New(svc *service.Service, opts Options) *Server {
 	if opts.Logger == nil {
@@ -135,6 +141,7 @@ func New(svc *service.Service, opts Options) *Server {
 		"history":  typed(opts.Logger, opts.Metrics, "history", h.history),
 		"forget":   typed(opts.Logger, opts.Metrics, "forget", h.forget),
 		"review":   typed(opts.Logger, opts.Metrics, "review", h.review),
+		"changes":  typed(opts.Logger, opts.Metrics, "changes", h.changes),
 	}
 	checks := make(map[string]func(mcp.CallToolRequest) error, len(impls))
 	for name, impl := range impls {

@@ -48,7 +48,7 @@ func TestServeStdio(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"forget", "get", "history", "list", "recall", "remember", "review"}; !slices.Equal(names, want) {
+	if want := []string{"changes", "forget", "get", "history", "list", "recall", "remember", "review"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 

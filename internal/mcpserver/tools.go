@@ -24,7 +24,7 @@ func toolDefs() []mcp.Tool {
 	return tools
 }
 
-// generatedTools declares the seven tools with the schemas mcp-go generates
+// generatedTools declares the eight tools with the schemas mcp-go generates
 // from the Go types. Annotations: everything but remember, forget and
 // review is read-only; forget is the one destructive call (it hides an
 // entry, even though its history stays); nothing reaches outside Munin.
@@ -41,7 +41,7 @@ func generatedTools() []mcp.Tool {
 		),
 		mcp.NewTool("recall",
 			append([]mcp.ToolOption{
-				mcp.WithDescription("Full-text search over live entries; returns snippets. Use get for the full text."),
+				mcp.WithDescription("Search live entries; answers snippets (get reads the full text)."),
 				mcp.WithInputSchema[service.RecallRequest](),
 				mcp.WithOutputSchema[service.RecallResult](),
 			}, readOnly()...)...,
@@ -62,13 +62,13 @@ func generatedTools() []mcp.Tool {
 		),
 		mcp.NewTool("history",
 			append([]mcp.ToolOption{
-				mcp.WithDescription("An entry's versions, newest first, forgotten ones included."),
+				mcp.WithDescription("An entry's versions, newest first, forgotten ones too."),
 				mcp.WithInputSchema[service.HistoryRequest](),
 				mcp.WithOutputSchema[service.HistoryResult](),
 			}, readOnly()...)...,
 		),
 		mcp.NewTool("forget",
-			mcp.WithDescription("Hide an entry by writing a tombstone version; its history stays."),
+			mcp.WithDescription("Hide an entry with a tombstone version; its history stays."),
 			mcp.WithInputSchema[service.ForgetRequest](),
 			mcp.WithOutputSchema[service.WriteResult](),
 			// true is the spec's default, said anyway: forget is the one destructive call.
@@ -80,6 +80,13 @@ func generatedTools() []mcp.Tool {
 			mcp.WithOutputSchema[reviewResult](),
 			// Approving adds a version, rejecting marks a proposal: nothing is lost.
 			hints(mcp.ToolAnnotation{DestructiveHint: mcp.ToBoolPtr(false)}),
+		),
+		mcp.NewTool("changes",
+			append([]mcp.ToolOption{
+				mcp.WithDescription(changesDescription),
+				mcp.WithInputSchema[changesArgs](),
+				mcp.WithOutputSchema[service.ChangesResult](),
+			}, readOnly()...)...,
 		),
 	}
 	return tools

@@ -50,7 +50,7 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"forget", "get", "history", "list", "recall", "remember", "review"}; !slices.Equal(names, want) {
+	if want := []string{"changes", "forget", "get", "history", "list", "recall", "remember", "review"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
