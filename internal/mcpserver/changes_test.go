@@ -107,6 +107,19 @@ func TestChangesTool(t *testing.T) {
 	}
 }
 
+// TestChangesOverStdio: a stdio client reads the feed as an HTTP one does.
+func TestChangesOverStdio(t *testing.T) {
+	h := newHarness(t, service.Options{})
+	tok, _ := h.env.Key(t, "ws", "proj", "alice", memory.RoleWrite)
+	c, _ := stdioClient(t, New(h.env.Svc, Options{ValidateOutput: true, Logger: testLogger(t)}), tok)
+	start, _ := callOK[service.ChangesResult](t, c, "changes", map[string]any{"since": "now"})
+	callOK[service.WriteResult](t, c, "remember", map[string]any{"slug": "notes/s", "content": "over stdio"})
+	got, _ := callOK[service.ChangesResult](t, c, "changes", map[string]any{"since": start.NextCursor})
+	if len(got.Changes) != 1 || changeLine(got.Changes[0]) != "ws/proj notes/s v1 remember by alice " {
+		t.Fatalf("changes over stdio: %+v", got.Changes)
+	}
+}
+
 // TestChangesPages: a limit cuts the feed into pages; following
 // next_cursor reads each change once, in order, and a full page's text
 // says that more may follow.
