@@ -225,8 +225,9 @@ func nextCursor(in feedcursor.Cursor, wss []*feedWorkspace, now int64) feedcurso
 }
 
 // ChangeSignal returns a channel that receives a value after a write
-// batch commits on this node to a workspace of the caller's projects (at
-// most one value waits: several commits before the receive fold into one),
+// batch with audit rows (a change of some project) commits on this node
+// to a workspace of the caller's projects (at most one value waits:
+// several commits before the receive fold into one),
 // and stop, which ends it and releases what it holds. A value means "read
 // the feed again", not that the caller may see something new (it may be
 // another project's or a proposal it does not see). Writes a cluster's

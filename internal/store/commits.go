@@ -1,35 +1,42 @@
 package store
 
 import (
+	"database/sql"
 	"slices"
 	"sync"
 	"sync/atomic"
 )
 
 // The commit signal tells listeners (the change feed's live readers) that
-// a workspace committed a write batch. The writer goroutine only marks the
-// workspace and nudges one dispatcher goroutine, which calls the
-// listeners: a thousand listeners cost a write nothing more than one.
+// a workspace committed audit rows. The writer goroutine only marks the
+// workspace and nudges one dispatcher goroutine, which reads the
+// workspace's last audit id once and calls the listeners if it moved: a
+// thousand listeners cost a write nothing more than one, and a batch
+// without an audit row (a search-log flush, a setting) wakes nobody.
 //
 // The listeners live in one hub for the whole process, keyed by store and
 // workspace, because the hub only holds a store while something listens
 // to it (an entry goes when its last listener stops).
 
-// OnCommit calls wake after every committed write batch of one of the
-// workspaces on this store (not before the commit, so a reader woken by it
-// finds the batch's rows). Batches without an audit row (a search-log
-// flush) may wake it too: wake means "read again", never "there is news".
-// wake runs on the hub's goroutine and must not block. stop ends the
+// OnCommit calls wake after write batches of one of the workspaces on
+// this store committed audit rows (after the commit, so a reader woken by
+// it finds them; several batches may fold into one call). wake means "read
+// again": the rows may be of projects or proposals the reader does not
+// see. wake runs on the hub's goroutine and must not block. stop ends the
 // calls; after it returns, wake is not called again.
 func (s *Store) OnCommit(workspaces []string, wake func()) (stop func()) {
 	sub := &commitSub{wake: wake}
 	keys := make([]hubKey, 0, len(workspaces))
+	ends := map[hubKey]int64{}
 	for _, ws := range workspaces {
 		if k := (hubKey{s, ws}); !slices.Contains(keys, k) {
 			keys = append(keys, k)
+			if end, ok := s.auditEnd(ws); ok {
+				ends[k] = end
+			}
 		}
 	}
-	hub.add(keys, sub)
+	hub.add(keys, ends, sub)
 	var once sync.Once
 	return func() { once.Do(func() { hub.remove(keys, sub) }) }
 }
@@ -46,6 +53,22 @@ func (s *Store) noteCommit(ws string) {
 type hubKey struct {
 	s  *Store
 	ws string
+}
+
+// auditEnd reads the last audit id of workspace name if it is open (ok
+// false otherwise, or if the read failed).
+func (s *Store) auditEnd(name string) (end int64, ok bool) {
+	s.mu.Lock()
+	ws := s.workspaces[name]
+	s.mu.Unlock()
+	if ws == nil {
+		return 0, false
+	}
+	var id sql.NullInt64
+	if err := ws.pool.reader.QueryRow(`SELECT max(id) FROM audit_log`).Scan(&id); err != nil {
+		return 0, false
+	}
+	return id.Int64, true
 }
 
 // commitSub is one listener. mu orders its calls against stop: stop takes
@@ -69,23 +92,33 @@ type commitHub struct {
 	listeners atomic.Int64 // listeners in all: the writer's fast path
 	mu        sync.Mutex
 	subs      map[hubKey]map[*commitSub]struct{}
+	ends      map[hubKey]int64    // each listened workspace's last audit id the listeners were woken for
 	dirty     map[hubKey]struct{} // workspaces committed since the dispatcher last looked
 	running   bool                // a dispatcher goroutine runs
+	busy      bool                // it is waking the workspaces it took from dirty
 	kick      chan struct{}       // cap 1: there is something dirty
 }
 
 var hub = &commitHub{
 	subs:  map[hubKey]map[*commitSub]struct{}{},
+	ends:  map[hubKey]int64{},
 	dirty: map[hubKey]struct{}{},
 	kick:  make(chan struct{}, 1),
 }
 
-func (h *commitHub) add(keys []hubKey, sub *commitSub) {
+// add registers sub for keys. ends are the keys' last audit ids read
+// before: they start a key's record only if it has none, because one kept
+// by earlier listeners may be older, and a commit in between must still
+// wake them.
+func (h *commitHub) add(keys []hubKey, ends map[hubKey]int64, sub *commitSub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, k := range keys {
 		if h.subs[k] == nil {
 			h.subs[k] = map[*commitSub]struct{}{}
+			if end, ok := ends[k]; ok {
+				h.ends[k] = end
+			}
 		}
 		h.subs[k][sub] = struct{}{}
 	}
@@ -105,6 +138,7 @@ func (h *commitHub) remove(keys []hubKey, sub *commitSub) {
 		delete(h.subs[k], sub)
 		if len(h.subs[k]) == 0 {
 			delete(h.subs, k)
+			delete(h.ends, k)
 			delete(h.dirty, k)
 		}
 	}
@@ -132,9 +166,10 @@ func (h *commitHub) nudge() {
 	}
 }
 
-// dispatch wakes the listeners of the workspaces marked dirty, until no
-// listener is left.
+// dispatch wakes the listeners of the workspaces marked dirty whose last
+// audit id moved, until no listener is left.
 func (h *commitHub) dispatch() {
+	var keys []hubKey
 	var calls []*commitSub
 	for range h.kick {
 		h.mu.Lock()
@@ -143,17 +178,37 @@ func (h *commitHub) dispatch() {
 			h.mu.Unlock()
 			return
 		}
-		calls = calls[:0]
+		keys = keys[:0]
 		for k := range h.dirty {
+			keys = append(keys, k)
+			delete(h.dirty, k)
+		}
+		h.busy = true
+		h.mu.Unlock()
+		for _, k := range keys {
+			// Off the writer's path and once per workspace, not per
+			// listener; a failed read wakes them (reading again is safe).
+			end, ok := k.s.auditEnd(k.ws)
+			h.mu.Lock()
+			if last, known := h.ends[k]; ok && known && last == end {
+				h.mu.Unlock()
+				continue
+			}
+			if _, listened := h.subs[k]; ok && listened {
+				h.ends[k] = end
+			}
+			calls = calls[:0]
 			for sub := range h.subs[k] {
 				calls = append(calls, sub)
 			}
-			delete(h.dirty, k)
+			h.mu.Unlock()
+			for _, sub := range calls {
+				sub.call()
+			}
 		}
+		h.mu.Lock()
+		h.busy = false
 		h.mu.Unlock()
-		for _, sub := range calls {
-			sub.call() // a listener of two dirty workspaces is woken twice: harmless
-		}
 	}
 }
 
@@ -163,4 +218,12 @@ func hubSize() (entries int, running bool) {
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
 	return len(hub.subs), hub.running
+}
+
+// hubSettled reports whether every commit marked so far has been
+// dispatched (tests).
+func hubSettled() bool {
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	return len(hub.dirty) == 0 && !hub.busy
 }
