@@ -13,7 +13,7 @@ import (
 	"munin/internal/memory"
 )
 
-// finalWriteTimeout bounds the last event of a stream (resync or error): a
+// finalWriteTimeout bounds the last event of a stream (resync or failure): a
 // client that is gone or stuck must not hold the handler for a whole
 // WriteTimeout once more.
 const finalWriteTimeout = time.Second
@@ -139,7 +139,7 @@ func (st *stream) writeWithin(b []byte, d time.Duration) error {
 
 // end ends the stream after cause. A stream ended by the server (shutdown)
 // or by the feed tells the client so in a last event: resync with the last
-// cursor delivered, or error with the feed's code. The last event is a try
+// cursor delivered, or failure with the feed's code. The last event is a try
 // within finalWriteTimeout: after a failed write (a stuck or gone client)
 // net/http's buffered writer keeps the error and sends nothing more — such
 // a client reconnects with the id of the last event it did read.
@@ -212,12 +212,15 @@ func writeResync(b *bytes.Buffer, cursor string) {
 	b.WriteString("\n\n")
 }
 
-// errorData is the data of an error event, the REST API's error detail.
+// errorData is the data of a failure event, the REST API's error detail.
 type errorData struct {
 	Code    memory.Code `json:"code"`
 	Message string      `json:"message"`
 }
 
+// writeError writes the event that ends a stream the feed failed. It is
+// named failure, not error: an EventSource hands a server event named
+// error to its onerror listeners, where it looks like a dropped connection.
 func writeError(b *bytes.Buffer, err error) {
 	d := errorData{Code: memory.ErrorCode(err), Message: "internal error"}
 	var me *memory.Error
@@ -225,7 +228,7 @@ func writeError(b *bytes.Buffer, err error) {
 		d.Message = me.Message
 	}
 	data, _ := json.Marshal(d)
-	b.WriteString("event: error\ndata: ")
+	b.WriteString("event: failure\ndata: ")
 	b.Write(data)
 	b.WriteString("\n\n")
 }

@@ -134,7 +134,7 @@ func (e *RefusedError) Error() string { return e.Message }
 // nothing has been written yet — a *RefusedError over the limits, or the
 // feed's (an invalid cursor is memory.CodeInvalid) — for the transport to
 // answer in its own way; once the stream has started, it ends with an
-// event instead (resync or error).
+// event instead (resync or failure).
 func (s *Streams) Serve(w http.ResponseWriter, r *http.Request, c memory.Caller) error {
 	select {
 	case <-s.closing:

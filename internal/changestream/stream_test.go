@@ -194,7 +194,7 @@ func TestFeedErrorEndsTheStreamWithAnErrorEvent(t *testing.T) {
 	feed.setFail(memory.Errorf(memory.CodeUnauthorized, "the key was revoked"))
 	feed.add("y/1")
 	e := c.must()
-	if e.typ != "error" || e.data != `{"code":"unauthorized","message":"the key was revoked"}` {
+	if e.typ != "failure" || e.data != `{"code":"unauthorized","message":"the key was revoked"}` {
 		t.Errorf("event %+v, want the error", e)
 	}
 	// A failure of the first read is the transport's to answer.
