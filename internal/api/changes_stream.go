@@ -18,8 +18,8 @@ func NewWithStreams(svc *service.Service, streams *changestream.Streams) http.Ha
 
 // defaultStreams are the change streams of a handler made by New, with the
 // default limits.
-func defaultStreams(*service.Service) *changestream.Streams {
-	return nil // the service's feed is not wired yet
+func defaultStreams(svc *service.Service) *changestream.Streams {
+	return changestream.New(svc, changestream.Options{})
 }
 
 // changeStream: GET /changes/stream → server-sent events, one per change of
@@ -36,9 +36,6 @@ func (h *handler) changeStream(w http.ResponseWriter, r *http.Request, c memory.
 // the stream limits, the error body otherwise. The web UI serves its
 // project streams through it too.
 func ServeChangeStream(streams *changestream.Streams, w http.ResponseWriter, r *http.Request, c memory.Caller) error {
-	if streams == nil {
-		return memory.Errorf(memory.CodeUnavailable, "the change stream is not available on this server")
-	}
 	err := streams.Serve(w, r, c)
 	var refused *changestream.RefusedError
 	if errors.As(err, &refused) {
