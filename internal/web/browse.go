@@ -66,6 +66,9 @@ type projectPage struct {
 	// Search mode.
 	Searched bool
 	Hits     []memory.Hit
+	// Live is the feed's cursor when the page was made: the page's live
+	// stream (static/app.js) announces the changes after it.
+	Live string
 	// List mode.
 	Entries     []entryRow
 	Total       int
@@ -106,6 +109,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	if d.Summary, err = h.svc.Project(r.Context(), rq.caller, key.Project); err != nil {
 		return err
 	}
+	d.Live = h.liveCursor(r, key)
 	var tags []string
 	if d.Tag != "" {
 		tags = []string{d.Tag}

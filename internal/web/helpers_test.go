@@ -84,6 +84,9 @@ func newUIOn(t testing.TB, env *servicetest.Env) *ui {
 	u.h = h
 	u.srv = httptest.NewServer(u.seen.wrap(h))
 	t.Cleanup(u.srv.Close)
+	// Open project pages hold live streams, and Close waits for every
+	// request: end the streams first (cleanups run last in, first out).
+	t.Cleanup(h.streams.Close)
 	return u
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"munin/internal/changestream"
 	"munin/internal/memory"
 )
 
@@ -42,6 +43,7 @@ var projectRoutes = []webRoute{
 	{"GET", "/w/{ws}/p/{p}", readsEntries, func(tg target) string { return tg.proj() }, nil},
 	{"GET", "/w/{ws}/p/{p}/e/{slug:.+}", readsEntries, func(tg target) string { return tg.proj() + "/e/plans" }, nil},
 	{"GET", "/w/{ws}/p/{p}/audit", readsEntries, func(tg target) string { return tg.proj() + "/audit" }, nil},
+	{"GET", "/w/{ws}/p/{p}/changes/stream", readsEntries, func(tg target) string { return tg.proj() + "/changes/stream" }, nil},
 	{"GET", "/w/{ws}/p/{p}/searches", readsEntries, func(tg target) string { return tg.proj() + "/searches" }, nil},
 	{"GET", "/w/{ws}/p/{p}/new", writesEntries, func(tg target) string { return tg.proj() + "/new" }, nil},
 	{"GET", "/w/{ws}/p/{p}/edit/{slug:.+}", writesEntries, func(tg target) string { return tg.proj() + "/edit/plans" }, nil},
@@ -79,6 +81,9 @@ var projectRoutes = []webRoute{
 // send runs route r against tg in browser b.
 func (b *browser) send(r webRoute, tg target) (int, string) {
 	b.t.Helper()
+	if r.method == "GET" && strings.HasSuffix(r.tmpl, changestream.Suffix) {
+		return b.open(r.path(tg)) // a stream that starts never ends by itself
+	}
 	if r.method == "GET" {
 		return b.get(r.path(tg))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"munin/internal/allow"
+	"munin/internal/changestream"
 	"munin/internal/memory"
 	"munin/internal/reqlog"
 	"munin/internal/service"
@@ -47,6 +48,10 @@ type Options struct {
 	// service.WithCaller), so a session is held to its keys' limits as REST
 	// and MCP are.
 	LimitKey func(http.Handler) http.Handler
+	// Streams serve the project pages' live streams; share the REST API's
+	// (api.NewWithStreams) so that a key's streams count together. Nil:
+	// streams of the web UI's own with the default limits.
+	Streams *changestream.Streams
 }
 
 // Handler serves the web UI. Mount it at "/" behind the server's common
@@ -59,6 +64,7 @@ type Handler struct {
 	pages    *pages
 	cursors  *cursors
 	limitKey func(http.Handler) http.Handler // nil: no limits per key
+	streams  *changestream.Streams
 	now      func() time.Time
 	h        http.Handler
 }
@@ -93,6 +99,7 @@ func New(svc *service.Service, opts Options) (*Handler, error) {
 		pages:    p,
 		cursors:  cur,
 		limitKey: opts.LimitKey,
+		streams:  streamsOr(opts.Streams, svc),
 		now:      opts.Now,
 	}
 	// CrossOriginProtection rejects state-changing requests a browser marks
@@ -150,6 +157,7 @@ func (h *Handler) routes() http.Handler {
 	r.Handle(proj+"/forget/{slug:.+}", h.post(h.forget)).Methods(http.MethodPost)
 	r.Handle(proj+"/restore/{slug:.+}", h.post(h.restore)).Methods(http.MethodPost)
 	r.Handle(proj+"/audit", h.page(h.audit)).Methods(get...)
+	r.Handle(proj+changestream.Suffix, http.HandlerFunc(h.changeStream)).Methods(http.MethodGet)
 	r.Handle(proj+"/searches", h.page(h.searches)).Methods(get...)
 	r.Handle(proj+"/settings", h.page(h.settings)).Methods(get...)
 	r.Handle(proj+"/settings", h.post(h.saveSettings)).Methods(http.MethodPost)
@@ -166,10 +174,11 @@ func (h *Handler) routes() http.Handler {
 // securityHeaders applies to every page. The CSP allows only Munin's own
 // stylesheet and script: even if sanitizing ever let markup through, a
 // memory could not run script, load a tracking image or post a form elsewhere.
+// connect-src 'self' lets the script open the project page's live stream.
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "+
+		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; "+
 			"form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
