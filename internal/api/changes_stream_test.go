@@ -27,6 +27,7 @@ type streamFixture struct {
 	env     *servicetest.Env
 	streams *changestream.Streams
 	srv     *httptest.Server
+	handler http.Handler // what srv serves
 	reader  string
 	writer  memory.Caller
 }
@@ -38,14 +39,15 @@ func newStreamFixture(t *testing.T, opts changestream.Options) *streamFixture {
 	f.reader, _ = env.Key(t, "ws", "proj", "reader", memory.RoleRead)
 	_, f.writer = env.Key(t, "ws", "proj", "writer", memory.RoleWrite)
 	h := api.NewWithStreams(env.Svc, f.streams)
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := env.Svc.Authenticate(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
 		if err != nil {
 			api.WriteError(w, err)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), c)))
-	}))
+	})
+	f.srv = httptest.NewServer(f.handler)
 	t.Cleanup(f.srv.Close)
 	t.Cleanup(f.streams.Close) // runs first: Close waits for open streams
 	return f
