@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,10 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"munin/internal/api"
 	"munin/internal/changestream"
+	"munin/internal/changestream/ssetest"
 	"munin/internal/memory"
 	"munin/internal/service"
 	"munin/internal/servicetest"
@@ -53,35 +52,22 @@ func newStreamFixture(t *testing.T, opts changestream.Options) *streamFixture {
 	return f
 }
 
-// sseEvent is one event of a stream.
+// sseEvent is one change event of a stream.
 type sseEvent struct {
-	id, typ string
-	change  service.Change
+	id     string
+	change service.Change
 }
 
 type sseClient struct {
 	t    *testing.T
 	resp *http.Response
-	r    *bufio.Reader
+	r    *ssetest.Reader
 }
 
-// get opens path with the key; the context bounds a test that would
-// otherwise wait forever for an event that never comes.
+// get opens path with the key.
 func (f *streamFixture) get(t *testing.T, path, token string, hdr ...string) *http.Response {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); resp.Body.Close() })
-	return resp
+	return ssetest.Get(t, http.DefaultClient, f.srv.URL+path, append(hdr, "Authorization", "Bearer "+token)...)
 }
 
 func (f *streamFixture) open(t *testing.T, path string, hdr ...string) *sseClient {
@@ -91,38 +77,20 @@ func (f *streamFixture) open(t *testing.T, path string, hdr ...string) *sseClien
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
 	}
-	return &sseClient{t: t, resp: resp, r: bufio.NewReader(resp.Body)}
+	return &sseClient{t: t, resp: resp, r: ssetest.NewReader(resp.Body)}
 }
 
-// changes reads the next n change events (skipping comments and the bare
-// start id).
+// changes reads the next n change events.
 func (c *sseClient) changes(n int) []sseEvent {
 	c.t.Helper()
 	var out []sseEvent
-	var e sseEvent
 	for len(out) < n {
-		line, err := c.r.ReadString('\n')
-		if err != nil {
-			c.t.Fatalf("after %d of %d changes: %v", len(out), n, err)
+		e := c.r.NextOf(c.t, "change")
+		ev := sseEvent{id: e.ID}
+		if err := json.Unmarshal([]byte(e.Data), &ev.change); err != nil {
+			c.t.Fatal(err)
 		}
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case line == "":
-			if e.typ == "change" {
-				out = append(out, e)
-			} else if e.typ != "" {
-				c.t.Fatalf("event %q, want a change", e.typ)
-			}
-			e = sseEvent{}
-		case strings.HasPrefix(line, "id: "):
-			e.id = line[len("id: "):]
-		case strings.HasPrefix(line, "event: "):
-			e.typ = line[len("event: "):]
-		case strings.HasPrefix(line, "data: "):
-			if err := json.Unmarshal([]byte(line[len("data: "):]), &e.change); err != nil {
-				c.t.Fatal(err)
-			}
-		}
+		out = append(out, ev)
 	}
 	return out
 }

@@ -3,27 +3,14 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"munin/internal/changestream"
+	"munin/internal/changestream/ssetest"
 	"munin/internal/service"
 )
-
-// smallBuffers gives every accepted connection a small send buffer, so that
-// a client that does not read blocks the server's writes soon.
-type smallBuffers struct{ net.Listener }
-
-func (l smallBuffers) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetWriteBuffer(4096)
-	}
-	return c, err
-}
 
 // TestStuckStreamHoldsBackNoWriterAndNoOtherStream: over the real service,
 // a client that opens a stream and never reads fills its socket buffers,
@@ -33,18 +20,8 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 func TestStuckStreamHoldsBackNoWriterAndNoOtherStream(t *testing.T) {
 	const n = 300 // ~120 KB of events: several times what the buffers hold
 	f := newStreamFixture(t, changestream.Options{WriteTimeout: time.Hour, PageSize: 50})
-	srv := httptest.NewUnstartedServer(f.handler)
-	srv.Listener = smallBuffers{srv.Listener}
-	srv.Start()
-	t.Cleanup(srv.Close)
-
-	stuck, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stuck.Close()
-	_ = stuck.(*net.TCPConn).SetReadBuffer(1024)
-	fmt.Fprintf(stuck, "GET /api/v1/changes/stream HTTP/1.1\r\nHost: munin\r\nAuthorization: Bearer %s\r\n\r\n", f.reader)
+	srv := ssetest.ServeSmall(t, f.handler)
+	stuck := ssetest.Stuck(t, srv, "/api/v1/changes/stream", "Authorization", "Bearer "+f.reader)
 	for i := 0; f.streams.Open() < 1; i++ {
 		if i == 2000 {
 			t.Fatal("the stuck client's stream did not start")

@@ -1,7 +1,6 @@
 package changestream
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/changestream/ssetest"
 	"munin/internal/memory"
 )
 
@@ -130,27 +130,18 @@ func handlerOf(s *Streams) http.Handler {
 	})
 }
 
-// event is one parsed server-sent event; a comment line is an event of its
-// own with only comment set.
-type event struct {
-	id, typ, data, comment string
-	hasID                  bool
-}
-
 // client is one open stream.
 type client struct {
-	t      *testing.T
-	resp   *http.Response
-	r      *bufio.Reader
-	cancel context.CancelFunc
+	t    *testing.T
+	resp *http.Response
+	r    *ssetest.Reader
 }
 
 // open opens a stream with the given headers ("Last-Event-ID", "c3", …) and
-// checks it started. The context bounds a test that would otherwise wait
-// forever for an event that never comes.
+// checks it started.
 func open(t *testing.T, url string, hdr ...string) *client {
 	t.Helper()
-	resp, cancel := request(t, url, hdr...)
+	resp := ssetest.Get(t, http.DefaultClient, url, hdr...)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET %s: status %d: %s", url, resp.StatusCode, b)
@@ -158,71 +149,24 @@ func open(t *testing.T, url string, hdr ...string) *client {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	return &client{t: t, resp: resp, r: bufio.NewReader(resp.Body), cancel: cancel}
-}
-
-func request(t *testing.T, url string, hdr ...string) (*http.Response, context.CancelFunc) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); resp.Body.Close() })
-	return resp, cancel
+	return &client{t: t, resp: resp, r: ssetest.NewReader(resp.Body)}
 }
 
 // close ends the stream from the client's side.
-func (c *client) close() { c.cancel(); c.resp.Body.Close() }
+func (c *client) close() { c.resp.Body.Close() }
 
 // next reads the next event or comment; io.EOF when the server ended the stream.
-func (c *client) next() (event, error) {
-	var e event
-	for {
-		line, err := c.r.ReadString('\n')
-		if err != nil {
-			return e, err
-		}
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case line == "":
-			if e.hasID || e.typ != "" || e.data != "" {
-				return e, nil
-			}
-		case strings.HasPrefix(line, ":"):
-			return event{comment: strings.TrimSpace(line[1:])}, nil
-		default:
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
-			case "id":
-				e.id, e.hasID = value, true
-			case "event":
-				e.typ = value
-			case "data":
-				e.data += value
-			}
-		}
-	}
-}
+func (c *client) next() (ssetest.Event, error) { return c.r.Next() }
 
 // must reads the next event that is not a comment.
-func (c *client) must() event {
+func (c *client) must() ssetest.Event {
 	c.t.Helper()
 	for {
 		e, err := c.next()
 		if err != nil {
 			c.t.Fatalf("read event: %v", err)
 		}
-		if e.comment == "" {
+		if e.Comment == "" {
 			return e
 		}
 	}
@@ -232,18 +176,12 @@ func (c *client) must() event {
 func (c *client) changes(n int) (ids, slugs []string) {
 	c.t.Helper()
 	for len(ids) < n {
-		e := c.must()
-		if e.typ == "" && e.data == "" {
-			continue // the bare start cursor
+		e := c.r.NextOf(c.t, "change")
+		var ch Change
+		if err := json.Unmarshal([]byte(e.Data), &ch); err != nil {
+			c.t.Fatalf("data %q: %v", e.Data, err)
 		}
-		if e.typ != "change" {
-			c.t.Fatalf("event %+v, want a change", e)
-		}
-		var ch struct{ Slug string }
-		if err := json.Unmarshal([]byte(e.data), &ch); err != nil {
-			c.t.Fatalf("data %q: %v", e.data, err)
-		}
-		ids, slugs = append(ids, e.id), append(slugs, ch.Slug)
+		ids, slugs = append(ids, e.ID), append(slugs, ch.Slug)
 	}
 	return ids, slugs
 }

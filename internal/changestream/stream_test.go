@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"munin/internal/changestream/ssetest"
 	"munin/internal/memory"
 )
 
@@ -23,7 +24,7 @@ func TestEventsArriveInOrderWithTheCursorAfterEachChange(t *testing.T) {
 	s := New(feed, quiet)
 	srv := serveStreams(t, s)
 	c := open(t, srv.URL)
-	if e := c.must(); !e.hasID || e.id != "c2" || e.typ != "" || e.data != "" {
+	if e := c.must(); !e.HasID || e.ID != "c2" || e.Type != "" || e.Data != "" {
 		t.Fatalf("first event %+v, want the bare start cursor c2", e)
 	}
 	feed.add("a/1")
@@ -91,7 +92,7 @@ func TestInvalidCursorIsRefusedBeforeTheStream(t *testing.T) {
 	}
 	// A refused stream gave its limit units back.
 	srv := serveStreams(t, New(feed, Options{MaxPerKey: 1, Heartbeat: time.Hour, Poll: time.Hour}))
-	resp, _ := request(t, srv.URL+"?since=nope")
+	resp := ssetest.Get(t, http.DefaultClient, srv.URL+"?since=nope")
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400", resp.StatusCode)
 	}
@@ -108,7 +109,7 @@ func TestHeartbeatComments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.comment == "ping" {
+		if e.Comment == "ping" {
 			pings++
 		}
 	}
@@ -144,7 +145,7 @@ func TestStreamLimitPerKey(t *testing.T) {
 	srv := serveStreams(t, s)
 	first := open(t, srv.URL)
 	open(t, srv.URL)
-	resp, _ := request(t, srv.URL)
+	resp := ssetest.Get(t, http.DefaultClient, srv.URL)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "has 2 change streams open, the most one key may") {
 		t.Fatalf("third stream of key 1: %d %s", resp.StatusCode, body)
@@ -159,7 +160,7 @@ func TestStreamLimitPerKey(t *testing.T) {
 	for _, id := range []string{"2", "3", "3", "4", "4"} {
 		open(t, srv.URL, "X-Key", id)
 	}
-	resp, _ = request(t, srv.URL, "X-Key", "5")
+	resp = ssetest.Get(t, http.DefaultClient, srv.URL, "X-Key", "5")
 	body, _ = io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "project ws/proj has 8 change streams open") {
 		t.Fatalf("a ninth stream of the project: %d %s", resp.StatusCode, body)
@@ -174,7 +175,7 @@ func TestCloseEndsStreamsWithResync(t *testing.T) {
 	c.changes(1)
 	s.Close()
 	e := c.must()
-	if e.typ != "resync" || e.id != "c1" || e.data != `{"cursor":"c1"}` {
+	if e.Type != "resync" || e.ID != "c1" || e.Data != `{"cursor":"c1"}` {
 		t.Errorf("last event %+v, want resync from c1", e)
 	}
 	if _, err := c.next(); err != io.EOF {
@@ -194,12 +195,12 @@ func TestFeedErrorEndsTheStreamWithAnErrorEvent(t *testing.T) {
 	feed.setFail(memory.Errorf(memory.CodeUnauthorized, "the key was revoked"))
 	feed.add("y/1")
 	e := c.must()
-	if e.typ != "failure" || e.data != `{"code":"unauthorized","message":"the key was revoked"}` {
+	if e.Type != "failure" || e.Data != `{"code":"unauthorized","message":"the key was revoked"}` {
 		t.Errorf("event %+v, want the error", e)
 	}
 	// A failure of the first read is the transport's to answer.
 	feed.setFail(errors.New("disk on fire"))
-	if resp, _ := request(t, serveStreams(t, New(feed, quiet)).URL); resp.StatusCode != http.StatusInternalServerError {
+	if resp := ssetest.Get(t, http.DefaultClient, serveStreams(t, New(feed, quiet)).URL); resp.StatusCode != http.StatusInternalServerError {
 		t.Errorf("status %d, want 500", resp.StatusCode)
 	}
 }

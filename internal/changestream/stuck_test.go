@@ -2,50 +2,14 @@ package changestream
 
 import (
 	"bufio"
-	"net"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"munin/internal/changestream/ssetest"
 )
-
-// smallBuffers gives every accepted connection a small send buffer, so that
-// a client that does not read blocks the server's writes soon.
-type smallBuffers struct{ net.Listener }
-
-func (l smallBuffers) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetWriteBuffer(4096)
-	}
-	return c, err
-}
-
-// stuckClient opens a stream from c0 and never reads it.
-func stuckClient(t *testing.T, url string) net.Conn {
-	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	_ = conn.(*net.TCPConn).SetReadBuffer(1024)
-	if _, err := conn.Write([]byte("GET /?since=c0 HTTP/1.1\r\nHost: munin\r\n\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	return conn
-}
-
-func serveSmall(t *testing.T, s *Streams) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewUnstartedServer(handlerOf(s))
-	srv.Listener = smallBuffers{srv.Listener}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // addBig commits n changes of about a kilobyte each, in commits of 100.
 func (f *fakeFeed) addBig(n int) {
@@ -66,8 +30,8 @@ func TestStuckClientDoesNotHoldBackOthers(t *testing.T) {
 	const n = 1000 // ~1 MB: far more than the socket buffers hold
 	feed := newFakeFeed()
 	s := New(feed, Options{Heartbeat: time.Hour, Poll: time.Hour, PageSize: 50, WriteTimeout: time.Hour})
-	srv := serveSmall(t, s)
-	stuck := stuckClient(t, srv.URL)
+	srv := ssetest.ServeSmall(t, handlerOf(s))
+	stuck := ssetest.Stuck(t, srv, "/?since=c0")
 	waitOpen(t, s, 1)
 	good := open(t, srv.URL, "Last-Event-ID", "c0")
 	feed.addBig(n)
@@ -92,8 +56,8 @@ func TestStuckClientIsCutOff(t *testing.T) {
 	const n = 1000
 	feed := newFakeFeed()
 	s := New(feed, Options{Heartbeat: time.Hour, Poll: time.Hour, PageSize: 50, WriteTimeout: 50 * time.Millisecond})
-	srv := serveSmall(t, s)
-	stuck := stuckClient(t, srv.URL)
+	srv := ssetest.ServeSmall(t, handlerOf(s))
+	stuck := ssetest.Stuck(t, srv, "/?since=c0")
 	waitOpen(t, s, 1)
 	feed.addBig(n)
 	waitOpen(t, s, 0)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,9 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"munin/internal/changestream"
+	"munin/internal/changestream/ssetest"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -20,62 +19,31 @@ import (
 // empty body, any other answer with its body.
 func (b *browser) open(path string) (int, string) {
 	b.t.Helper()
-	resp, body := b.stream(path)
+	resp := ssetest.Get(b.t, b.c, b.u.srv.URL+path)
+	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		return resp.StatusCode, ""
 	}
-	all, _ := io.ReadAll(body)
+	all, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(all)
 }
 
-// stream GETs path with the session's cookie and leaves the answer open;
-// it is closed when the test ends.
-func (b *browser) stream(path string) (*http.Response, *bufio.Reader) {
+// stream GETs path with the session's cookie and leaves the answer open
+// (ssetest.Get closes it when the test ends).
+func (b *browser) stream(path string) (*http.Response, *ssetest.Reader) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.u.srv.URL+path, nil)
-	if err != nil {
-		cancel()
-		b.t.Fatal(err)
-	}
-	resp, err := b.c.Do(req)
-	if err != nil {
-		cancel()
-		b.t.Fatal(err)
-	}
-	if resp.StatusCode == http.StatusOK {
-		b.t.Cleanup(func() { cancel(); resp.Body.Close() })
-	} else {
-		defer resp.Body.Close()
-		defer cancel()
-		all, _ := io.ReadAll(resp.Body)
-		return resp, bufio.NewReader(strings.NewReader(string(all)))
-	}
-	return resp, bufio.NewReader(resp.Body)
+	resp := ssetest.Get(b.t, b.c, b.u.srv.URL+path)
+	return resp, ssetest.NewReader(resp.Body)
 }
 
 // nextChange reads events from r until a change and returns it.
-func nextChange(t *testing.T, r *bufio.Reader) (id string, ch service.Change) {
+func nextChange(t *testing.T, r *ssetest.Reader) (id string, ch service.Change) {
 	t.Helper()
-	var typ string
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read the stream: %v", err)
-		}
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case strings.HasPrefix(line, "id: "):
-			id = line[len("id: "):]
-		case strings.HasPrefix(line, "event: "):
-			typ = line[len("event: "):]
-		case strings.HasPrefix(line, "data: ") && typ == "change":
-			if err := json.Unmarshal([]byte(line[len("data: "):]), &ch); err != nil {
-				t.Fatal(err)
-			}
-			return id, ch
-		}
+	e := r.NextOf(t, "change")
+	if err := json.Unmarshal([]byte(e.Data), &ch); err != nil {
+		t.Fatal(err)
 	}
+	return e.ID, ch
 }
 
 // TestProjectStreamCarriesThisProjectOnly: a session with keys of two
