@@ -103,12 +103,21 @@ func (st *stream) send(ctx context.Context, page *Result) (more bool, err error)
 		}
 	}
 	st.cursor = cursor
-	if err := st.write(st.buf.Bytes()); err != nil {
+	err = st.write(st.buf.Bytes())
+	if st.buf.Cap() > maxIdleBuffer {
+		// A full page is tens of kilobytes; an idle stream keeps none of it.
+		st.buf = bytes.Buffer{}
+	}
+	if err != nil {
 		return false, err
 	}
 	st.delivered = cursor
 	return more, nil
 }
+
+// maxIdleBuffer is the most buffer a stream keeps between pages: enough for
+// a few events, so that the common single change allocates nothing.
+const maxIdleBuffer = 4 << 10
 
 // sameChange compares what identifies a change (At may differ in its
 // monotonic reading between two reads).

@@ -2,6 +2,8 @@ package changestream
 
 import (
 	"bufio"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"munin/internal/changestream/ssetest"
+	"munin/internal/memory"
 )
 
 // addBig commits n changes of about a kilobyte each, in commits of 100.
@@ -81,5 +84,28 @@ func TestStuckClientIsCutOff(t *testing.T) {
 	}
 	if want := seq("c", 1, len(ids)); !slices.Equal(ids, want) {
 		t.Errorf("ids before the cut %v, want c1..c%d", ids, len(ids))
+	}
+}
+
+// TestStreamKeepsNoPageBetweenPages: after a page of large changes the
+// stream's buffer is given back, so an idle stream holds no page.
+func TestStreamKeepsNoPageBetweenPages(t *testing.T) {
+	feed := newFakeFeed()
+	feed.addBig(50)
+	s := New(feed, Options{PageSize: 50})
+	st := &stream{s: s, w: httptest.NewRecorder(), c: memory.NewCaller(keyOf(1)), cursor: "c0"}
+	st.rc = http.NewResponseController(st.w)
+	page, err := st.read(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.send(t.Context(), page); err != nil {
+		t.Fatal(err)
+	}
+	if st.delivered != "c50" {
+		t.Fatalf("delivered %q, want c50", st.delivered)
+	}
+	if c := st.buf.Cap(); c > maxIdleBuffer {
+		t.Errorf("the stream keeps a buffer of %d bytes after a page of 50 KB", c)
 	}
 }
