@@ -24,7 +24,8 @@ func defaultStreams(svc *service.Service) *changestream.Streams {
 
 // changeStream: GET /changes/stream → server-sent events, one per change of
 // the caller's projects (id: the cursor after it, event: change, data: the
-// change as in GET /changes), from Last-Event-ID or ?since=, else from now.
+// change as in GET /changes), from Last-Event-ID or ?since= (empty: from
+// the beginning), else from now.
 // An invalid cursor is 400 before the stream starts, a key or project over
 // its open streams 429.
 func (h *handler) changeStream(w http.ResponseWriter, r *http.Request, c memory.Caller) error {

@@ -58,10 +58,14 @@ func (st *stream) start() error {
 	h.Set("X-Accel-Buffering", "no")
 	st.delivered = st.cursor
 	st.buf.Reset()
-	if err := writeID(&st.buf, st.cursor); err != nil {
-		return err
+	// A stream from the beginning has no cursor yet: an empty id would
+	// only reset the client's.
+	if st.cursor != "" {
+		if err := writeID(&st.buf, st.cursor); err != nil {
+			return err
+		}
+		st.buf.WriteString("\n")
 	}
-	st.buf.WriteString("\n")
 	return st.write(st.buf.Bytes())
 }
 

@@ -108,13 +108,14 @@ func (s *Streams) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 // StartCursor is where a request asks its stream to start: the
 // Last-Event-ID header (an EventSource that reconnects sends the id of the
 // last event it received, so it takes precedence over the URL it was opened
-// with), else the since query parameter, else "now".
+// with), else the since query parameter as GET /changes reads it (empty:
+// from the beginning), else "now".
 func StartCursor(r *http.Request) string {
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		return id
 	}
-	if since := r.URL.Query().Get("since"); since != "" {
-		return since
+	if q := r.URL.Query(); q.Has("since") {
+		return q.Get("since")
 	}
 	return "now"
 }

@@ -64,6 +64,11 @@ func TestLastEventIDResumesWithExactlyTheMissedChanges(t *testing.T) {
 	if _, slugs := c3.changes(1); slugs[0] != "s/7" {
 		t.Errorf("since=c6 starts with %s, want s/7", slugs[0])
 	}
+	// An empty since reads from the beginning, as GET /changes does.
+	c4 := open(t, srv.URL+"?since=")
+	if _, slugs := c4.changes(7); !slices.Equal(slugs, seq("s/", 1, 7)) {
+		t.Errorf("since= (empty): %v, want every change", slugs)
+	}
 }
 
 func TestInvalidCursorIsRefusedBeforeTheStream(t *testing.T) {
