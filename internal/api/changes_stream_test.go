@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"munin/internal/api"
 	"munin/internal/changestream"
@@ -271,5 +272,38 @@ func TestChangeStreamLimitPerKey(t *testing.T) {
 	other, _ := f.env.Key(t, "ws", "proj", "other", memory.RoleRead)
 	if resp := f.get(t, "/api/v1/changes/stream", other); resp.StatusCode != http.StatusOK {
 		t.Errorf("another key's stream: %d", resp.StatusCode)
+	}
+}
+
+// TestChangeStreamEndsWhenItsKeyIsRevoked: the stream checks its key with
+// every heartbeat; revoked, the stream ends with a failure event and hears
+// nothing more of the project.
+func TestChangeStreamEndsWhenItsKeyIsRevoked(t *testing.T) {
+	f := newStreamFixture(t, changestream.Options{Heartbeat: 10 * time.Millisecond})
+	reader, err := f.env.Svc.Authenticate(context.Background(), f.reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.open(t, "/api/v1/changes/stream")
+	if err := f.env.Svc.RevokeKey(context.Background(), reader.First().ID); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := c.r.Next()
+		if err != nil {
+			t.Fatalf("the stream of a revoked key went on until %v", err)
+		}
+		if e.Type == "change" || e.Type == "resync" {
+			t.Fatalf("event %s after the revocation", e.Type)
+		}
+		if e.Type == "failure" {
+			if !strings.Contains(e.Data, `"code":"unauthorized"`) || !strings.Contains(e.Data, "was revoked") {
+				t.Errorf("failure %s", e.Data)
+			}
+			break
+		}
+	}
+	if _, err := c.r.Next(); err != io.EOF {
+		t.Errorf("after the failure: %v, want the end of the stream", err)
 	}
 }

@@ -123,6 +123,21 @@ func (st *stream) send(ctx context.Context, page *Result) (more bool, err error)
 // a few events, so that the common single change allocates nothing.
 const maxIdleBuffer = 4 << 10
 
+// keysValid checks that every key of the caller is still valid: a stream
+// outlives the request that authenticated it, and a revoked key must stop
+// hearing about its project.
+func (st *stream) keysValid(ctx context.Context) error {
+	for _, k := range st.c.Keys() {
+		if _, err := st.s.feed.KeyByID(ctx, k.ID); err != nil {
+			if memory.ErrorCode(err) == memory.CodeUnauthorized {
+				return memory.Errorf(memory.CodeUnauthorized, "key %d (%s) was revoked; the stream ends", k.ID, k.Agent)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // sameChange compares what identifies a change (At may differ in its
 // monotonic reading between two reads).
 func sameChange(a, b Change) bool {

@@ -16,6 +16,9 @@ type Feed interface {
 	// ChangeSignal fires (or closes) when a workspace of c's projects
 	// commits a write on this node; stop releases it.
 	ChangeSignal(c memory.Caller) (wake <-chan struct{}, stop func())
+	// KeyByID returns a key that is still valid; a revoked one is
+	// memory.CodeUnauthorized.
+	KeyByID(ctx context.Context, id int64) (memory.Key, error)
 }
 
 // The feed's types, the service's.

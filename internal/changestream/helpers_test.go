@@ -28,9 +28,13 @@ type fakeFeed struct {
 	// fail, when set, is returned by every read.
 	fail  error
 	reads int
+	// revoked keys fail KeyByID.
+	revoked map[int64]bool
 }
 
-func newFakeFeed() *fakeFeed { return &fakeFeed{subs: make(map[int]chan struct{})} }
+func newFakeFeed() *fakeFeed {
+	return &fakeFeed{subs: make(map[int]chan struct{}), revoked: make(map[int64]bool)}
+}
 
 // add appends changes (one commit) and fires every signal without waiting.
 func (f *fakeFeed) add(slugs ...string) {
@@ -87,6 +91,21 @@ func (f *fakeFeed) ChangeSignal(memory.Caller) (<-chan struct{}, func()) {
 		defer f.mu.Unlock()
 		delete(f.subs, id)
 	}
+}
+
+func (f *fakeFeed) KeyByID(_ context.Context, id int64) (memory.Key, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.revoked[id] {
+		return memory.Key{}, memory.Errorf(memory.CodeUnauthorized, "revoked")
+	}
+	return keyOf(id), nil
+}
+
+func (f *fakeFeed) revoke(id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revoked[id] = true
 }
 
 func (f *fakeFeed) setFail(err error) {

@@ -7,7 +7,9 @@
 // bounded page at a time, writes the page, and waits for the next write (the
 // service's change signal), a poll tick (writes whose workspace another node
 // owns do not fire the local signal), a heartbeat tick, the client leaving
-// or the server shutting down. A slow client therefore costs one page of
+// or the server shutting down; with every heartbeat it checks that the
+// caller's keys are still valid, so a revoked key's stream ends within a
+// heartbeat. A slow client therefore costs one page of
 // memory at most, and it only ever delays itself: every write to it has a
 // deadline, and a client that does not read within it is cut off. The id of
 // every event is the cursor after its change, so a client that reconnects
@@ -195,6 +197,10 @@ func (s *Streams) Serve(w http.ResponseWriter, r *http.Request, c memory.Caller)
 			}
 		case <-poll.C:
 		case <-heartbeat.C:
+			if err := st.keysValid(ctx); err != nil {
+				st.end(ctx, err)
+				return nil
+			}
 			if err := st.write([]byte(": ping\n\n")); err != nil {
 				st.end(ctx, err)
 				return nil

@@ -120,6 +120,32 @@ func TestHeartbeatComments(t *testing.T) {
 	}
 }
 
+// TestRevokedKeyEndsItsStream: a stream checks its keys with every
+// heartbeat; once one is revoked the stream ends with a failure event.
+func TestRevokedKeyEndsItsStream(t *testing.T) {
+	feed := newFakeFeed()
+	s := New(feed, Options{Heartbeat: 5 * time.Millisecond, Poll: time.Hour})
+	c := open(t, serveStreams(t, s).URL, "X-Key", "7")
+	for pings := 0; pings < 2; { // the key is valid: the stream goes on
+		if e, err := c.next(); err != nil {
+			t.Fatal(err)
+		} else if e.Comment == "ping" {
+			pings++
+		}
+	}
+	feed.revoke(7)
+	e := c.must()
+	for e.Type == "" { // the bare start id
+		e = c.must()
+	}
+	if e.Type != "failure" || !strings.Contains(e.Data, `"code":"unauthorized"`) || !strings.Contains(e.Data, "key 7 (agent7) was revoked") {
+		t.Errorf("event %+v, want the failure of a revoked key", e)
+	}
+	if _, err := c.next(); err != io.EOF {
+		t.Errorf("after the failure: %v, want the end of the stream", err)
+	}
+}
+
 func TestPollFindsChangesWithoutASignal(t *testing.T) {
 	feed := newFakeFeed()
 	s := New(feed, Options{Heartbeat: time.Hour, Poll: 5 * time.Millisecond})
