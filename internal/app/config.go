@@ -48,7 +48,6 @@ func DefaultConfig() config.Config {
 	c.Search.IndexIdle = search.DefaultIdleClose
 	c.Search.SearchLogDays = service.DefaultSearchLogDays
 	c.Search.SearchLogRows = service.DefaultSearchLogRows
-	c.Embeddings.SimilarMin = search.DefaultNearMin
 
 	c.Limits.WriteBudget = memory.DefaultWriteBudget
 	c.Limits.WriteBudgetBytes = memory.DefaultWriteBudgetBytes
@@ -101,7 +100,7 @@ func (c Config) check() error {
 		return fmt.Errorf("max streams per key must be 0 (the default, %d) or more, got %d", mcpserver.DefaultMaxStreamsPerKey, l.MaxStreamsPerKey)
 	}
 	if m := c.Embeddings.SimilarMin; m < 0 || m > 1 {
-		return fmt.Errorf("--embed-similar-min must be above 0 (0: the default, %v) and at most 1 (a cosine similarity), got %v", search.DefaultNearMin, m)
+		return fmt.Errorf("--embed-similar-min must be 0 (off) or a cosine similarity above 0 and at most 1, got %v", m)
 	}
 	if c.Cluster.Enabled && c.Embeddings.URL != "" {
 		return errors.New("cluster: meaning search (--embed-url) is not available in cluster mode yet")

@@ -97,15 +97,13 @@ func TestEmbeddingsOffByDefault(t *testing.T) {
 	}
 }
 
-// Remember never waits for the worker: with the endpoint holding the
+// Remember never waits for the endpoint: with the endpoint holding the
 // worker's call, remembers return and recall finds them; after release every
-// entry gets its vector and the metrics count it. The duplicate hint by
-// meaning of a new slug waits for the endpoint at most vector.NearWait, and
-// not at all once a call failed: only the first remember's hint calls it.
+// entry gets its vector and the metrics count it. (The duplicate hint by
+// meaning, which asks the endpoint, is off without --embed-similar-min.)
 func TestEmbeddingsRememberDoesNotWait(t *testing.T) {
 	ep, a, base, c := withEndpoint(t, Config{}, func(ep *embedtest.Server) { ep.SetMode(embedtest.Block) })
 	remember(t, a, c, "first")
-	<-ep.Blocked() // the hint's call, given up after vector.NearWait
 	<-ep.Blocked() // the worker's call is now held by the endpoint
 	for i := range 20 {
 		remember(t, a, c, fmt.Sprintf("e%02d", i))
@@ -214,14 +212,17 @@ func webGet(t *testing.T, base, token, path string) string {
 	return string(b)
 }
 
-// TestEmbeddingsHintSimilarByMeaning: with meaning search on, a new entry
-// whose words the hint by words cannot match (fewer than it needs in
-// common) is hinted by meaning once the older entry has its vector; with
-// meaning off, the same write is hinted by nothing.
+// TestEmbeddingsHintSimilarByMeaning: with meaning search on and
+// --embed-similar-min set, a new entry whose words the hint by words cannot
+// match (fewer than it needs in common) is hinted by meaning once the older
+// entry has its vector; with meaning off, the same write is hinted by
+// nothing.
 func TestEmbeddingsHintSimilarByMeaning(t *testing.T) {
 	old := service.RememberRequest{Slug: "ops/backups", Title: "Backups", Content: "backups offsite nightly"}
 	again := service.RememberRequest{Slug: "notes/backups", Title: "Backups", Content: "nightly offsite backups"}
-	_, a, _, c := withEndpoint(t, Config{}, nil)
+	var cfg Config
+	cfg.Embeddings.SimilarMin = 0.85
+	_, a, _, c := withEndpoint(t, cfg, nil)
 	if _, err := a.Svc.Remember(context.Background(), c, old); err != nil {
 		t.Fatal(err)
 	}

@@ -189,8 +189,8 @@ func (e *Embeddings) settings() []Setting {
 			Help: "embedding model, e.g. nomic-embed-text"},
 		{Flag: "embed-key", Env: "MUNIN_EMBED_KEY", field: &e.Key, Secret: true, Anchor: "embed-url",
 			Help: "bearer token"},
-		{Flag: "embed-similar-min", Env: "MUNIN_EMBED_SIMILAR_MIN", field: &e.SimilarMin, Note: "0 < value ≤ 1; 0: the default",
-			Help: "least cosine similarity for remember's hint of a similar entry by meaning; the scale depends on the model"},
+		{Flag: "embed-similar-min", Env: "MUNIN_EMBED_SIMILAR_MIN", field: &e.SimilarMin, Note: "0: off; else 0 < value ≤ 1",
+			Help: "least cosine similarity for remember's hint of a similar entry by meaning; the scale depends on the model, so measure yours first (docs/trusted-memory.md)"},
 	}
 }
 

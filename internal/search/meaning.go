@@ -32,5 +32,4 @@ const (
 	DefaultQueryCache  = vector.DefaultQueryCache
 	DefaultFuseDepth   = vector.DefaultFuseDepth
 	DefaultRRFK        = vector.DefaultRRFK
-	DefaultNearMin     = vector.DefaultNearMin
 )

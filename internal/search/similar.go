@@ -14,6 +14,7 @@ import (
 
 	"munin/internal/memory"
 	"munin/internal/search/text"
+	"munin/internal/search/vector"
 )
 
 // A warning before a duplicate. When an agent writes a new slug whose text
@@ -69,6 +70,9 @@ const (
 	// many more term searches, and their postings are the search's cost
 	// (BenchmarkRememberSimilar10k).
 	similarField = text.FieldContent
+	// similarMeaningSpare is how many more vectors than memory.MaxSimilar
+	// the meaning half asks for.
+	similarMeaningSpare = 5
 )
 
 // Similar returns the live entries of ref whose text closely matches text
@@ -103,6 +107,9 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 	var out []memory.Similar
 	for _, s := range cands {
 		v, ok := latest[s]
+		if h, isNear := near[s]; isNear && (!ok || v.Deleted) {
+			r.meaning.Forget(h) // as a recall does: it would keep a live entry's place
+		}
 		if !ok || v.Deleted || v.Stale(now) {
 			continue
 		}
@@ -110,7 +117,9 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 		if score < SimilarThreshold {
 			score = 0
 		}
-		score = max(score, near[s])
+		if h, isNear := near[s]; isNear {
+			score = max(score, float64(h.Sim))
+		}
 		if score > 0 {
 			out = append(out, memory.Similar{Slug: s, Title: v.Title, Score: roundScore(score)})
 		}
@@ -121,22 +130,23 @@ func (r *Registry) Similar(ctx context.Context, ref memory.ProjectRef, slug, txt
 	return out[:min(len(out), memory.MaxSimilar)], nil
 }
 
-// similarByMeaning returns the slugs of ref whose vectors are like txt
-// with their cosine similarity (vector.Meaning.Near), none without the
-// meaning path. A failure only leaves the hint to the words: it is counted
-// and logged as the meaning path's.
-func (r *Registry) similarByMeaning(ctx context.Context, ref memory.ProjectRef, txt string) map[string]float64 {
+// similarByMeaning returns the vectors of ref like txt by slug
+// (vector.Meaning.Near), none without the meaning path. It asks for
+// similarMeaningSpare more than the hint names, since some may turn out
+// forgotten or stale. A failure only leaves the hint to the words: it is
+// counted and logged as the meaning path's.
+func (r *Registry) similarByMeaning(ctx context.Context, ref memory.ProjectRef, txt string) map[string]vector.Hit {
 	if r.meaning == nil {
 		return nil
 	}
-	near, err := r.meaning.Near(ctx, ref, txt, memory.MaxSimilar+1)
+	near, err := r.meaning.Near(ctx, ref, txt, memory.MaxSimilar+similarMeaningSpare)
 	if err != nil {
 		r.meaning.Fail("duplicate hint by words only", err, "project", ref.String())
 		return nil
 	}
-	out := make(map[string]float64, len(near))
-	for _, n := range near {
-		out[n.Slug] = float64(n.Sim)
+	out := make(map[string]vector.Hit, len(near))
+	for _, h := range near {
+		out[h.Slug] = h
 	}
 	return out
 }

@@ -73,7 +73,7 @@ type Options struct {
 	// meaning hit (default 0: at least not unrelated).
 	MinSimilarity float32
 	// NearMin is the least cosine similarity of a duplicate hint by meaning
-	// (Near; default DefaultNearMin).
+	// (Near); 0 leaves that hint off.
 	NearMin float32
 	// OnFailure, when set, is told each time the meaning path fails in a
 	// recall (embedding, loading vectors, a wrong dimension) and the recall
@@ -95,9 +95,6 @@ func (o Options) withDefaults() Options {
 	if o.RRFK <= 0 {
 		o.RRFK = DefaultRRFK
 	}
-	if o.NearMin <= 0 {
-		o.NearMin = DefaultNearMin
-	}
 	return o
 }
 
@@ -116,6 +113,9 @@ type Meaning struct {
 
 	failures     atomic.Int64
 	logSometimes rate.Sometimes
+	// nearPausedUntil is when Near calls the endpoint again after one of
+	// its calls was too slow (unix nanoseconds; near.go).
+	nearPausedUntil atomic.Int64
 }
 
 // New returns the meaning path, or nil when opts leave it off. base is the
