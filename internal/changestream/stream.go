@@ -54,7 +54,9 @@ const (
 
 // Options configure the streams; a zero field takes its default.
 type Options struct {
-	Heartbeat    time.Duration
+	Heartbeat time.Duration
+	// Poll is how often a stream reads the feed without a signal; negative:
+	// never (a single server, where every write fires the signal).
 	Poll         time.Duration
 	WriteTimeout time.Duration
 	PageSize     int
@@ -67,7 +69,7 @@ func (o Options) withDefaults() Options {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}
-	if o.Poll <= 0 {
+	if o.Poll == 0 {
 		o.Poll = DefaultPoll
 	}
 	if o.WriteTimeout <= 0 {
@@ -167,8 +169,12 @@ func (s *Streams) Serve(w http.ResponseWriter, r *http.Request, c memory.Caller)
 	}
 	heartbeat := time.NewTicker(s.opts.Heartbeat)
 	defer heartbeat.Stop()
-	poll := time.NewTicker(s.opts.Poll)
-	defer poll.Stop()
+	var poll <-chan time.Time // nil: never
+	if s.opts.Poll > 0 {
+		t := time.NewTicker(s.opts.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		// Catch up: page after page while pages come back full, one page
 		// in memory at a time.
@@ -195,7 +201,7 @@ func (s *Streams) Serve(w http.ResponseWriter, r *http.Request, c memory.Caller)
 				stop()
 				wake, stop = s.feed.ChangeSignal(c)
 			}
-		case <-poll.C:
+		case <-poll:
 		case <-heartbeat.C:
 			if err := st.keysValid(ctx); err != nil {
 				st.end(ctx, err)

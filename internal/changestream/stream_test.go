@@ -16,7 +16,7 @@ import (
 
 // quiet are options under which only the signal wakes a stream (no poll or
 // heartbeat within a test's life), so that a test sees what the signal did.
-var quiet = Options{Heartbeat: time.Hour, Poll: time.Hour, PageSize: 2}
+var quiet = Options{Heartbeat: time.Hour, Poll: -1, PageSize: 2}
 
 func TestEventsArriveInOrderWithTheCursorAfterEachChange(t *testing.T) {
 	feed := newFakeFeed()
