@@ -11,6 +11,7 @@ type ackBatch struct {
 	live      []*writeReq
 	results   []writeResp
 	committed time.Time
+	audit     int64 // the batch's last audit id (-1: not read, see commit)
 }
 
 // acker acknowledges committed batches when Options.Cluster is set (the
@@ -19,6 +20,17 @@ type ackBatch struct {
 // one AfterCommit covers every batch committed before it started: it takes
 // all batches waiting (see collect), runs AfterCommit once, and answers
 // them all: with their results, or all with its error.
+//
+// Only a confirmation publishes the batches' audit rows to the change feed
+// (workspace.confirmed) and then wakes its live readers: a reader never
+// sees a write before its caller could, and (with synchronous replication)
+// no cursor points past what the replica holds, which a successor restores
+// — invariant 5
+// (docs/architecture.md#invariant-5-acknowledged-writes-survive-a-crash).
+// A failed confirmation publishes nothing: its rows stay in the local file
+// but out of the feed, until a later confirmation covers them (the replica
+// copies the file in order, so it then holds them too) or the node gives
+// the workspace up and its successor restores the replica without them.
 func (ws *workspace) acker() {
 	defer close(ws.ackerEnd)
 	var pending []ackBatch
@@ -28,6 +40,11 @@ func (ws *workspace) acker() {
 	for b := range ws.acks {
 		pending = ws.collect(append(pending[:0], b), recent.most(), gather)
 		err := ws.s.opts.Cluster.AfterCommit(ws.name)
+		if err == nil {
+			for _, p := range pending {
+				ws.publish(p.audit)
+			}
+		}
 		writes := 0
 		for _, p := range pending {
 			writes += len(p.live)
@@ -41,7 +58,10 @@ func (ws *workspace) acker() {
 		}
 		if err != nil {
 			ws.s.log.Warn("writes not acknowledged", "workspace", ws.name, "batches", len(pending), "writes", writes, "err", err)
-		} else if obs := ws.s.opts.Observer; obs != nil {
+		} else {
+			ws.s.noteCommit(ws.name) // the change feed's live readers (commits.go)
+		}
+		if obs := ws.s.opts.Observer; err == nil && obs != nil {
 			obs.ReplicaAck(writes, time.Since(pending[0].committed))
 		}
 		recent.add(writes)

@@ -1,26 +1,29 @@
 package store
 
 import (
-	"database/sql"
 	"slices"
 	"sync"
 	"sync/atomic"
 )
 
 // The commit signal tells listeners (the change feed's live readers) that
-// a workspace committed audit rows. The writer goroutine only marks the
-// workspace and nudges one dispatcher goroutine, which reads the
-// workspace's last audit id once and calls the listeners if it moved: a
-// thousand listeners cost a write nothing more than one, and a batch
-// without an audit row (a search-log flush, a setting) wakes nobody.
+// a workspace acknowledged audit rows. The goroutine that acknowledges a
+// batch (the writer on a single server, after COMMIT; the acker in a
+// cluster, after the replica confirmed it) only marks the workspace and
+// nudges one dispatcher goroutine, which loads the workspace's feed end
+// (workspace.confirmed) once and calls the listeners if it moved: a
+// thousand listeners cost a write nothing more than one, a batch without
+// an audit row (a search-log flush, a setting) wakes nobody, and nobody
+// is woken for a batch the feed does not show yet.
 //
 // The listeners live in one hub for the whole process, keyed by store and
 // workspace, because the hub only holds a store while something listens
 // to it (an entry goes when its last listener stops).
 
 // OnCommit calls wake after write batches of one of the workspaces on
-// this store committed audit rows (after the commit, so a reader woken by
-// it finds them; several batches may fold into one call). wake means "read
+// this store acknowledged audit rows (after the acknowledgement, so a
+// reader woken by it finds them in FeedRead; several batches may fold into
+// one call). wake means "read
 // again": the rows may be of projects or proposals the reader does not
 // see. wake runs on the hub's goroutine and must not block. stop ends the
 // calls; after it returns, wake is not called again.
@@ -31,7 +34,7 @@ func (s *Store) OnCommit(workspaces []string, wake func()) (stop func()) {
 	for _, ws := range workspaces {
 		if k := (hubKey{s, ws}); !slices.Contains(keys, k) {
 			keys = append(keys, k)
-			if end, ok := s.auditEnd(ws); ok {
+			if end, ok := s.feedEnd(ws); ok {
 				ends[k] = end
 			}
 		}
@@ -41,8 +44,9 @@ func (s *Store) OnCommit(workspaces []string, wake func()) (stop func()) {
 	return func() { once.Do(func() { hub.remove(keys, sub) }) }
 }
 
-// noteCommit tells the hub that workspace ws of s committed a batch. It
-// runs in the writer goroutine: without listeners it is one atomic load.
+// noteCommit tells the hub that workspace ws of s acknowledged a batch. It
+// runs in the workspace's writer or acker goroutine (see publish): without
+// listeners it is one atomic load.
 func (s *Store) noteCommit(ws string) {
 	if hub.listeners.Load() == 0 {
 		return
@@ -55,20 +59,17 @@ type hubKey struct {
 	ws string
 }
 
-// auditEnd reads the last audit id of workspace name if it is open (ok
-// false otherwise, or if the read failed).
-func (s *Store) auditEnd(name string) (end int64, ok bool) {
+// feedEnd is the last acknowledged audit id of workspace name, where its
+// feed ends, if it is open and the id is known (ok false otherwise).
+func (s *Store) feedEnd(name string) (end int64, ok bool) {
 	s.mu.Lock()
 	ws := s.workspaces[name]
 	s.mu.Unlock()
 	if ws == nil {
 		return 0, false
 	}
-	var id sql.NullInt64
-	if err := ws.pool.reader.QueryRow(`SELECT max(id) FROM audit_log`).Scan(&id); err != nil {
-		return 0, false
-	}
-	return id.Int64, true
+	end = ws.confirmed.Load()
+	return end, end >= 0
 }
 
 // commitSub is one listener. mu orders its calls against stop: stop takes
@@ -92,7 +93,7 @@ type commitHub struct {
 	listeners atomic.Int64 // listeners in all: the writer's fast path
 	mu        sync.Mutex
 	subs      map[hubKey]map[*commitSub]struct{}
-	ends      map[hubKey]int64    // each listened workspace's last audit id the listeners were woken for
+	ends      map[hubKey]int64    // each listened workspace's feed end the listeners were woken for
 	dirty     map[hubKey]struct{} // workspaces committed since the dispatcher last looked
 	running   bool                // a dispatcher goroutine runs
 	busy      bool                // it is waking the workspaces it took from dirty
@@ -106,7 +107,7 @@ var hub = &commitHub{
 	kick:  make(chan struct{}, 1),
 }
 
-// add registers sub for keys. ends are the keys' last audit ids read
+// add registers sub for keys. ends are the keys' feed ends read
 // before: they start a key's record only if it has none, because one kept
 // by earlier listeners may be older, and a commit in between must still
 // wake them.
@@ -166,8 +167,8 @@ func (h *commitHub) nudge() {
 	}
 }
 
-// dispatch wakes the listeners of the workspaces marked dirty whose last
-// audit id moved, until no listener is left.
+// dispatch wakes the listeners of the workspaces marked dirty whose feed
+// end moved, until no listener is left.
 func (h *commitHub) dispatch() {
 	var keys []hubKey
 	var calls []*commitSub
@@ -186,9 +187,9 @@ func (h *commitHub) dispatch() {
 		h.busy = true
 		h.mu.Unlock()
 		for _, k := range keys {
-			// Off the writer's path and once per workspace, not per
-			// listener; a failed read wakes them (reading again is safe).
-			end, ok := k.s.auditEnd(k.ws)
+			// Once per workspace, not per listener; an unknown end wakes
+			// them (reading again is safe).
+			end, ok := k.s.feedEnd(k.ws)
 			h.mu.Lock()
 			if last, known := h.ends[k]; ok && known && last == end {
 				h.mu.Unlock()

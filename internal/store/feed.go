@@ -19,6 +19,14 @@ import (
 // Rows are never deleted, so a position stays readable for ever; only a
 // file replaced by another (an older copy, a file created anew) invalidates
 // it, which the identity and the row's time tell (workspace migration 0007).
+//
+// The feed ends at the workspace's last acknowledged audit id
+// (workspace.confirmed), not at the file's last row: in a cluster a batch
+// is in the owner's file before the replica confirmed it, and a reader
+// that saw it there would hold a cursor past the end of a successor that
+// restored the replica without it — invariant 5
+// (docs/architecture.md#invariant-5-acknowledged-writes-survive-a-crash).
+// On a single server the two are the same as soon as a batch committed.
 
 // errExpired is the answer to a position of another file.
 func errExpired(ws, why string) error {
@@ -43,9 +51,10 @@ const feedPrivateSQL = ` AND (proposal IS NULL OR action = 'approve'
 // FeedRead reads workspace ws's audit rows of q's projects after q's
 // position, in id order, at most q.Limit (memory.DefaultChangesLimit when
 // 0, at most memory.MaxChangesLimit), in one read snapshot together with
-// the file's identity and its last audit row. A position of another file
-// (identity or row time differ, or the id is past the end) is invalid,
-// "expired".
+// the file's identity and its last acknowledged audit row (rows after it
+// are left out until their batch is acknowledged). A position of another
+// file (identity or row time differ, or the id is not in the file) is
+// invalid, "expired".
 func (s *Store) FeedRead(ctx context.Context, ws string, q memory.FeedQuery) (memory.FeedPage, error) {
 	if len(q.Projects) == 0 {
 		return memory.FeedPage{}, memory.Errorf(memory.CodeInvalid, "a feed read of workspace %s names no project", ws)
@@ -58,6 +67,12 @@ func (s *Store) FeedRead(ctx context.Context, ws string, q memory.FeedQuery) (me
 		}
 	}
 	limit := clampLimit(q.Limit, memory.DefaultChangesLimit, memory.MaxChangesLimit)
+	// Loaded before the snapshot begins: published after COMMIT, so the
+	// snapshot holds every row up to it.
+	confirmed := w.confirmed.Load()
+	if confirmed < 0 {
+		return memory.FeedPage{}, memory.Errorf(memory.CodeUnavailable, "the feed of workspace %s is not ready: its last audit id could not be read; retry", ws)
+	}
 	tx, err := w.pool.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return memory.FeedPage{}, fmt.Errorf("feed of %s: %w", ws, err)
@@ -70,7 +85,7 @@ func (s *Store) FeedRead(ctx context.Context, ws string, q memory.FeedQuery) (me
 	if q.Identity != "" && q.Identity != page.Identity {
 		return memory.FeedPage{}, errExpired(ws, "was replaced by another file (deleted and created anew, or restored from another server's copy)")
 	}
-	err = tx.QueryRowContext(ctx, `SELECT id, at FROM audit_log ORDER BY id DESC LIMIT 1`).Scan(&page.EndID, &page.EndStamp)
+	err = tx.QueryRowContext(ctx, `SELECT id, at FROM audit_log WHERE id <= +? ORDER BY id DESC LIMIT 1`, confirmed).Scan(&page.EndID, &page.EndStamp)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return memory.FeedPage{}, fmt.Errorf("feed of %s: end: %w", ws, err)
 	}

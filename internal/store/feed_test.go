@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -192,24 +191,7 @@ func TestFeedExpired(t *testing.T) {
 	// Restored from the copy taken after a: ids 2 and on are given out again.
 	replace := func(src string) {
 		t.Helper()
-		if err := s.CloseWorkspace("ws"); err != nil {
-			t.Fatal(err)
-		}
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			if err := os.Remove(s.WorkspaceFile("ws") + suffix); err != nil && !os.IsNotExist(err) {
-				t.Fatal(err)
-			}
-		}
-		if src == "" {
-			return
-		}
-		b, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(s.WorkspaceFile("ws"), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		replaceFile(t, s, "ws", src)
 	}
 	replace(backup)
 	put(t, s, ref, "d", "x")

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,19 @@ type workspace struct {
 	// Options.Cluster is set (see acker.go); nil otherwise.
 	acks     chan ackBatch
 	ackerEnd chan struct{}
+	// confirmed is the last audit id of the file that is acknowledged: in
+	// a cluster, confirmed by Cluster.AfterCommit (the replica holds it, so
+	// a new owner restores it — invariant 5
+	// (docs/architecture.md#invariant-5-acknowledged-writes-survive-a-crash));
+	// on a single server, committed. The change feed ends there (feed.go)
+	// and the commit signal follows it (commits.go): a reader never reads
+	// a row its writer was not told about, so no cursor points past what a
+	// failover keeps. It starts at the file's last audit id (what a file
+	// holds when it opens is confirmed: a new owner restored it from the
+	// replica), -1 if that read failed (the feed answers unavailable until
+	// the first confirmed batch sets it), and only rises. Published by one
+	// goroutine (publish), read by any.
+	confirmed atomic.Int64
 
 	lastCleanup time.Time // writer goroutine only
 	// settings is the writer's copy of the project settings (settings.go):
@@ -60,6 +74,13 @@ func newWorkspace(s *Store, name string, p *pool) *workspace {
 		pool:  p,
 		queue: make(chan *writeReq, s.opts.MaxBatch*4),
 		done:  make(chan struct{}),
+	}
+	ws.confirmed.Store(-1)
+	var end sql.NullInt64
+	if err := p.writer.QueryRow(`SELECT max(id) FROM audit_log`).Scan(&end); err != nil {
+		s.log.Error("read the last audit id", "workspace", name, "err", err)
+	} else {
+		ws.confirmed.Store(end.Int64)
 	}
 	if s.opts.Cluster != nil {
 		ws.acks = make(chan ackBatch, ackQueue)
@@ -229,6 +250,22 @@ func (ws *workspace) commit(batch []*writeReq) {
 			return
 		}
 	}
+	// The batch's last audit id, read in its own transaction: the feed
+	// shows it once the batch is acknowledged (publish). Ids are given out
+	// by this single writer, so every audit row up to it is of this batch
+	// or of an earlier one — invariant 1
+	// (docs/architecture.md#invariant-1-one-writer-per-workspace).
+	audit := int64(-1)
+	if ok > 0 {
+		var end sql.NullInt64
+		if err := tx.QueryRow(`SELECT max(id) FROM audit_log`).Scan(&end); err != nil {
+			ws.rollback(tx)
+			ws.s.log.Error("batch's last audit id", "workspace", ws.name, "err", err)
+			failAll(fmt.Errorf("batch's last audit id: %w", err))
+			return
+		}
+		audit = end.Int64
+	}
 	if hook := ws.s.hookBeforeCommit; hook != nil {
 		hook()
 	}
@@ -248,16 +285,32 @@ func (ws *workspace) commit(batch []*writeReq) {
 	}
 	ws.s.batches.Add(1)
 	ws.s.writes.Add(int64(ok))
-	ws.s.noteCommit(ws.name) // the change feed's live readers (commits.go)
 	if obs := ws.s.opts.Observer; obs != nil {
 		obs.Batch(len(live), time.Since(began))
 	}
 	if ws.acks != nil {
-		ws.acks <- ackBatch{live: live, results: results, committed: time.Now()}
+		// Acknowledged by the acker once the replica holds it; until then
+		// neither the feed nor the commit signal shows it.
+		ws.acks <- ackBatch{live: live, results: results, committed: time.Now(), audit: audit}
 		return
 	}
+	// A single server acknowledges what committed: the feed shows it
+	// before its callers are answered (one who reads the feed after
+	// remember returned finds it), and the live readers are woken after.
+	ws.publish(audit)
 	for i, req := range live {
 		req.res <- results[i]
+	}
+	ws.s.noteCommit(ws.name) // the change feed's live readers (commits.go)
+}
+
+// publish moves the feed's end (confirmed) to audit, the last audit id of
+// batches just acknowledged (-1: they wrote no row it could read). It runs
+// in the one goroutine that acknowledges: the writer on a single server,
+// the acker in a cluster.
+func (ws *workspace) publish(audit int64) {
+	if audit > ws.confirmed.Load() {
+		ws.confirmed.Store(audit)
 	}
 }
 
