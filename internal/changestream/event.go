@@ -35,7 +35,7 @@ type stream struct {
 // cursor to its next_cursor ("now" becomes a cursor the client can resume
 // from).
 func (st *stream) read(ctx context.Context) (*Result, error) {
-	page, err := st.s.feed.Changes(ctx, st.c, Request{Since: st.cursor, Limit: st.s.opts.PageSize})
+	page, err := st.s.changes(ctx, st.c, Request{Since: st.cursor, Limit: st.s.opts.PageSize})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (st *stream) send(ctx context.Context, page *Result) (more bool, err error)
 	for i, ch := range page.Changes {
 		next := page.NextCursor
 		if i < len(page.Changes)-1 {
-			one, err := st.s.feed.Changes(ctx, st.c, Request{Since: cursor, Limit: 1})
+			one, err := st.s.changes(ctx, st.c, Request{Since: cursor, Limit: 1})
 			if err != nil {
 				return false, err
 			}

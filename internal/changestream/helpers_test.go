@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,10 @@ type fakeFeed struct {
 	reads int
 	// revoked keys fail KeyByID.
 	revoked map[int64]bool
+	// gate, when set, holds every read until it receives; entered and
+	// most count the reads inside and the most at once.
+	gate          chan struct{}
+	entered, most atomic.Int64
 }
 
 func newFakeFeed() *fakeFeed {
@@ -57,6 +62,13 @@ func (f *fakeFeed) add(slugs ...string) {
 }
 
 func (f *fakeFeed) Changes(_ context.Context, _ memory.Caller, req Request) (Result, error) {
+	if f.gate != nil {
+		n := f.entered.Add(1)
+		for m := f.most.Load(); n > m && !f.most.CompareAndSwap(m, n); m = f.most.Load() {
+		}
+		<-f.gate
+		defer f.entered.Add(-1)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++

@@ -42,6 +42,11 @@ const (
 	DefaultWriteTimeout = 10 * time.Second
 	// DefaultPageSize is how many changes a stream reads (and holds) at once.
 	DefaultPageSize = 100
+	// DefaultMaxReads bounds the feed reads of all streams at once. A write
+	// wakes every stream of its workspace, and a thousand reads at once
+	// would take the read pool and the cores from the writers (whose index
+	// refresh reads too): the streams queue among themselves instead.
+	DefaultMaxReads = 2
 	// DefaultMaxPerKey bounds the open change streams of one key, the same
 	// bound as MCP's GET streams (mcpserver.DefaultMaxStreamsPerKey, the
 	// server's --max-streams-per-key).
@@ -63,6 +68,8 @@ type Options struct {
 	// MaxPerKey bounds the open streams of one key (and ProjectKeys times
 	// it those of one project); the excess is refused (*RefusedError).
 	MaxPerKey int
+	// MaxReads bounds the feed reads of all streams at once.
+	MaxReads int
 }
 
 func (o Options) withDefaults() Options {
@@ -81,6 +88,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxPerKey <= 0 {
 		o.MaxPerKey = DefaultMaxPerKey
 	}
+	if o.MaxReads <= 0 {
+		o.MaxReads = DefaultMaxReads
+	}
 	return o
 }
 
@@ -91,16 +101,36 @@ type Streams struct {
 	opts   Options
 	limits *limits
 
+	reads     chan struct{} // a token per feed read in flight (MaxReads)
 	closing   chan struct{}
 	closeOnce sync.Once
 	open      atomic.Int64
+	queued    atomic.Int64
 }
 
 // New returns the streams of feed.
 func New(feed Feed, opts Options) *Streams {
 	opts = opts.withDefaults()
-	return &Streams{feed: feed, opts: opts, limits: newLimits(opts.MaxPerKey), closing: make(chan struct{})}
+	return &Streams{feed: feed, opts: opts, limits: newLimits(opts.MaxPerKey),
+		reads: make(chan struct{}, opts.MaxReads), closing: make(chan struct{})}
 }
+
+// changes reads the feed within MaxReads.
+func (s *Streams) changes(ctx context.Context, c memory.Caller, req Request) (Result, error) {
+	s.queued.Add(1)
+	select {
+	case s.reads <- struct{}{}:
+		s.queued.Add(-1)
+	case <-ctx.Done():
+		s.queued.Add(-1)
+		return Result{}, ctx.Err()
+	}
+	defer func() { <-s.reads }()
+	return s.feed.Changes(ctx, c, req)
+}
+
+// Queued is the number of feed reads waiting for their turn (MaxReads).
+func (s *Streams) Queued() int64 { return s.queued.Load() }
 
 // Open is the number of streams being served now.
 func (s *Streams) Open() int64 { return s.open.Load() }

@@ -146,6 +146,38 @@ func TestRevokedKeyEndsItsStream(t *testing.T) {
 	}
 }
 
+// TestFeedReadsAreBounded: however many streams wake at once, at most
+// MaxReads of them read the feed at a time; the others queue.
+func TestFeedReadsAreBounded(t *testing.T) {
+	const streams = 5
+	feed := newFakeFeed()
+	feed.gate = make(chan struct{})
+	s := New(feed, Options{Heartbeat: time.Hour, Poll: -1, MaxReads: 2})
+	srv := serveStreams(t, s)
+	done := make(chan *http.Response, streams)
+	for range streams {
+		go func() { done <- ssetest.Get(t, http.DefaultClient, srv.URL) }()
+	}
+	// Every stream is reading or waiting to.
+	for i := 0; feed.entered.Load()+s.Queued() < streams; i++ {
+		if i == 2000 {
+			t.Fatalf("%d reads inside, %d queued; want %d in all", feed.entered.Load(), s.Queued(), streams)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for range streams {
+		feed.gate <- struct{}{}
+	}
+	for range streams {
+		if resp := <-done; resp.StatusCode != http.StatusOK {
+			t.Errorf("stream: %d", resp.StatusCode)
+		}
+	}
+	if most := feed.most.Load(); most != 2 {
+		t.Errorf("%d feed reads at once, want at most MaxReads = 2 (and 2 reached)", most)
+	}
+}
+
 func TestPollFindsChangesWithoutASignal(t *testing.T) {
 	feed := newFakeFeed()
 	s := New(feed, Options{Heartbeat: time.Hour, Poll: 5 * time.Millisecond})
