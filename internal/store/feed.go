@@ -41,6 +41,10 @@ func errExpired(ws, why string) error {
 const feedRowsSQL = `SELECT id, agent, action, slug, version, at, coalesce(proposal, 0) FROM audit_log
 	WHERE project = +? AND id > +? AND id <= +? AND +at >= +?`
 
+// feedEndSQL selects the last audit row up to the acknowledged end: a
+// search of the rowid, however many unacknowledged rows follow.
+const feedEndSQL = `SELECT id, at FROM audit_log WHERE id <= +? ORDER BY id DESC LIMIT 1`
+
 // feedPrivateSQL leaves out what a key that does not review must not see:
 // rows about a proposal (propose, reject, an imported proposal or
 // decision) unless the proposal is the viewer's own. An approval is a new
@@ -85,7 +89,7 @@ func (s *Store) FeedRead(ctx context.Context, ws string, q memory.FeedQuery) (me
 	if q.Identity != "" && q.Identity != page.Identity {
 		return memory.FeedPage{}, errExpired(ws, "was replaced by another file (deleted and created anew, or restored from another server's copy)")
 	}
-	err = tx.QueryRowContext(ctx, `SELECT id, at FROM audit_log WHERE id <= +? ORDER BY id DESC LIMIT 1`, confirmed).Scan(&page.EndID, &page.EndStamp)
+	err = tx.QueryRowContext(ctx, feedEndSQL, confirmed).Scan(&page.EndID, &page.EndStamp)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return memory.FeedPage{}, fmt.Errorf("feed of %s: end: %w", ws, err)
 	}

@@ -219,6 +219,9 @@ func TestFeedPlan(t *testing.T) {
 	if !strings.Contains(plan, "USING INDEX audit_log_project_id (project=? AND id>? AND id<?)") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("feed read plan: %s", plan)
 	}
+	if plan := strings.Join(queryPlan(t, ws.pool.reader, feedEndSQL, 5), "; "); !strings.Contains(plan, "USING INTEGER PRIMARY KEY (rowid<?)") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("feed end plan: %s", plan)
+	}
 	var compiled atomic.Int64
 	countCompiles(t, ws.pool.reader, &compiled)
 	for i := range 12 {
