@@ -32,5 +32,6 @@ var (
 	lastMunin         = flag.String("last.munin", "", "Kaltstart mit diesem fertigen munin statt eines frisch gebauten (etwa dem Stand vor einer Änderung, für vorher/nachher in einem Lauf)")
 	lastNeu           = flag.Int("last.neu", 0, "Aufbau 1–4: Anteil der remember in Prozent, die einen neuen Slug anlegen (mit Suche nach ähnlichen Einträgen) statt einen umkämpften fortzuschreiben")
 	lastPruefer       = flag.Int("last.pruefer", 16, "Aufbau 5: Vorschläge, die der Prüfer gleichzeitig entscheidet (die eines Slugs nacheinander)")
+	lastAehnlichAus   = flag.Bool("last.aehnlichaus", false, "Server ohne Dubletten-Hinweis (--similar-off): remember sucht keine ähnlichen Einträge")
 	lastEinbettung    = flag.Duration("last.einbettung", 0, "Einbettungen an: startet einen Test-Endpunkt, der nach dieser Zeit antwortet (0: aus)")
 )

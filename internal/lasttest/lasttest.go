@@ -94,6 +94,7 @@ func Run(t *testing.T) {
 	fmt.Printf("Lasttest %s: %d Agenten, %s je Aufbau, %d %% remember, %d Einträge und %d umkämpfte Slugs je Projekt, MCP %s, GOMAXPROCS %d, GOGC %d\n",
 		time.Now().Format("2006-01-02 15:04"), *lastAgenten, *lastDauer, *lastSchreibanteil, *lastEintraege, *lastSlugs, protocolVersion(), runtime.GOMAXPROCS(0), gogc)
 
+	fmt.Printf("Dubletten-Hinweis (similar): aus=%v\n", *lastAehnlichAus)
 	raw := rawBaseline(t)
 	var first *result // setup 1's, for setup 5's comparison
 	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)

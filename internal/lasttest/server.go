@@ -44,7 +44,7 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		Config: config.Config{
 			Server:  config.Server{Addr: "127.0.0.1:0"},
 			Storage: config.Storage{DataDir: dir, Synchronous: *lastSynchronous},
-			Search:  config.Search{SearchLogOff: searchLogOff, RecallExact: *lastGenau},
+			Search:  config.Search{SearchLogOff: searchLogOff, RecallExact: *lastGenau, SimilarOff: *lastAehnlichAus},
 			Limits: config.Limits{
 				BudgetOff: true,
 				// Admission control is off unless -last.zulassung sets it: then the
