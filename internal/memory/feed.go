@@ -61,8 +61,9 @@ type FeedRow struct {
 type FeedPage struct {
 	Identity string
 	Rows     []FeedRow
-	// EndID and EndStamp are the workspace's last audit row in the snapshot
-	// (0, 0 for an empty log).
+	// EndID and EndStamp are the workspace's last acknowledged audit row in
+	// the snapshot (0, 0 for an empty log); rows after it wait for their
+	// batch's acknowledgement.
 	EndID, EndStamp int64
 	// Complete: Rows holds every row the query asked for up to EndID, so a
 	// reader that took all of them may move its position to the end.

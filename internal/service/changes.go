@@ -225,8 +225,9 @@ func nextCursor(in feedcursor.Cursor, wss []*feedWorkspace, now int64) feedcurso
 }
 
 // ChangeSignal returns a channel that receives a value after a write
-// batch with audit rows (a change of some project) commits on this node
-// to a workspace of the caller's projects (at most one value waits:
+// batch with audit rows (a change of some project) is acknowledged on this
+// node (after COMMIT on a single server, after the replica confirmed it in
+// a cluster) in a workspace of the caller's projects (at most one value waits:
 // several commits before the receive fold into one),
 // and stop, which ends it and releases what it holds. A value means "read
 // the feed again", not that the caller may see something new (it may be

@@ -74,7 +74,8 @@ type Cluster interface {
 	// commits the next batches meanwhile (up to ackQueue of them). One call
 	// covers every batch committed before it started, and with Options.AckGather
 	// a few that follow (see acker.collect). An error becomes the answer of every
-	// write it covers — committed in the local file but not acknowledged, so the
+	// write it covers — committed in the local file but not acknowledged (and
+	// not in the change feed until a later confirmation covers it), so the
 	// caller may retry (with its idempotency key a retry of a surviving write
 	// returns the first result). Cluster mode waits here until the replica holds
 	// the batches (synchronous replication, invariant 5
