@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"munin/internal/api"
+	"munin/internal/changestream"
 	"munin/internal/embed"
 	"munin/internal/httpserver"
 	"munin/internal/mcpserver"
@@ -38,6 +39,7 @@ type App struct {
 	Metrics *metrics.Metrics
 	Web     *web.Handler
 	perKey  *httpserver.KeyLimits // shared by the HTTP server and Web
+	streams *changestream.Streams // the change streams of REST and Web
 	// Embedder and Embed are the embedding client and worker; nil when
 	// embeddings are off.
 	Embedder *embed.Client
@@ -119,7 +121,10 @@ func Open(cfg Config) (*App, error) {
 	// One set of admission limits (key, project, server) for REST, MCP and
 	// the web UI's sessions.
 	perKey := httpserver.NewKeyLimits(admission(cfg))
-	ui, err := web.New(svc, webOptions(cfg, perKey.Limit))
+	// One set of change streams for REST and the web UI, so that a key's
+	// streams count together against --max-streams-per-key.
+	streams := changestream.New(svc, streamOptions(cfg, cn != nil))
+	ui, err := web.New(svc, webOptions(cfg, perKey.Limit, streams))
 	if err != nil {
 		if worker != nil {
 			worker.Close()
@@ -149,6 +154,7 @@ func Open(cfg Config) (*App, error) {
 		Web:     ui,
 		Metrics: m,
 		perKey:  perKey,
+		streams: streams,
 	}
 	a.Embedder, a.Embed = embedder, worker
 	a.cluster, a.internal = cn, internal
@@ -161,7 +167,7 @@ func (a *App) Handler() http.Handler {
 }
 
 func (a *App) httpServer() *http.Server {
-	return httpserver.New(a.httpConfig(), a.Svc, a.MCP.HTTPHandler(), api.New(a.Svc))
+	return httpserver.New(a.httpConfig(), a.Svc, a.MCP.HTTPHandler(), api.NewWithStreams(a.Svc, a.streams))
 }
 
 // drainTimeout bounds how long shutdown waits for requests in flight.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 
+	"munin/internal/changestream"
 	"munin/internal/config"
 	"munin/internal/embed"
 	"munin/internal/httpserver"
@@ -103,10 +104,22 @@ func (a *App) httpConfig() httpserver.Config {
 	return hc
 }
 
-// webOptions are the web UI's: the origins its forms accept, and the
-// admission limits of its signed-in requests.
-func webOptions(c Config, limitKey func(http.Handler) http.Handler) web.Options {
-	return web.Options{Logger: c.Logger, TrustedOrigins: c.Server.AllowedOrigins, LimitKey: limitKey}
+// webOptions are the web UI's: the origins its forms accept, the
+// admission limits of its signed-in requests and the change streams it
+// shares with REST.
+func webOptions(c Config, limitKey func(http.Handler) http.Handler, streams *changestream.Streams) web.Options {
+	return web.Options{Logger: c.Logger, TrustedOrigins: c.Server.AllowedOrigins, LimitKey: limitKey, Streams: streams}
+}
+
+// streamOptions are the change streams': a key's bound as for MCP's GET
+// streams. A single server's streams wake on its commits alone; a cluster
+// node's also read the feed now and then, for writes other nodes own.
+func streamOptions(c Config, clustered bool) changestream.Options {
+	o := changestream.Options{MaxPerKey: c.Limits.MaxStreamsPerKey}
+	if !clustered {
+		o.Poll = -1
+	}
+	return o
 }
 
 // NewEmbedClient is the client of the embedding endpoint e names (nil URL:

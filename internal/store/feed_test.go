@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -249,6 +250,17 @@ func TestFeedSecret(t *testing.T) {
 	}
 	if again, _ := s.FeedSecret(fctx); string(again) != string(one) {
 		t.Error("the secret changed between two calls")
+	}
+	// Cached once read: a later call reads no control row (a changes call
+	// and each stream's read ask for it).
+	if _, err := s.control.writer.ExecContext(fctx, `DELETE FROM settings WHERE k = ?`, feedSecretKey); err != nil {
+		t.Fatal(err)
+	}
+	if cached, err := s.FeedSecret(fctx); err != nil || string(cached) != string(one) {
+		t.Errorf("after the row is gone: %x, %v; want the cached secret", cached, err)
+	}
+	if _, err := s.control.writer.ExecContext(fctx, `INSERT INTO settings (k, v) VALUES (?, ?)`, feedSecretKey, hex.EncodeToString(one)); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

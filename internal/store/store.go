@@ -98,6 +98,10 @@ type Store struct {
 	batches atomic.Int64
 	writes  atomic.Int64
 
+	// feedSecret caches the change feed's cursor secret once read: it is
+	// drawn once and never changes (feed_secret.go).
+	feedSecret atomic.Pointer[[]byte]
+
 	// hookBeforeCommit, if set (tests only), runs in the writer goroutine after
 	// a batch was applied and before its COMMIT.
 	hookBeforeCommit func()
