@@ -81,6 +81,8 @@ func Run(t *testing.T) {
 	for _, r := range reviewers {
 		wg.Go(func() { r.run(ctx, c.l) })
 	}
+	subs := c.subscribers(t, *clusterAbonnenten) // feed readers (feed_subscriber.go)
+	startSubscribers(ctx, &wg, subs)
 	roundsBegin := time.Now()
 	var rounds []failover
 	for r := 1; r <= *clusterRunden; r++ {
@@ -136,6 +138,7 @@ func Run(t *testing.T) {
 		stale = verifyAPI(context.Background(), reader, ackedBy(withApprovals, stopped.idx, stopped.at, time.Time{}), 4)
 	}
 	contra := contradictions(withApprovals)
+	feeds := c.verifyFeeds(subs, acks, props, decs)
 	c.stopNodes(t)
 
 	var singleRate float64
@@ -176,6 +179,7 @@ func Run(t *testing.T) {
 	if len(proposers) > 0 {
 		printReview(os.Stdout, proposers, reviewers, props, decs, review)
 	}
+	printFeeds(os.Stdout, subs, feeds)
 	fmt.Printf("Sitzungen auf gekillten Knoten: %d, danach mit 404 beantwortet: %d, ohne 404: %d\n", killed, lost404, len(waiting))
 	if stopped != nil {
 		back := fmt.Sprintf("bestätigt wieder %s nach SIGCONT", sec(stopped.back))
@@ -215,6 +219,7 @@ func Run(t *testing.T) {
 	if review != nil {
 		checkReview(t, review, props, decs, syncMode)
 	}
+	checkFeeds(t, subs, feeds, syncMode, *clusterRunden)
 	// What a paused node received while stopped it can only answer after
 	// waking, when its lease has run out: it must answer unavailable (issue
 	// 12, point 5), not acknowledge — not even what it might forward.
