@@ -158,6 +158,8 @@ func New(svc *service.Service, opts Options) *Server {
 	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		res.Instructions = instructionsFor(ctx)
 	})
+	rsrc := resources{svc: svc, log: opts.Logger}
+	rsrc.addListHook(hooks)
 	// mcp-go ends a session's id through the manager on DELETE and on idle
 	// expiry (not when a GET stream closes: the session lives on); the gate
 	// ends one when its key or project opens one more than its limit.
@@ -170,6 +172,7 @@ func New(svc *service.Service, opts Options) *Server {
 		server.WithInputSchemaValidation(),
 		server.WithHooks(hooks),
 	}
+	serverOpts = append(serverOpts, resourceOptions()...)
 	if opts.ValidateOutput {
 		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
 	}
@@ -181,6 +184,7 @@ func New(svc *service.Service, opts Options) *Server {
 		}
 		s.mcp.AddTool(tool, impl.handler)
 	}
+	rsrc.addResourceTemplates(s.mcp)
 
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(Endpoint),
