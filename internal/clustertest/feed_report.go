@@ -18,10 +18,19 @@ import (
 // feedDrainLimit bounds the final read of each subscriber.
 func feedDrainLimit() time.Duration { return hardLimit() }
 
-// startSubscribers runs the subscribers in wg until ctx ends.
-func startSubscribers(ctx context.Context, wg *sync.WaitGroup, subs []*subscriber) {
+// startSubscribers runs the polling subscribers in wg until ctx ends; the
+// stream's reader runs on its own context, past the writers, until
+// verifyFeeds (or the test's end) stops it.
+func startSubscribers(t *testing.T, ctx context.Context, wg *sync.WaitGroup, subs []*subscriber) {
 	for _, s := range subs {
-		wg.Go(func() { s.run(ctx) })
+		if !s.stream {
+			wg.Go(func() { s.run(ctx) })
+			continue
+		}
+		sctx, stop := context.WithCancel(context.Background())
+		s.stop, s.done = stop, make(chan struct{})
+		go func() { defer close(s.done); s.runStream(sctx) }()
+		t.Cleanup(func() { stop(); <-s.done })
 	}
 }
 
@@ -35,7 +44,18 @@ func (c *cluster) verifyFeeds(subs []*subscriber, acks []ack, props []proposalAc
 	ctx, cancel := context.WithTimeout(context.Background(), feedDrainLimit())
 	var wg sync.WaitGroup
 	for _, s := range subs {
-		wg.Go(func() { s.drain(ctx) })
+		if !s.stream {
+			wg.Go(func() { s.drain(ctx) })
+			continue
+		}
+		wg.Go(func() {
+			complete := s.awaitAll(ctx, expectedItems(acks, props, decs, s.projects, s.role == "admin"))
+			s.stop()
+			<-s.done
+			s.mu.Lock()
+			s.drained = complete
+			s.mu.Unlock()
+		})
 	}
 	wg.Wait()
 	cancel()
@@ -66,12 +86,21 @@ func printFeeds(w io.Writer, subs []*subscriber, vs []*feedVerdict) {
 	for i, s := range subs {
 		v := vs[i]
 		s.mu.Lock()
-		drained := "bis zur leeren Seite gelesen"
-		if !s.drained {
-			drained = fmt.Sprintf("in %s nicht bis zur leeren Seite gelesen", feedDrainLimit())
+		if s.stream {
+			drained := "alles Bestätigte erhalten"
+			if !s.drained {
+				drained = fmt.Sprintf("in %s nach den Schreibern nicht alles Bestätigte erhalten", feedDrainLimit())
+			}
+			fmt.Fprintf(w, "Live-Strom %s (%s, %d Projekte, Start über n%d): %d Änderungen über %d Verbindungen, %d über einen Knoten ohne ihren Arbeitsbereich, %d Knotenwechsel, resync %d, failure %d, Verbindungen: %s; %s\n",
+				s.name, s.role, len(s.projects), s.firstNode, v.received, s.pages, s.nonOwner, s.switches, s.resyncs, s.failures, outcomeLine(s.outcomes), drained)
+		} else {
+			drained := "bis zur leeren Seite gelesen"
+			if !s.drained {
+				drained = fmt.Sprintf("in %s nicht bis zur leeren Seite gelesen", feedDrainLimit())
+			}
+			fmt.Fprintf(w, "Feed-Abonnent %s (%s, %d Projekte, Start über n%d): %d Änderungen in %d Seiten, %d über einen Knoten ohne ihren Arbeitsbereich, %d Knotenwechsel, Anfragen: %s; %s\n",
+				s.name, s.role, len(s.projects), s.firstNode, v.received, s.pages, s.nonOwner, s.switches, outcomeLine(s.outcomes), drained)
 		}
-		fmt.Fprintf(w, "Feed-Abonnent %s (%s, %d Projekte, Start über n%d): %d Änderungen in %d Seiten, %d über einen Knoten ohne ihren Arbeitsbereich, %d Knotenwechsel, Anfragen: %s; %s\n",
-			s.name, s.role, len(s.projects), s.firstNode, v.received, s.pages, s.nonOwner, s.switches, outcomeLine(s.outcomes), drained)
 		if s.restarts > 0 {
 			fmt.Fprintf(w, "  Cursor abgelaufen (async): %d-mal von vorn gelesen\n", s.restarts)
 		}
@@ -97,14 +126,17 @@ func checkFeeds(t *testing.T, subs []*subscriber, vs []*feedVerdict, syncMode bo
 	if len(subs) == 0 {
 		return
 	}
-	nonOwner, switches := 0, 0
+	nonOwner, switches, polling := 0, 0, 0
 	for i, s := range subs {
 		v := vs[i]
 		s.mu.Lock()
 		nonOwner += s.nonOwner
-		switches += s.switches
+		if !s.stream {
+			switches += s.switches
+			polling++
+		}
 		if !s.drained {
-			t.Errorf("Feed-Abonnent %s las in %s nicht bis zur leeren Seite", s.name, feedDrainLimit())
+			t.Errorf("Feed-Abonnent %s las in %s nicht bis zur leeren Seite (Strom: bis alles Bestätigte da war)", s.name, feedDrainLimit())
 		}
 		if s.nBad > 0 {
 			t.Errorf("Feed-Abonnent %s: %d unerwartete Antworten, zuerst %s", s.name, s.nBad, s.firstBad)
@@ -123,7 +155,7 @@ func checkFeeds(t *testing.T, subs []*subscriber, vs []*feedVerdict, syncMode bo
 	if nonOwner == 0 {
 		t.Errorf("kein Feed-Abonnent bekam eine Änderung über einen Knoten, der ihren Arbeitsbereich nicht besaß: der Test bewies zu wenig")
 	}
-	if rounds > 0 && len(subs) >= nodeCount && switches == 0 {
+	if rounds > 0 && polling >= nodeCount && switches == 0 {
 		t.Errorf("kein Feed-Abonnent wechselte nach einem kill -9 den Knoten: der Test bewies zu wenig")
 	}
 }

@@ -67,34 +67,53 @@ type subscriber struct {
 	outcomes  map[string]int
 	firstBad  string
 	nBad      int
-	drained   bool // the final read reached an empty page
+	drained   bool // the final read reached an empty page (a stream: received every ack)
 	firstNode int
+
+	// The live stream's reader (feed_stream.go): pages counts its
+	// connections; seen holds the keys of what it received.
+	stream   bool
+	seen     map[string]bool
+	resyncs  int
+	failures int
+	stop     context.CancelFunc
+	done     chan struct{}
 }
 
-// subscribers makes n subscribers with a key per project each (at most
-// feedMaxKeys projects): even ones with admin keys, odd ones with read
-// keys; subscriber i starts on node i mod N.
+// subscribers makes n polling subscribers with a key per project each (at
+// most feedMaxKeys projects): even ones with admin keys, odd ones with read
+// keys; subscriber i starts on node i mod N. With -cluster.strom the
+// stream's reader comes first.
 func (c *cluster) subscribers(t *testing.T, n int) []*subscriber {
-	if n <= 0 {
-		return nil
+	var out []*subscriber
+	if *clusterStrom {
+		out = append(out, c.streamSubscriber(t))
 	}
 	projects := c.projects[:min(len(c.projects), feedMaxKeys)]
 	p := len(projects)
 	roles := []string{"admin", "read"}
-	var out []*subscriber
 	for i := range n {
 		role := roles[i%2]
 		name := fmt.Sprintf("abo-%d", i)
 		tokens := c.keys(t, p, role, func(j int) (string, string) { return projects[j], name })
-		s := &subscriber{name: name, role: role, token: strings.Join(tokens, ","), projects: map[string]bool{}, c: c,
-			node: i % len(c.nodes), firstNode: i % len(c.nodes), outcomes: map[string]int{},
-			hc: &http.Client{Timeout: feedTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}}}
-		for _, pr := range projects {
-			s.projects[pr] = true
-		}
-		out = append(out, s)
+		out = append(out, newSubscriber(c, name, role, tokens, projects, i%len(c.nodes), false))
 	}
 	return out
+}
+
+// newSubscriber makes a reader of the feed (stream: of the live stream)
+// with tokens, one per project, starting on node.
+func newSubscriber(c *cluster, name, role string, tokens, projects []string, node int, stream bool) *subscriber {
+	s := &subscriber{name: name, role: role, token: strings.Join(tokens, ","), projects: map[string]bool{}, c: c,
+		node: node, firstNode: node, outcomes: map[string]int{}, stream: stream, seen: map[string]bool{},
+		hc: &http.Client{Timeout: feedTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}}}
+	if stream { // no overall timeout: a stream is long; only its answer's head is bounded
+		s.hc = &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: feedTimeout, MaxIdleConnsPerHost: 2}}
+	}
+	for _, pr := range projects {
+		s.projects[pr] = true
+	}
+	return s
 }
 
 // run polls until ctx ends.
@@ -116,29 +135,37 @@ func (s *subscriber) poll(ctx context.Context) bool {
 			return false
 		}
 		n, out := s.page(ctx, owners)
-		switch out {
-		case outOK:
-			if n == 0 {
-				return true
-			}
-			continue
-		case outConnection: // the node is gone (or paused): the same cursor through the next one
-			s.mu.Lock()
-			s.node = (s.node + 1) % len(s.c.nodes)
-			s.switches++
-			s.mu.Unlock()
-			sleep(ctx, reconnectMin)
-		default:
-			sleep(ctx, unavailablePause)
+		if out != outOK {
+			s.after(ctx, out)
+			return false
 		}
-		return false
+		if n == 0 {
+			return true
+		}
 	}
 	return false
+}
+
+// after pauses after a failed call: when the node did not answer (gone or
+// paused) the subscriber goes on with the same cursor through the next one.
+func (s *subscriber) after(ctx context.Context, out string) {
+	if out != outConnection {
+		sleep(ctx, unavailablePause)
+		return
+	}
+	s.mu.Lock()
+	s.node = (s.node + 1) % len(s.c.nodes)
+	s.switches++
+	s.mu.Unlock()
+	sleep(ctx, reconnectMin)
 }
 
 // ownersNow maps workspace → owner's advertise URL as etcd says now (nil
 // when etcd does not answer).
 func (s *subscriber) ownersNow(ctx context.Context) map[string]string {
+	if s.c.cli == nil { // a single server in the package's own tests
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	owners, err := readOwners(ctx, s.c.cli)
@@ -196,11 +223,7 @@ func (s *subscriber) page(ctx context.Context, owners map[string]string) (int, s
 		// Async replication may lose acknowledged writes in a failover,
 		// and a cursor that read them is expired (docs/changes.md): a
 		// fresh reader from the beginning.
-		s.mu.Lock()
-		s.cursor, s.got = "", nil
-		s.restarts++
-		s.mu.Unlock()
-		s.count("abgelaufen", "")
+		s.expired()
 		return 0, outUnavailable
 	default:
 		s.count(outOther, fmt.Sprintf("%s: GET /api/v1/changes über n%d: %d %s: %s (%v)", s.name, via, resp.StatusCode, body.Error.Code, body.Error.Message, derr))
@@ -220,6 +243,16 @@ func (s *subscriber) page(ctx context.Context, owners map[string]string) (int, s
 	s.nonOwner += here
 	s.mu.Unlock()
 	return len(body.Changes), outOK
+}
+
+// expired starts a fresh read from the beginning after an expired cursor
+// (async mode only): the old reads are dropped.
+func (s *subscriber) expired() {
+	s.mu.Lock()
+	s.cursor, s.got, s.seen = "", nil, map[string]bool{}
+	s.restarts++
+	s.mu.Unlock()
+	s.count("abgelaufen", "")
 }
 
 // drain reads on after the writers stopped until a page is empty (every

@@ -19,8 +19,12 @@
 // decision listed by the owner, every approval exactly one version
 // (reviewcheck.go), and each workspace's replica, restored with litestream,
 // intact and (in sync mode) holding every acknowledged version, proposal
-// and decision. A throughput phase compares the cluster with a single node
-// under the same remember load.
+// and decision. Meanwhile feed subscribers read GET /api/v1/changes with
+// their own cursors and a live stream reader GET /api/v1/changes/stream,
+// each through one node and on through the next when it dies; every
+// acknowledged write must reach each of them exactly once, in order
+// (feed_subscriber.go, feed_stream.go, feed_check.go). A throughput phase
+// compares the cluster with a single node under the same remember load.
 //
 // Every file carries the build tag cluster, so ordinary builds and go test
 // ./... leave the package out.
@@ -82,7 +86,7 @@ func Run(t *testing.T) {
 		wg.Go(func() { r.run(ctx, c.l) })
 	}
 	subs := c.subscribers(t, *clusterAbonnenten) // feed readers (feed_subscriber.go)
-	startSubscribers(ctx, &wg, subs)
+	startSubscribers(t, ctx, &wg, subs)
 	roundsBegin := time.Now()
 	var rounds []failover
 	for r := 1; r <= *clusterRunden; r++ {
