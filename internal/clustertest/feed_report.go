@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -100,6 +101,11 @@ func printFeeds(w io.Writer, subs []*subscriber, vs []*feedVerdict) {
 			}
 			fmt.Fprintf(w, "Feed-Abonnent %s (%s, %d Projekte, Start über n%d): %d Änderungen in %d Seiten, %d über einen Knoten ohne ihren Arbeitsbereich, %d Knotenwechsel, Anfragen: %s; %s\n",
 				s.name, s.role, len(s.projects), s.firstNode, v.received, s.pages, s.nonOwner, s.switches, outcomeLine(s.outcomes), drained)
+		}
+		if len(s.delays) > 0 {
+			d := slices.Clone(s.delays)
+			slices.Sort(d)
+			fmt.Fprintf(w, "  vom Schreiben bis zum Empfang (%d Änderungen nach dem Start): p50 %s, p99 %s, max %s\n", len(d), sec(pct(d, 50)), sec(pct(d, 99)), sec(pct(d, 100)))
 		}
 		if s.restarts > 0 {
 			fmt.Fprintf(w, "  Cursor abgelaufen (async): %d-mal von vorn gelesen\n", s.restarts)

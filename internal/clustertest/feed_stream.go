@@ -42,6 +42,7 @@ func (c *cluster) streamSubscriber(t *testing.T) *subscriber {
 // runStream reads the stream, reconnecting, until ctx ends.
 func (s *subscriber) runStream(ctx context.Context) {
 	defer s.hc.CloseIdleConnections()
+	s.started()
 	for ctx.Err() == nil {
 		s.after(ctx, s.streamOnce(ctx))
 	}
@@ -114,8 +115,7 @@ func (s *subscriber) streamOnce(ctx context.Context) string {
 				owners, ownersAt = s.ownersNow(ctx), time.Now()
 			}
 			s.mu.Lock()
-			s.got = append(s.got, ch)
-			s.seen[changeKey(ch)] = true
+			s.received(ch)
 			s.cursor = e.ID
 			if o := owners[workspaceOf(ch.Project)]; o != "" && o != base {
 				s.nonOwner++

@@ -69,6 +69,11 @@ type subscriber struct {
 	nBad      int
 	drained   bool // the final read reached an empty page (a stream: received every ack)
 	firstNode int
+	// begin is when it started reading; delays are, for each change
+	// committed after that, the time from its commit (its "at", the
+	// owner's clock on this machine) until it was received.
+	begin  time.Time
+	delays []time.Duration
 
 	// The live stream's reader (feed_stream.go): pages counts its
 	// connections; seen holds the keys of what it received.
@@ -119,6 +124,7 @@ func newSubscriber(c *cluster, name, role string, tokens, projects []string, nod
 // run polls until ctx ends.
 func (s *subscriber) run(ctx context.Context) {
 	defer s.hc.CloseIdleConnections()
+	s.started()
 	for ctx.Err() == nil {
 		s.poll(ctx)
 		sleep(ctx, feedPauseMin+rand.N(feedPauseSpan))
@@ -237,12 +243,33 @@ func (s *subscriber) page(ctx context.Context, owners map[string]string) (int, s
 		}
 	}
 	s.mu.Lock()
-	s.got = append(s.got, body.Changes...)
+	s.received(body.Changes...)
 	s.cursor = body.NextCursor
 	s.pages++
 	s.nonOwner += here
 	s.mu.Unlock()
 	return len(body.Changes), outOK
+}
+
+// started marks the start of reading.
+func (s *subscriber) started() {
+	s.mu.Lock()
+	s.begin = time.Now()
+	s.mu.Unlock()
+}
+
+// received keeps changes and their delays; s.mu is held.
+func (s *subscriber) received(chs ...feedChange) {
+	now := time.Now()
+	for _, ch := range chs {
+		s.got = append(s.got, ch)
+		if s.seen != nil {
+			s.seen[changeKey(ch)] = true
+		}
+		if ch.At.After(s.begin) {
+			s.delays = append(s.delays, now.Sub(ch.At))
+		}
+	}
 }
 
 // expired starts a fresh read from the beginning after an expired cursor
