@@ -12,6 +12,7 @@ package clustertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -166,6 +167,14 @@ func (s *subscriber) after(ctx context.Context, out string) {
 	sleep(ctx, reconnectMin)
 }
 
+// cutOff reports whether reading an answer failed because the connection
+// ended (unexpected EOF, reset), not because the answer was no JSON.
+func cutOff(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return err != nil && !errors.As(err, &syntax) && !errors.As(err, &typ)
+}
+
 // ownersNow maps workspace → owner's advertise URL as etcd says now (nil
 // when etcd does not answer).
 func (s *subscriber) ownersNow(ctx context.Context) map[string]string {
@@ -222,6 +231,9 @@ func (s *subscriber) page(ctx context.Context, owners map[string]string) (int, s
 	derr := json.NewDecoder(resp.Body).Decode(&body)
 	switch {
 	case resp.StatusCode == http.StatusOK && derr == nil && body.NextCursor != "":
+	case cutOff(derr): // the node died while it sent the answer
+		s.count(outConnection, "")
+		return 0, outConnection
 	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway:
 		s.count(outUnavailable, "")
 		return 0, outUnavailable

@@ -4,7 +4,9 @@ package clustertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,4 +93,24 @@ func restartedTwice(t *testing.T, srv *inproc, dir string) *inproc {
 		time.Sleep(run)
 	}
 	return srv
+}
+
+// TestCutOff: an answer cut off by a node's death is no answer (the
+// subscriber goes on elsewhere); an answer that is no JSON is a finding.
+func TestCutOff(t *testing.T) {
+	var v struct{ Changes []feedChange }
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{`{"changes":[{"project":"b/p"`, true},
+		{``, true},
+		{`{"changes":[]}`, false},
+		{`<html>`, false},
+		{`{"changes":7}`, false},
+	} {
+		if got := cutOff(json.NewDecoder(strings.NewReader(tc.body)).Decode(&v)); got != tc.want {
+			t.Errorf("%q: cut off %v, want %v", tc.body, got, tc.want)
+		}
+	}
 }
