@@ -16,8 +16,14 @@ import (
 	"time"
 )
 
-// feedDrainLimit bounds the final read of each subscriber.
+// feedDrainLimit bounds the final read of each polling subscriber;
+// streamDrainLimit the stream's wait for every ack: a stream reads the feed
+// once per change (changestream's send), through the owners, and can lag
+// far behind a busy cluster (LASTTEST.md) — this test asks that it gets
+// everything, not how fast.
 func feedDrainLimit() time.Duration { return hardLimit() }
+
+const streamDrainLimit = 3 * time.Minute
 
 // startSubscribers runs the polling subscribers in wg until ctx ends; the
 // stream's reader runs on its own context, past the writers, until
@@ -43,6 +49,8 @@ func (c *cluster) verifyFeeds(subs []*subscriber, acks []ack, props []proposalAc
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), feedDrainLimit())
+	sctx, scancel := context.WithTimeout(context.Background(), streamDrainLimit)
+	begin := time.Now()
 	var wg sync.WaitGroup
 	for _, s := range subs {
 		if !s.stream {
@@ -50,16 +58,18 @@ func (c *cluster) verifyFeeds(subs []*subscriber, acks []ack, props []proposalAc
 			continue
 		}
 		wg.Go(func() {
-			complete := s.awaitAll(ctx, expectedItems(acks, props, decs, s.projects, s.role == "admin"))
+			complete := s.awaitAll(sctx, expectedItems(acks, props, decs, s.projects, s.role == "admin"))
+			took := time.Since(begin)
 			s.stop()
 			<-s.done
 			s.mu.Lock()
-			s.drained = complete
+			s.drained, s.drainTook = complete, took
 			s.mu.Unlock()
 		})
 	}
 	wg.Wait()
 	cancel()
+	scancel()
 	var vs []*feedVerdict
 	var feeds [][]feedChange
 	for _, s := range subs {
@@ -88,9 +98,9 @@ func printFeeds(w io.Writer, subs []*subscriber, vs []*feedVerdict) {
 		v := vs[i]
 		s.mu.Lock()
 		if s.stream {
-			drained := "alles Bestätigte erhalten"
+			drained := fmt.Sprintf("alles Bestätigte erhalten, %s nach Beginn der Prüfung", sec(s.drainTook))
 			if !s.drained {
-				drained = fmt.Sprintf("in %s nach den Schreibern nicht alles Bestätigte erhalten", feedDrainLimit())
+				drained = fmt.Sprintf("in %s nach Beginn der Prüfung nicht alles Bestätigte erhalten", streamDrainLimit)
 			}
 			fmt.Fprintf(w, "Live-Strom %s (%s, %d Projekte, Start über n%d): %d Änderungen über %d Verbindungen, %d über einen Knoten ohne ihren Arbeitsbereich, %d Knotenwechsel, resync %d, failure %d, Verbindungen: %s; %s\n",
 				s.name, s.role, len(s.projects), s.firstNode, v.received, s.pages, s.nonOwner, s.switches, s.resyncs, s.failures, outcomeLine(s.outcomes), drained)
@@ -142,7 +152,7 @@ func checkFeeds(t *testing.T, subs []*subscriber, vs []*feedVerdict, syncMode bo
 			polling++
 		}
 		if !s.drained {
-			t.Errorf("Feed-Abonnent %s las in %s nicht bis zur leeren Seite (Strom: bis alles Bestätigte da war)", s.name, feedDrainLimit())
+			t.Errorf("Feed-Abonnent %s las nicht bis zur leeren Seite (%s; Strom: bis alles Bestätigte da war, %s)", s.name, feedDrainLimit(), streamDrainLimit)
 		}
 		if s.nBad > 0 {
 			t.Errorf("Feed-Abonnent %s: %d unerwartete Antworten, zuerst %s", s.name, s.nBad, s.firstBad)

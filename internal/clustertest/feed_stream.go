@@ -7,7 +7,7 @@
 // reconnects with Last-Event-ID, the id of the last event it read, through
 // the next node, as an EventSource does. Its changes are checked like a
 // polling subscriber's (feed_check.go); it runs on past the writers until
-// it received every acknowledged write or feedDrainLimit passed.
+// it received every acknowledged write or streamDrainLimit passed.
 
 package clustertest
 

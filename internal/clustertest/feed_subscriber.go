@@ -78,12 +78,13 @@ type subscriber struct {
 
 	// The live stream's reader (feed_stream.go): pages counts its
 	// connections; seen holds the keys of what it received.
-	stream   bool
-	seen     map[string]bool
-	resyncs  int
-	failures int
-	stop     context.CancelFunc
-	done     chan struct{}
+	stream    bool
+	drainTook time.Duration // from the start of the final read until it had everything
+	seen      map[string]bool
+	resyncs   int
+	failures  int
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 // subscribers makes n polling subscribers with a key per project each (at
