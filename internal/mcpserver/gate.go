@@ -55,8 +55,13 @@ type gate struct {
 
 func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Protocol 2026-07-28 has no sessions: mcp-go ignores Mcp-Session-Id on
-	// such a request, mints none and keeps nothing per id.
+	// such a request, mints none and keeps nothing per id. Its one
+	// long-lived request, subscriptions/listen, counts as a stream.
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		if IsListen(r) {
+			g.serveListen(w, r)
+			return
+		}
 		g.next.ServeHTTP(w, r)
 		return
 	}
@@ -179,30 +184,37 @@ func (g gate) refuseStream(w http.ResponseWriter, err error) {
 	}
 	if err == errProjectStreamFull {
 		writeRPCError(w, http.StatusTooManyRequests, streamsRetryAfter, fmt.Sprintf(
-			"unavailable: the keys of this session's project already have %d open GET streams on %s (the project's limit); close one and retry in %s",
+			"unavailable: the keys of this session's project already have %d open streams on %s (GET and subscriptions/listen; the project's limit); close one and retry in %s",
 			g.srv.ids.projectStreams.Rule().InFlight, Endpoint, streamsRetryAfter))
 		return
 	}
 	writeRPCError(w, http.StatusTooManyRequests, streamsRetryAfter, fmt.Sprintf(
-		"unavailable: a key of this request already has %d open GET streams on %s (its limit); close one and retry in %s",
+		"unavailable: a key of this request already has %d open streams on %s (GET and subscriptions/listen; its limit); close one and retry in %s",
 		g.srv.ids.keyStreams.Rule().InFlight, Endpoint, streamsRetryAfter))
 }
 
 // isInitialize reports whether a POST body is an initialize request, the
 // way mcp-go decides it (the "method" member); the body is put back.
 func isInitialize(r *http.Request) bool {
-	if r.Body == nil {
-		return false
-	}
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
+	body, ok := peekBody(r)
+	if !ok {
 		return false
 	}
 	var msg struct {
 		Method string `json:"method"`
 	}
 	return json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodInitialize)
+}
+
+// peekBody reads the request body and puts it back for mcp-go (the HTTP
+// server has buffered it whole, see bufferBody); ok is false without one.
+func peekBody(r *http.Request) (body []byte, ok bool) {
+	if r.Body == nil {
+		return nil, false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err == nil
 }
 
 // dropState makes mcp-go forget a session Munin ended (evicted): its DELETE
@@ -227,6 +239,12 @@ func (discard) WriteHeader(int)             {}
 // writeRPCError answers with a JSON-RPC error object (id null), as MCP
 // clients expect from /mcp; the message starts with Munin's error code.
 func writeRPCError(w http.ResponseWriter, status int, retryAfter time.Duration, msg string) {
+	writeRPCErrorID(w, status, retryAfter, nil, msg)
+}
+
+// writeRPCErrorID is writeRPCError answering the request with id (nil:
+// null, for a request whose id is not known).
+func writeRPCErrorID(w http.ResponseWriter, status int, retryAfter time.Duration, id json.RawMessage, msg string) {
 	code := -32000 // server error
 	switch status {
 	case http.StatusBadRequest:
@@ -243,7 +261,7 @@ func writeRPCError(w http.ResponseWriter, status int, retryAfter time.Duration, 
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": "2.0",
-		"id":      nil,
+		"id":      id,
 		"error":   map[string]any{"code": code, "message": msg},
 	})
 }

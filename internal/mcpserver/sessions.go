@@ -132,10 +132,16 @@ type sessionIDs struct {
 	keys     map[string]*holder // by key id
 	projects map[memory.ProjectRef]*holder
 	pending  int
-	// nextStream numbers the streams of a session.
+	// nextStream numbers the streams of a session and the listen streams.
 	nextStream uint64
+	// listens are the open subscriptions/listen streams (protocol
+	// 2026-07-28: no session holds them); listensClosed is set once the
+	// server closes (see openListen).
+	listens       map[uint64]context.CancelFunc
+	listensClosed bool
 
-	// keyStreams and projectStreams count open GET streams (see openStream).
+	// keyStreams and projectStreams count open GET and listen streams (see
+	// openStream, openListen).
 	keyStreams     *limit.Keyed[string]
 	projectStreams *limit.Keyed[memory.ProjectRef]
 	// opens is each project's rate of new sessions (nil: none).

@@ -35,6 +35,13 @@ type sessHarness struct {
 
 func newSessHarness(t *testing.T, opts Options) *sessHarness {
 	t.Helper()
+	return newSessHarnessWith(t, opts, nil)
+}
+
+// newSessHarnessWith is newSessHarness with prepare (if not nil) run on the
+// server before it serves.
+func newSessHarnessWith(t *testing.T, opts Options, prepare func(*Server)) *sessHarness {
+	t.Helper()
 	env := servicetest.New(t, service.Options{})
 	tokA, _ := env.Key(t, "ws", "p", "agent-a", memory.RoleRead)
 	tokB, _ := env.Key(t, "ws", "p", "agent-b", memory.RoleRead)
@@ -42,6 +49,9 @@ func newSessHarness(t *testing.T, opts Options) *sessHarness {
 		opts.Logger = testLogger(t)
 	}
 	srv := New(env.Svc, opts)
+	if prepare != nil {
+		prepare(srv)
+	}
 	url := httptestServer(t, testAuth(env.Svc, srv.HTTPHandler()))
 	// Registered after the HTTP server's cleanup, so it runs first: ends the
 	// sweeper and any stream still open.

@@ -123,8 +123,8 @@ type SessionStats struct {
 	// limit, or while a key or project had its limit of initializes in
 	// flight.
 	RefusedFull int64
-	// RefusedStreams counts GET streams refused with 429 at a key's or a
-	// project's limit.
+	// RefusedStreams counts GET and subscriptions/listen streams refused
+	// with 429 at a key's or a project's limit.
 	RefusedStreams int64
 }
 
@@ -141,7 +141,13 @@ func (s *Server) SessionStats() SessionStats {
 // OpenSessions is the number of MCP sessions the server currently keeps.
 func (s *Server) OpenSessions() int64 { return s.ids.open.Load() }
 
-// Close stops the idle-session sweeper and ends every session.
+// Close ends every open subscriptions/listen stream (each with its final
+// result), stops the idle-session sweeper and ends every session.
 func (s *Server) Close(ctx context.Context) error {
+	s.ids.endListens()
 	return s.http.Shutdown(ctx)
 }
+
+// OpenListenStreams is the number of subscriptions/listen streams
+// (protocol 2026-07-28) open now.
+func (s *Server) OpenListenStreams() int { return s.ids.openListens() }

@@ -164,7 +164,7 @@ func TestProjectStreamShare(t *testing.T) {
 		o.resp.Body.Close()
 		o.cancel()
 		refusedAs(t, "a stream past the project's limit", answer{code: o.resp.StatusCode, header: o.resp.Header, body: string(b)}, http.StatusTooManyRequests, "unavailable")
-		if !strings.Contains(string(b), fmt.Sprintf("%d open GET streams", limit)) || o.resp.Header.Get("Retry-After") == "" {
+		if !strings.Contains(string(b), fmt.Sprintf("%d open streams on /mcp (GET and subscriptions/listen; the project", limit)) || o.resp.Header.Get("Retry-After") == "" {
 			t.Errorf("refusal does not name the project's limit or lacks Retry-After: %s", b)
 		}
 		refused = append(refused, ids[o.i])

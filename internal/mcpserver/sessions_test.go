@@ -229,7 +229,7 @@ func TestStreamsPerKeyLimit(t *testing.T) {
 	}
 	a := h.send(t, http.MethodGet, h.tokA, s1, "")
 	refusedAs(t, "a third stream", a, http.StatusTooManyRequests, "unavailable")
-	if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "2 open GET streams") {
+	if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "2 open streams on /mcp (GET and subscriptions/listen; its limit)") {
 		t.Errorf("refusal lacks Retry-After or the limit: %v %s", a.header, a.body)
 	}
 	if st := h.stream(t, h.tokB, b); st.StatusCode != http.StatusOK {
