@@ -15,6 +15,7 @@ import (
 	"munin/internal/api"
 	"munin/internal/changestream"
 	"munin/internal/limit"
+	"munin/internal/mcpserver"
 	"munin/internal/memory"
 	"munin/internal/metrics"
 )
@@ -253,13 +254,19 @@ func exempt(r *http.Request) bool {
 	return false
 }
 
-// isStream: MCP's GET stream and the change streams (REST and web UI,
+// isStream: MCP's GET stream, MCP's subscriptions/listen stream (protocol
+// 2026-07-28: a POST whose answer is a stream, told by its headers,
+// mcpserver.IsListen) and the change streams (REST and web UI,
 // changestream.IsPath) are long-lived and idle; they count against their
 // key's rate, not against the requests in flight (their number has its own
 // caps in mcpserver and changestream).
 func isStream(r *http.Request) bool {
-	return r.Method == http.MethodGet && (r.URL.Path == "/mcp" || changestream.IsPath(r.URL.Path))
+	return r.Method == http.MethodGet && (r.URL.Path == "/mcp" || changestream.IsPath(r.URL.Path)) ||
+		isMCPListen(r)
 }
+
+// isMCPListen: a subscriptions/listen request on /mcp.
+func isMCPListen(r *http.Request) bool { return r.URL.Path == "/mcp" && mcpserver.IsListen(r) }
 
 // seconds is d in whole seconds, at least one (for Retry-After).
 func seconds(d time.Duration) int { return max(1, int((d+time.Second-1)/time.Second)) }

@@ -1,12 +1,10 @@
 package httpserver
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/url"
 	"testing"
-	"time"
 )
 
 // TestChangeStreamsHoldNoRequestSlot: change streams (REST and web UI paths)
@@ -67,14 +65,7 @@ func TestShutdownEndsChangeStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		t.Fatalf("shutdown: %v", err)
-	}
-	if how := <-ended; how != "cancelled" {
-		t.Fatalf("stream ended: %s", how)
-	}
+	shutdownEnds(t, s, ended)
 }
 
 func mustURL(t *testing.T, path string) *url.URL {

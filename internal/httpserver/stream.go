@@ -7,13 +7,16 @@ import (
 )
 
 // streaming lets GET requests (the standalone SSE stream of MCP Streamable
-// HTTP) live as long as the client listens: it clears the write deadline the
-// server set for ordinary requests (WriteTimeout), and it ends the stream when
-// the server shuts down. ReadTimeout needs no such care: once the request is
-// read, net/http clears the read deadline for its background read.
+// HTTP up to protocol 2025-11-25) and subscriptions/listen requests (its
+// successor in 2026-07-28, a POST) live as long as the client listens: it
+// clears the write deadline the server set for ordinary requests
+// (WriteTimeout), and it ends the stream when the server shuts down.
+// ReadTimeout needs no such care: once the request is read (bufferBody reads
+// a POST's body whole), net/http clears the read deadline for its
+// background read.
 func streaming(streams *streamCloser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
+		if r.Method != http.MethodGet && !isMCPListen(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

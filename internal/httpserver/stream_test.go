@@ -34,54 +34,57 @@ func sse(n int, tick time.Duration, ended chan<- string) http.Handler {
 	})
 }
 
-// TestStreamOutlivesTimeouts: an SSE stream on GET /mcp runs longer than the
-// server's read and write timeouts, which still bound ordinary requests.
+// TestStreamOutlivesTimeouts: an SSE stream on GET /mcp, and a
+// subscriptions/listen stream (a POST), runs longer than the server's read
+// and write timeouts, which still bound ordinary requests.
 func TestStreamOutlivesTimeouts(t *testing.T) {
-	ended := make(chan string, 1)
-	s := newStack(t, Config{}, sse(8, 100*time.Millisecond, ended), nil)
-	s.srv.ReadTimeout = 300 * time.Millisecond
-	s.srv.WriteTimeout = 300 * time.Millisecond
-	s.serve(t)
-
-	r, _ := http.NewRequest("GET", s.base+"/mcp", nil)
-	r.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := client.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := 0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "data: ") {
-			events++
-		}
-	}
-	if events != 8 {
-		t.Fatalf("got %d of 8 events (%v)", events, sc.Err())
-	}
-	if how := <-ended; how != "complete" {
-		t.Fatalf("stream ended: %s", how)
+	for _, kind := range streamKinds {
+		t.Run(kind, func(t *testing.T) {
+			ended := make(chan string, 1)
+			s := newStack(t, Config{}, sse(8, 100*time.Millisecond, ended), nil)
+			s.srv.ReadTimeout = 300 * time.Millisecond
+			s.srv.WriteTimeout = 300 * time.Millisecond
+			s.serve(t)
+			resp := s.openStream(t, kind)
+			events := 0
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "data: ") {
+					events++
+				}
+			}
+			if events != 8 {
+				t.Fatalf("got %d of 8 events (%v)", events, sc.Err())
+			}
+			if how := <-ended; how != "complete" {
+				t.Fatalf("stream ended: %s", how)
+			}
+		})
 	}
 }
 
-// TestShutdownEndsStreams: Shutdown does not wait for SSE clients that never
-// hang up; it cancels their streams and returns.
+// TestShutdownEndsStreams: Shutdown does not wait for SSE clients (GET
+// streams and listen streams) that never hang up; it cancels their streams
+// and returns.
 func TestShutdownEndsStreams(t *testing.T) {
-	ended := make(chan string, 1)
-	s := newStack(t, Config{}, sse(0, 50*time.Millisecond, ended), nil)
-	s.serve(t)
+	for _, kind := range streamKinds {
+		t.Run(kind, func(t *testing.T) {
+			ended := make(chan string, 1)
+			s := newStack(t, Config{}, sse(0, 50*time.Millisecond, ended), nil)
+			s.serve(t)
+			resp := s.openStream(t, kind)
+			if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			shutdownEnds(t, s, ended)
+		})
+	}
+}
 
-	r, _ := http.NewRequest("GET", s.base+"/mcp", nil)
-	r.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := client.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
+// shutdownEnds shuts s down (bounded: 5 s) and checks that the stream
+// reporting to ended was cancelled rather than waited for.
+func shutdownEnds(t *testing.T, s *stack, ended <-chan string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil {
