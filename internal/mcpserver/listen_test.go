@@ -263,3 +263,25 @@ func TestListenEndsOnClose(t *testing.T) {
 		t.Fatalf("listen after close: %s", got)
 	}
 }
+
+// TestListenEndsWhenTheServerCancelsIt: the HTTP server ends streams on
+// shutdown by cancelling their requests (httpserver's streaming); the
+// listen stream still ends with its final result.
+func TestListenEndsWhenTheServerCancelsIt(t *testing.T) {
+	h := newListenHarness(t, Options{})
+	shutdown, stop := context.WithCancel(context.Background())
+	defer stop()
+	h.url = httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer context.AfterFunc(shutdown, cancel)()
+		testAuth(h.env.Svc, h.srv.HTTPHandler()).ServeHTTP(w, r.WithContext(ctx))
+	})) + Endpoint
+	l := h.listen(t, h.tokA, 5)
+	waitListens(t, h.srv, 1)
+	stop()
+	want := `{"id":5,"jsonrpc":"2.0","result":{"_meta":{"io.modelcontextprotocol/subscriptionId":5},"resultType":"complete"}}`
+	if got := l.next(t); got != want {
+		t.Fatalf("last event: %s\nwant %s", got, want)
+	}
+	waitListens(t, h.srv, 0)
+}
