@@ -164,7 +164,7 @@ func (l *Limits) settings() []Setting {
 		{Flag: "max-sessions-per-key", Env: "MUNIN_MAX_SESSIONS_PER_KEY", field: &l.MaxSessionsPerKey,
 			Help: "live MCP sessions per key; one more ends the key's least recently used"},
 		{Flag: "max-streams-per-key", Env: "MUNIN_MAX_STREAMS_PER_KEY", field: &l.MaxStreamsPerKey,
-			Help: "open GET /mcp streams per key, 4× this per project; the excess gets 429"},
+			Help: "open MCP streams per key (GET /mcp and subscriptions/listen together), 4× this per project; the excess gets 429"},
 	}
 }
 

@@ -85,7 +85,8 @@ type Options struct {
 	// others (default DefaultMaxSessionsPerKey); one more ends the key's
 	// least recently used.
 	MaxSessionsPerKey int
-	// MaxStreamsPerKey bounds the open GET streams of one key (default
+	// MaxStreamsPerKey bounds the open GET and subscriptions/listen streams
+	// of one key, counted together (default
 	// DefaultMaxStreamsPerKey), and ProjectStreamKeys times it those of one
 	// project; the excess is refused with 429.
 	MaxStreamsPerKey int

@@ -24,7 +24,7 @@ type SessionCounts struct {
 	Open           int64 // sessions kept now
 	Unknown        int64 // requests refused with 404: not a live session of the caller
 	RefusedFull    int64 // new sessions refused with 429 at a session limit
-	RefusedStreams int64 // GET streams refused with 429 at a key's or project's stream limit
+	RefusedStreams int64 // MCP streams (GET or subscriptions/listen) refused with 429 at a key's or project's stream limit
 	Evicted        int64 // sessions ended because their key or project opened one more than its limit
 }
 
@@ -33,7 +33,7 @@ type SessionCounts struct {
 // munin_mcp_sessions_evicted_total.
 func (m *Metrics) Sessions(read func() SessionCounts) {
 	m.gaugeFunc("munin_mcp_sessions_open", "MCP sessions the server keeps.", func() float64 { return float64(read().Open) })
-	const help = "MCP session requests refused, by reason: unknown (404: not a live session of the caller), sessions_full (429: server limit), streams_per_key (429: a key's open GET streams)."
+	const help = "MCP session requests refused, by reason: unknown (404: not a live session of the caller), sessions_full (429: server limit), streams_per_key (429: a key's or project's open MCP streams, GET or subscriptions/listen)."
 	for reason, count := range map[string]func(SessionCounts) int64{
 		"unknown":         func(s SessionCounts) int64 { return s.Unknown },
 		"sessions_full":   func(s SessionCounts) int64 { return s.RefusedFull },
