@@ -132,6 +132,11 @@ type sessionIDs struct {
 	keys     map[string]*holder // by key id
 	projects map[memory.ProjectRef]*holder
 	pending  int
+	// onEnd, when set, is called (with mu held: it must not call back into
+	// sessionIDs) with the id of every session that ends, however it ends
+	// (DELETE, idle expiry, eviction), so that state kept beside a session,
+	// such as its resource subscriptions, ends with it.
+	onEnd func(id string)
 	// nextStream numbers the streams of a session and the listen streams.
 	nextStream uint64
 	// listens are the open subscriptions/listen streams (protocol
@@ -327,6 +332,9 @@ func (s *sessionIDs) endLocked(sess *session) {
 	}
 	sess.streams = nil
 	s.dropIfEmptyLocked(sess.owner, sess.project)
+	if s.onEnd != nil {
+		s.onEnd(sess.id)
+	}
 }
 
 // size reports what the manager holds: live sessions, keys and projects
