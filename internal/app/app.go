@@ -116,6 +116,8 @@ func Open(cfg Config) (*App, error) {
 		svcStore, index, internal = cn.wire(st, index, &svcOpts)
 		registerClusterMetrics(m, cn)
 		svcOpts.Ready = cn.ready
+		// Watchers (MCP subscriptions) hear other nodes' writes by reading.
+		svcOpts.FeedPoll = changestream.DefaultPoll
 	}
 	svc := service.New(svcStore, index, svcOpts)
 	// One set of admission limits (key, project, server) for REST, MCP and

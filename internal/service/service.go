@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"munin/internal/changehub"
 	"munin/internal/memory"
 )
 
@@ -52,6 +53,10 @@ type Options struct {
 	// project (all its keys) run at once (0: ProjectRecallRunning(),
 	// negative: no limit; also none when RecallConcurrency is negative).
 	ProjectRecallConcurrency int
+	// FeedPoll is how often a watched workspace's feed is read without a
+	// commit signal (Watch): a cluster node hears no commit of the
+	// workspaces other nodes own. 0: never (a single server).
+	FeedPoll time.Duration
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tests move it.
@@ -81,6 +86,7 @@ type Service struct {
 	slog        *searchLog
 	recallLimit *recallLimiter
 	keyLimit    keyLimit
+	hub         *changehub.Hub // the watchers of the change feed (watch.go)
 }
 
 // New builds a Service over a store and an index and starts the search-log flusher.
@@ -95,6 +101,7 @@ func New(store Store, index Index, opts Options) *Service {
 	}
 	s.slog = newSearchLog(store, opts.Logger, opts.retention())
 	s.recallLimit = opts.recallLimiter()
+	s.hub = changehub.New(s.store, changehub.Options{Poll: opts.FeedPoll, Logger: opts.Logger})
 	return s
 }
 
