@@ -96,6 +96,9 @@ type Options struct {
 	// Opening a session costs far more than a call on one, and the per-key
 	// rate multiplies with every key a project mints.
 	SessionOpenRate float64
+	// StreamChecks: how soon a revoked key's sessions and streams end, and
+	// how often a listen stream sends a keep-alive (sessions_revoke.go).
+	StreamChecks StreamChecks
 	// Metrics, when set, counts tool calls by outcome and their latency.
 	Metrics *metrics.Metrics
 }
@@ -165,7 +168,7 @@ func New(svc *service.Service, opts Options) *Server {
 	// expiry (not when a GET stream closes: the session lives on); the gate
 	// ends one when its key or project opens one more than its limit.
 	s := &Server{svc: svc, log: opts.Logger, idleTTL: opts.SessionIdleTTL,
-		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey, opts.SessionOpenRate)}
+		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey, opts.SessionOpenRate, opts.StreamChecks)}
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),

@@ -154,12 +154,17 @@ type sessionIDs struct {
 
 	open atomic.Int64 // len(live), readable without the lock
 
+	// checks are the intervals of the revocation sweep and the listen
+	// keep-alive (sessions_revoke.go).
+	checks StreamChecks
+
 	// Counters for the metrics.
 	unknown, evicted, refusedFull, refusedStreams atomic.Int64
 }
 
-func newSessionIDs(maxTotal, maxPerKey, maxStreams int, openRate float64) *sessionIDs {
+func newSessionIDs(maxTotal, maxPerKey, maxStreams int, openRate float64, checks StreamChecks) *sessionIDs {
 	return &sessionIDs{
+		checks:   checks.withDefaults(),
 		maxTotal: maxTotal, maxPerKey: maxPerKey, maxPerProject: max(1, maxTotal/ProjectSessionShare),
 		live: make(map[string]*session), keys: make(map[string]*holder), projects: make(map[memory.ProjectRef]*holder),
 		keyStreams:     limit.New[string](limit.Rule{InFlight: maxStreams}, nil),
