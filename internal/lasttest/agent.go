@@ -81,6 +81,9 @@ type agent struct {
 	// review is the shared state of setup 5 (nil elsewhere): remember
 	// proposes there, and every recall answer is checked (pruefung.go).
 	review *stand
+	// acks are the acknowledged remembers of the load phase
+	// (abonnenten.go matches them to the subscribers' updates).
+	acks []quittung
 }
 
 // protocolVersion is the MCP version the agents speak (-last.protokoll). Up
@@ -239,7 +242,11 @@ func (a *agent) work(deadline time.Time) map[string]int {
 				slug, contested = fmt.Sprintf("neu/a%03d-%d", a.id, n), false
 			}
 			args := with(map[string]any{"slug": slug, "content": rememberContent(a.id, n, word)})
-			if _, err := a.call(ctx, "remember", args); err == nil && contested {
+			sc, err := a.call(ctx, "remember", args)
+			if err == nil {
+				a.quittiere(sc)
+			}
+			if err == nil && contested {
 				written[project]++
 			}
 		case (r-3**lastSchreibanteil)%3 < 2:

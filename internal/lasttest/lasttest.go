@@ -124,6 +124,9 @@ func Run(t *testing.T) {
 			if i == 0 && *lastSuchprotokoll == "vergleich" {
 				compareSearchLog(t, a, res)
 			}
+			if i == 0 && *lastAbonnenten > 0 {
+				compareAbonnenten(t, a, res)
+			}
 		})
 	}
 	if *lastStufen != "" {
@@ -165,6 +168,7 @@ type lauf struct {
 	profile      bool // CPU profile of the load phase into -last.profil
 	coldStart    bool // restart afterwards and time the first recall
 	quiet        bool // no table (repeated runs of a comparison)
+	abonnenten   int  // subscribed sessions during the load (abonnenten.go)
 }
 
 // runSetup runs one setup on a fresh server: seed, connect (memory per
@@ -187,6 +191,11 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 		rev = startReview(t, srv, a, hc, agents)
 	}
 	checkMix(t, srv, l.quiet)
+	var ab *abos
+	if l.abonnenten > 0 {
+		ab = connectAbos(t, srv, a, l.abonnenten)
+		ab.mark(t, srv)
+	}
 
 	if l.profile {
 		f, err := os.Create(*lastProfil)
@@ -215,6 +224,13 @@ func runSetup(t testing.TB, a aufbau, n int, l lauf) result {
 	res.cpu = cpuTime() - cpu0
 	if l.profile {
 		pprof.StopCPUProfile()
+	}
+	if ab != nil {
+		feed := ab.feed(t, srv)
+		heard := ab.evaluate(feed, res.acks, ab.settle(feed, 10*time.Second))
+		ab.close()
+		heard.check(t)
+		res.abo = &heard
 	}
 	res.connWall = connWall
 	res.lat["verbinden"] = agents[0].lat["verbinden"]

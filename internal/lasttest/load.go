@@ -21,6 +21,8 @@ type result struct {
 	written  map[string]int // successful remember calls per project
 	connWall time.Duration
 	cpu      time.Duration
+	acks     []quittung  // acknowledged remembers
+	abo      *abErgebnis // what the subscribers heard (-last.abonnenten)
 }
 
 func (r result) rememberRate() float64 { return float64(len(r.lat["remember"])) / r.dur.Seconds() }
@@ -54,6 +56,7 @@ func drive(agents []*agent, d time.Duration) result {
 			a.lat[tool] = a.lat[tool][:0]
 		}
 		a.lat[recallMix] = a.lat[recallMix][:0]
+		a.acks = a.acks[:0]
 		clear(a.err)
 	}
 	var mu sync.Mutex
@@ -79,6 +82,7 @@ func drive(agents []*agent, d time.Duration) result {
 		for tool, l := range a.lat {
 			res.lat[tool] = append(res.lat[tool], l...)
 		}
+		res.acks = append(res.acks, a.acks...)
 		for tool, n := range a.err {
 			res.errs[tool] += n
 		}

@@ -19,6 +19,7 @@ import (
 	"munin/internal/app"
 	"munin/internal/config"
 	"munin/internal/embed/embedtest"
+	"munin/internal/mcpserver"
 	"munin/internal/memory"
 	"munin/internal/service"
 )
@@ -66,6 +67,12 @@ func startServer(t testing.TB, dir string, searchLogOff bool) *server {
 		},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
+	if n := *lastAbonnenten; n > 0 {
+		// Every run of the comparison (with and without subscribers) gets
+		// the same bounds: n sessions with a GET stream each in one
+		// project, beside the agents and the sessions memoryPerSession adds.
+		streamLimits(&s.cfg.Limits, n, 2**lastAgenten+8)
+	}
 	if d := *lastEinbettung; d > 0 {
 		// A test endpoint answering after d stands in for a model server.
 		ep := embedtest.New(384)
@@ -191,4 +198,14 @@ func measureColdStart(t testing.TB, srv *server, token string) {
 	second := a.lat["recall"][1]
 	fmt.Printf("Kaltstart: %s vom Öffnen bis zur ersten recall-Antwort (Öffnen %s, erstes recall mit Öffnen des Index über %d Einträge %s, zweites recall %s)\n",
 		ms(total), ms(opened), *lastEintraege+*lastSlugs, ms(first), ms(second))
+}
+
+// streamLimits raises the session and stream bounds so that n subscribers,
+// each with its own key and one GET stream, all in one project, fit beside
+// others more sessions: a project may hold 4× a key's streams
+// (MaxStreamsPerKey) and 1/8 of the server's sessions (MaxSessions). The
+// bounds per key stay as they are unless they are below the defaults.
+func streamLimits(l *config.Limits, n, others int) {
+	l.MaxStreamsPerKey = max(mcpserver.DefaultMaxStreamsPerKey, (n+3)/4)
+	l.MaxSessions = max(mcpserver.DefaultMaxSessions, 8*(n+others))
 }
