@@ -22,6 +22,10 @@ import (
 type ChangesRequest struct {
 	Since string `json:"since,omitempty"`
 	Limit int    `json:"limit,omitempty"`
+	// PerChange asks for ChangesResult.Cursors. Not a field of the REST or
+	// MCP request: the live stream uses it to give every event its cursor
+	// from the same read.
+	PerChange bool `json:"-"`
 }
 
 // Change is one audit row as the feed shows it: who did what to which
@@ -39,9 +43,17 @@ type Change struct {
 }
 
 // ChangesResult is one page of the feed and the cursor after it.
+// Unavailable lists the caller's projects whose workspace could not be read
+// this time (changes_partial.go): next_cursor keeps their position, so a
+// later read from it brings their changes.
 type ChangesResult struct {
-	Changes    []Change `json:"changes"`
-	NextCursor string   `json:"next_cursor"`
+	Changes     []Change      `json:"changes"`
+	NextCursor  string        `json:"next_cursor"`
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
+	// Cursors (with ChangesRequest.PerChange) holds the cursor after each
+	// change: Cursors[i] reads on after Changes[i], exactly as NextCursor
+	// would if the page had ended there; the last one is NextCursor.
+	Cursors []string `json:"-"`
 }
 
 // SinceNow is the Since that asks for the cursor of the present.
@@ -59,7 +71,8 @@ type feedWorkspace struct {
 	projects []memory.FeedProject
 	pos      feedcursor.Position // the position the read starts from
 	page     memory.FeedPage
-	taken    int // rows of page that made it into the answer
+	taken    int   // rows of page that made it into the answer
+	err      error // the read failed (page is empty): see readFeeds
 }
 
 // Changes answers the changes in the caller's projects after req.Since, at
@@ -104,8 +117,13 @@ func (s *Service) Changes(ctx context.Context, c memory.Caller, req ChangesReque
 	if err := s.readFeeds(ctx, c, wss, limit, req.Since == SinceNow); err != nil {
 		return ChangesResult{}, err
 	}
-	changes := mergeFeeds(wss, limit)
-	return ChangesResult{Changes: changes, NextCursor: feedcursor.Encode(secret, nextCursor(in, wss, now))}, nil
+	changes, from := mergeFeeds(wss, limit)
+	res := ChangesResult{Changes: changes, NextCursor: feedcursor.Encode(secret, nextCursor(in, wss, now)),
+		Unavailable: unavailable(wss)}
+	if req.PerChange {
+		res.Cursors = perChangeCursors(secret, in, wss, from, now)
+	}
+	return res, nil
 }
 
 // feedWorkspaces groups the caller's projects by workspace, in key order,
@@ -132,56 +150,56 @@ func feedWorkspaces(c memory.Caller, in feedcursor.Cursor) []*feedWorkspace {
 }
 
 // readFeeds reads every workspace at once (in a cluster each read goes to
-// its owner); the error of the first workspace that failed is the answer.
+// its owner). A workspace that fails is left out of the answer
+// (settleReads decides when its failure fails the whole call instead).
 func (s *Service) readFeeds(ctx context.Context, c memory.Caller, wss []*feedWorkspace, limit int, endOnly bool) error {
-	errs := make([]error, len(wss))
 	var wg sync.WaitGroup
-	for i, w := range wss {
+	for _, w := range wss {
 		wg.Go(func() {
 			q := memory.FeedQuery{Projects: w.projects, Identity: w.pos.Identity, After: w.pos.After, Stamp: w.pos.Stamp,
 				Limit: limit, EndOnly: endOnly}
 			if w.pos.After == 0 && w.pos.Floor != 0 {
 				q.Floor = time.Unix(0, w.pos.Floor)
 			}
-			var err error
-			if w.page, err = s.store.FeedRead(ctx, w.name, q); err != nil {
+			page, err := s.store.FeedRead(ctx, w.name, q)
+			if err != nil {
 				key, _ := c.KeyFor(memory.ProjectRef{Workspace: w.name, Project: w.projects[0].Project})
-				errs[i] = s.internalErr("changes", key, err)
+				w.err = s.internalErr("changes", key, err)
+				return
 			}
+			w.page = page
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return settleReads(ctx, wss)
 }
 
 // mergeFeeds takes up to limit rows from the workspaces' pages: each time
 // the oldest head (by time, then workspace name), so each workspace gives
 // a prefix of its page in id order, even where an imported row's time is
-// older than the row before it.
-func mergeFeeds(wss []*feedWorkspace, limit int) []Change {
+// older than the row before it. from[i] is the index in wss of the
+// workspace changes[i] came from.
+func mergeFeeds(wss []*feedWorkspace, limit int) (changes []Change, from []int) {
 	out := []Change{}
 	for len(out) < limit {
 		var next *feedWorkspace
-		for _, w := range wss {
+		at := -1
+		for i, w := range wss {
 			if w.taken == len(w.page.Rows) {
 				continue
 			}
 			if next == nil || cmp.Or(w.page.Rows[w.taken].At.Compare(next.page.Rows[next.taken].At), cmp.Compare(w.name, next.name)) < 0 {
-				next = w
+				next, at = w, i
 			}
 		}
 		if next == nil {
 			break
 		}
 		out = append(out, change(next.name, next.page.Rows[next.taken]))
+		from = append(from, at)
 		next.taken++
 	}
-	return out
+	return out, from
 }
 
 func change(ws string, r memory.FeedRow) Change {
@@ -199,29 +217,59 @@ func change(ws string, r memory.FeedRow) Change {
 // workspaces the caller does not reach now are kept (another set of keys
 // may carry the cursor on), up to feedcursor.MaxPositions.
 func nextCursor(in feedcursor.Cursor, wss []*feedWorkspace, now int64) feedcursor.Cursor {
-	out := feedcursor.Cursor{Minted: now}
-	reached := map[string]bool{}
+	taken := make([]int, len(wss))
+	for i, w := range wss {
+		taken[i] = w.taken
+	}
+	return cursorAt(wss, taken, keptPositions(in, wss), now)
+}
+
+// cursorAt is the cursor after taken[i] rows of each workspace wss[i]'s
+// page (nextCursor's rules), followed by the positions kept of workspaces
+// the caller does not reach now; a workspace whose read failed keeps its
+// position as it was, so that nothing of it is skipped.
+func cursorAt(wss []*feedWorkspace, taken []int, kept []feedcursor.Position, now int64) feedcursor.Cursor {
+	out := feedcursor.Cursor{Minted: now, Positions: make([]feedcursor.Position, 0, len(wss)+len(kept))}
+	for i, w := range wss {
+		out.Positions = append(out.Positions, position(w, taken[i]))
+	}
+	out.Positions = append(out.Positions, kept...)
+	return out
+}
+
+// keptPositions are in's positions of workspaces not in wss, as many as fit
+// beside them in feedcursor.MaxPositions.
+func keptPositions(in feedcursor.Cursor, wss []*feedWorkspace) []feedcursor.Position {
+	reached := make(map[string]bool, len(wss))
 	for _, w := range wss {
 		reached[w.name] = true
-		p := w.pos
-		p.Identity = w.page.Identity
-		switch {
-		case w.page.Complete && w.taken == len(w.page.Rows):
-			if w.page.EndID > 0 {
-				p.After, p.Stamp, p.Floor = w.page.EndID, w.page.EndStamp, 0
-			}
-		case w.taken > 0:
-			last := w.page.Rows[w.taken-1]
-			p.After, p.Stamp, p.Floor = last.ID, last.At.UnixNano(), 0
-		}
-		out.Positions = append(out.Positions, p)
 	}
+	var kept []feedcursor.Position
 	for _, p := range in.Positions {
-		if !reached[p.Workspace] && len(out.Positions) < feedcursor.MaxPositions {
-			out.Positions = append(out.Positions, p)
+		if !reached[p.Workspace] && len(wss)+len(kept) < feedcursor.MaxPositions {
+			kept = append(kept, p)
 		}
 	}
-	return out
+	return kept
+}
+
+// position is workspace w's position after taken rows of its page.
+func position(w *feedWorkspace, taken int) feedcursor.Position {
+	p := w.pos
+	if w.err != nil {
+		return p
+	}
+	p.Identity = w.page.Identity
+	switch {
+	case w.page.Complete && taken == len(w.page.Rows):
+		if w.page.EndID > 0 {
+			p.After, p.Stamp, p.Floor = w.page.EndID, w.page.EndStamp, 0
+		}
+	case taken > 0:
+		last := w.page.Rows[taken-1]
+		p.After, p.Stamp, p.Floor = last.ID, last.At.UnixNano(), 0
+	}
+	return p
 }
 
 // ChangeSignal returns a channel that receives a value after a write
