@@ -102,18 +102,28 @@ func testSDK1ListRead(t *testing.T, node nodeEnv, s *clientServer) {
 		want[fmt.Sprintf("munin://acme/bulk/bulk/%03d", i)] = true
 	}
 	seen := map[string]bool{}
+	var twice, foreign, missing []string
 	for _, u := range listed.URIs {
 		if seen[u] {
-			t.Errorf("listed twice: %s", u)
+			twice = append(twice, u)
 		}
 		seen[u] = true
 		if !want[u] {
-			t.Errorf("listed but not dave's: %s", u)
+			foreign = append(foreign, u)
 		}
 	}
 	for u := range want {
 		if !seen[u] {
-			t.Errorf("not listed: %s", u)
+			missing = append(missing, u)
+		}
+	}
+	slices.Sort(missing)
+	for _, bad := range []struct {
+		what string
+		uris []string
+	}{{"listed twice", twice}, {"listed but not dave's", foreign}, {"not listed", missing}} {
+		if len(bad.uris) > 0 {
+			t.Errorf("%s: %d, first %v", bad.what, len(bad.uris), bad.uris[:min(5, len(bad.uris))])
 		}
 	}
 	if listed.Pages < 2 {
