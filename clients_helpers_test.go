@@ -52,6 +52,7 @@ type clientServer struct {
 	base, mcpURL            string
 	alice, bob, carol, dave string // keys: write in acme/app (two), acme/other, acme/bulk
 	entryA, entryB          string // alice's entries notes/a and notes/b
+	stop                    func() // shuts the server down (once; again at the test's end)
 }
 
 // startClientServer opens the app over a temp data directory, mints the
@@ -103,15 +104,19 @@ func startClientServer(t *testing.T) *clientServer {
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(sctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if err := a.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			cancel() // Serve drains and ends the open streams
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			if err := a.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+	}
+	t.Cleanup(s.stop)
 	s.base = "http://" + ln.Addr().String()
 	s.mcpURL = s.base + "/mcp"
 	return s

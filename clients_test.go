@@ -36,6 +36,7 @@ func TestClients(t *testing.T) {
 	t.Run("SDK1ListRead", func(t *testing.T) { testSDK1ListRead(t, node, s) })
 	t.Run("SDK1ListChanged", func(t *testing.T) { testSDK1ListChanged(t, node, s) })
 	t.Run("SDK2Listen", func(t *testing.T) { testSDK2Listen(t, node, s) })
+	t.Run("SDK2ListenServerShutdown", func(t *testing.T) { testSDK2Shutdown(t, node) })
 	t.Run("Inspector", func(t *testing.T) { testInspector(t, node, s) })
 	t.Run("Conformance", func(t *testing.T) { testConformance(t, node, s) })
 }
@@ -219,6 +220,33 @@ func testSDK2Listen(t *testing.T, node nodeEnv, s *clientServer) {
 	alice.okInto(t, "close", map[string]any{"name": "a"}, &closed)
 	if closed.How != "local" {
 		t.Fatalf("the subscription closed by the client ended %q, want local", closed.How)
+	}
+}
+
+// testSDK2Shutdown: a listen stream the server ends on shutdown ends
+// gracefully (the listen result), not as a dropped connection. Its own
+// server, as it is stopped.
+func testSDK2Shutdown(t *testing.T, node nodeEnv) {
+	s := startClientServer(t)
+	alice := node.start(t, "sdk2.mjs", s.mcpURL, s.alice)
+	var ack struct {
+		HonoredFilter struct {
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		} `json:"honoredFilter"`
+	}
+	alice.okInto(t, "listen", map[string]any{"name": "a", "filter": map[string]any{"resourceSubscriptions": []string{s.entryA}}}, &ack)
+	if !slices.Contains(ack.HonoredFilter.ResourceSubscriptions, s.entryA) {
+		t.Fatalf("honored filter %+v lacks %s", ack.HonoredFilter, s.entryA)
+	}
+	// The stream is live: an update arrives on it, and nothing ended it
+	// before (events arrive in order).
+	s.write(t, s.bob, "notes/a", "before the shutdown")
+	if ev := alice.event(t, "the update of notes/a"); ev.uri() != s.entryA {
+		t.Fatalf("before the shutdown alice heard %s, want the update of %s", ev, s.entryA)
+	}
+	s.stop()
+	if ev := alice.event(t, "the end of the listen stream on shutdown"); ev.Closed != "a" || ev.How != "graceful" {
+		t.Fatalf("on shutdown the listen stream ended %s, want closed graceful", ev)
 	}
 }
 
