@@ -45,11 +45,14 @@ type Change struct {
 // ChangesResult is one page of the feed and the cursor after it.
 // Unavailable lists the caller's projects whose workspace could not be read
 // this time (changes_partial.go): next_cursor keeps their position, so a
-// later read from it brings their changes.
+// later read from it brings their changes. It is not in the JSON of GET
+// /changes and the changes tool yet: declared in the tool's output schema
+// it takes tools/list past its budget (TestListTools), which the MCP
+// server's lean schemas settle; the live stream sends it as an event.
 type ChangesResult struct {
 	Changes     []Change      `json:"changes"`
 	NextCursor  string        `json:"next_cursor"`
-	Unavailable []Unavailable `json:"unavailable,omitempty"`
+	Unavailable []Unavailable `json:"-"`
 	// Cursors (with ChangesRequest.PerChange) holds the cursor after each
 	// change: Cursors[i] reads on after Changes[i], exactly as NextCursor
 	// would if the page had ended there; the last one is NextCursor.

@@ -2,10 +2,8 @@ package service_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -90,10 +88,6 @@ func TestChangesOneWorkspaceUnavailable(t *testing.T) {
 	if !slices.Equal(res.Unavailable, want) {
 		t.Fatalf("unavailable %+v, want %+v", res.Unavailable, want)
 	}
-	body, _ := json.Marshal(res)
-	if !strings.Contains(string(body), `"unavailable":[{"project":"beta/two","code":"unavailable","message":"workspace beta is moving`) {
-		t.Errorf("JSON %s does not name beta/two as unavailable", body)
-	}
 
 	feedWrite(t, e.Env.Svc, a, "acme/one", "a2")
 	feedWrite(t, e.Env.Svc, b, "beta/two", "b2")
@@ -117,9 +111,6 @@ func TestChangesOneWorkspaceUnavailable(t *testing.T) {
 	}
 	if back.Unavailable != nil {
 		t.Errorf("unavailable %+v once every workspace answers", back.Unavailable)
-	}
-	if body, _ := json.Marshal(back); strings.Contains(string(body), "unavailable") {
-		t.Errorf("JSON %s mentions unavailable", body)
 	}
 	fromNow, err := e.Svc.Changes(ctx, both, service.ChangesRequest{Since: now.NextCursor})
 	if err != nil || !slices.Equal(lines(fromNow.Changes), []string{"beta/two remember b3 v1"}) {
