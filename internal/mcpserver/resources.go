@@ -37,8 +37,10 @@ const (
 // templates are the same for every caller and change only with the binary.
 const templatesTTLMs = int64(time.Hour / time.Millisecond)
 
-// resourceOptions declare the resources capability (no subscriptions yet,
-// so neither subscribe nor listChanged) and the caching hints protocol
+// resourceOptions declare the resources capability, with subscribe and
+// listChanged (subscribe.go: resources/subscribe up to 2025-11-25,
+// resourceSubscriptions and resourcesListChanged of subscriptions/listen
+// in 2026-07-28), and the caching hints protocol
 // 2026-07-28 requires on resources/list, templates/list and read. Lists and
 // reads depend on the caller's keys and change with every write: private
 // and immediately stale. The empty prompts capability answers prompts/list
@@ -46,7 +48,7 @@ const templatesTTLMs = int64(time.Hour / time.Millisecond)
 // cacheable lists (the conformance scenario caching) count as a failure.
 func resourceOptions() []server.ServerOption {
 	return []server.ServerOption{
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(false),
 		server.WithMethodCacheHints(mcp.MethodResourcesTemplatesList, templatesTTLMs, mcp.CacheScopePublic),
 		server.WithMethodCacheHints(mcp.MethodResourcesList, 0, mcp.CacheScopePrivate),

@@ -110,6 +110,9 @@ type Server struct {
 	mcp  *server.MCPServer
 	http *server.StreamableHTTPServer
 	ids  *sessionIDs
+	// subs are the resource subscriptions of both protocol eras
+	// (subscribe.go).
+	subs *subscriptions
 	log  *slog.Logger
 	// idleTTL is named in the answer to a refused session.
 	idleTTL time.Duration
@@ -164,11 +167,19 @@ func New(svc *service.Service, opts Options) *Server {
 	})
 	rsrc := resources{svc: svc, log: opts.Logger}
 	rsrc.addListHook(hooks)
+	subs := newSubscriptions(svc, opts.Logger)
+	subs.addHooks(hooks)
 	// mcp-go ends a session's id through the manager on DELETE and on idle
 	// expiry (not when a GET stream closes: the session lives on); the gate
 	// ends one when its key or project opens one more than its limit.
-	s := &Server{svc: svc, log: opts.Logger, idleTTL: opts.SessionIdleTTL,
+	s := &Server{svc: svc, log: opts.Logger, idleTTL: opts.SessionIdleTTL, subs: subs,
 		ids: newSessionIDs(opts.MaxSessions, opts.MaxSessionsPerKey, opts.MaxStreamsPerKey, opts.SessionOpenRate, opts.StreamChecks)}
+	// A 2025 session's subscriptions end with it, however it ends. onEnd
+	// runs with the session table's lock held; drop takes only the
+	// registry's lock and the hub's, and neither is ever held by anyone
+	// who then takes the session table's.
+	s.ids.onEnd = func(id string) { subs.drop(sessionKey(id)) }
+	subs.live = s.ids.isLive
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
@@ -181,6 +192,7 @@ func New(svc *service.Service, opts Options) *Server {
 		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
 	}
 	s.mcp = server.NewMCPServer("munin", opts.Version, serverOpts...)
+	subs.mcp = s.mcp
 	for _, tool := range toolDefs() {
 		impl, ok := impls[tool.Name]
 		if !ok {

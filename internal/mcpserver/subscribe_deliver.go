@@ -1,0 +1,277 @@
+package mcpserver
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"munin/internal/memory"
+	"munin/internal/service"
+)
+
+// listNote stands for notifications/resources/list_changed in a list of
+// notes; every other note is a URI for notifications/resources/updated.
+const listNote = ""
+
+// deliver runs on the hub's goroutine for each batch of changes of a
+// project s watches: it must not block. It sends
+// notifications/resources/updated for each subscribed entry that changed
+// and for the project's URI if subscribed, and list_changed for a new slug
+// (version 1) or a forget if s asked for it. Whatever cannot be sent now
+// is added to s.pend, the resync marker.
+func (r *subscriptions) deliver(s *subscriber, ref memory.ProjectRef, w *watched, ev service.WatchEvent) {
+	r.mu.Lock()
+	if s.gone || s.projects[ref] != w {
+		r.mu.Unlock()
+		return
+	}
+	var notes []string
+	if ev.Resync {
+		notes = r.projectNotesLocked(s, ref, w)
+	} else {
+		list := false
+		for _, c := range ev.Changes {
+			if _, ok := w.slugs[c.Slug]; ok {
+				if u := entryURI(c.Project, c.Slug); !slices.Contains(notes, u) {
+					notes = append(notes, u)
+				}
+			}
+			if c.Version == 1 || c.Kind == "forget" {
+				list = true
+			}
+		}
+		if w.project && len(ev.Changes) > 0 {
+			notes = append(notes, projectURI(ref.String()))
+		}
+		if list && s.listChanged {
+			notes = append(notes, listNote)
+		}
+	}
+	if len(notes) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	// Something is owed already, the stream may not carry anything yet, or
+	// the keys were not checked for too long: all of it waits for the
+	// maintenance loop.
+	if ev.Resync || len(s.pend) > 0 || s.pendList || !s.ready || r.now().Sub(s.checked) > subscribeKeyStale {
+		r.pendLocked(s, notes)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	if n := r.send(s, notes); n < len(notes) {
+		r.mu.Lock()
+		if !s.gone {
+			r.pendLocked(s, notes[n:])
+		}
+		r.mu.Unlock()
+	}
+}
+
+// projectNotesLocked is the resync marker for one project: every URI of
+// it s subscribes to, and list_changed if s asked for it.
+func (r *subscriptions) projectNotesLocked(s *subscriber, ref memory.ProjectRef, w *watched) []string {
+	var notes []string
+	if w.project {
+		notes = append(notes, projectURI(ref.String()))
+	}
+	for slug := range w.slugs {
+		notes = append(notes, entryURI(ref.String(), slug))
+	}
+	if s.listChanged {
+		notes = append(notes, listNote)
+	}
+	return notes
+}
+
+// pendLocked adds notes to what s is owed (subscribed URIs only).
+func (r *subscriptions) pendLocked(s *subscriber, notes []string) {
+	for _, n := range notes {
+		if n == listNote {
+			s.pendList = true
+			continue
+		}
+		if _, ok := s.uris[n]; ok {
+			s.pend[n] = struct{}{}
+		}
+	}
+}
+
+// send delivers notes in order without blocking and returns how many went
+// out: it stops at the first that finds the channel full (or the session
+// gone).
+func (r *subscriptions) send(s *subscriber, notes []string) int {
+	for i, n := range notes {
+		method, params := mcp.MethodNotificationResourceUpdated, map[string]any{"uri": n}
+		if n == listNote {
+			method, params = mcp.MethodNotificationResourcesListChanged, nil
+		}
+		if !r.sendOne(s, method, params) {
+			r.overflowed.Add(1)
+			return i
+		}
+		r.sent.Add(1)
+	}
+	return len(notes)
+}
+
+func (r *subscriptions) sendOne(s *subscriber, method string, params map[string]any) bool {
+	if s.sessionID != "" {
+		// A 2025 session: mcp-go puts it on the session's GET stream (or an
+		// in-flight POST's), and answers ErrNotificationChannelBlocked
+		// instead of waiting when the 100 slots are full.
+		return r.mcp.SendNotificationToSpecificClient(s.sessionID, method, params) == nil
+	}
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}}
+	if s.tag != nil {
+		n.Params.Meta = map[string]any{mcp.MetaKeySubscriptionID: s.tag}
+	}
+	select {
+	case s.ch <- n:
+		return true
+	default:
+		return false
+	}
+}
+
+// maintain runs while there are subscribers: every subscribeRetry it marks
+// new listen streams ready, checks keys that are due and sends what is
+// owed. It returns once the registry is empty; the next subscriber starts
+// it again.
+func (r *subscriptions) maintain() {
+	t := time.NewTicker(r.every)
+	defer t.Stop()
+	for range t.C {
+		if !r.tick() {
+			return
+		}
+	}
+}
+
+// tick is one round of maintain; false once the registry is empty.
+func (r *subscriptions) tick() bool {
+	r.mu.Lock()
+	if len(r.subs) == 0 {
+		r.running = false
+		r.mu.Unlock()
+		return false
+	}
+	now := r.now()
+	var due []*subscriber
+	for _, s := range r.subs {
+		// Seen by two rounds: at least one subscribeRetry after the hook
+		// that registered it, so mcp-go has sent the acknowledgement.
+		if !s.ready {
+			s.ticks++
+			s.ready = s.ticks >= 2
+		}
+		if now.Sub(s.checked) >= subscribeKeyCheck {
+			due = append(due, s)
+		}
+	}
+	r.mu.Unlock()
+	r.checkKeys(due, now)
+	r.resync()
+	return true
+}
+
+// checkKeys looks up the keys of the subscribers in due (each key once)
+// and drops every subscriber one of whose keys was revoked; the others are
+// checked as of now. A lookup that fails otherwise (the control database
+// is busy) leaves the subscriber unchecked: after subscribeKeyStale its
+// deliveries wait, they are not sent unchecked.
+func (r *subscriptions) checkKeys(due []*subscriber, now time.Time) {
+	if len(due) == 0 {
+		return
+	}
+	state := map[int64]keyState{}
+	for _, s := range due {
+		for _, k := range s.caller.Keys() {
+			if _, ok := state[k.ID]; ok {
+				continue
+			}
+			_, err := r.svc.KeyByID(context.Background(), k.ID)
+			switch {
+			case err == nil:
+				state[k.ID] = keyValid
+			case memory.ErrorCode(err) == memory.CodeUnauthorized:
+				state[k.ID] = keyRevoked
+			default:
+				state[k.ID] = keyUnknown
+			}
+		}
+	}
+	var stops []func()
+	r.mu.Lock()
+	for _, s := range due {
+		if s.gone {
+			continue
+		}
+		worst := keyValid
+		for _, k := range s.caller.Keys() {
+			worst = max(worst, state[k.ID])
+		}
+		switch worst {
+		case keyValid:
+			s.checked = now
+		case keyRevoked:
+			stops = append(stops, r.dropLocked(s)...)
+			r.revoked.Add(1)
+		}
+	}
+	r.mu.Unlock()
+	runAll(stops)
+}
+
+type keyState uint8
+
+const (
+	keyValid keyState = iota
+	keyUnknown
+	keyRevoked
+)
+
+// resync sends every subscriber what it is owed, as far as its channel
+// takes it; the rest stays owed for the next round.
+func (r *subscriptions) resync() {
+	type job struct {
+		s     *subscriber
+		notes []string
+	}
+	var jobs []job
+	r.mu.Lock()
+	now := r.now()
+	for _, s := range r.subs {
+		if (len(s.pend) == 0 && !s.pendList) || !s.ready || now.Sub(s.checked) > subscribeKeyStale {
+			continue
+		}
+		notes := make([]string, 0, len(s.pend)+1)
+		for u := range s.pend {
+			notes = append(notes, u)
+		}
+		slices.Sort(notes) // a project's URI before its entries'
+		if s.pendList {
+			notes = append(notes, listNote)
+		}
+		clear(s.pend)
+		s.pendList = false
+		jobs = append(jobs, job{s, notes})
+	}
+	r.mu.Unlock()
+	for _, j := range jobs {
+		n := r.send(j.s, j.notes)
+		if n == len(j.notes) {
+			r.resyncs.Add(1)
+			continue
+		}
+		r.mu.Lock()
+		if !j.s.gone {
+			r.pendLocked(j.s, j.notes[n:])
+		}
+		r.mu.Unlock()
+	}
+}
