@@ -116,6 +116,7 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer done()
+		defer g.srv.watchRevocation()()
 		r = r.WithContext(ctx)
 	}
 	defer g.finish(pass, id, r.Method, agent)

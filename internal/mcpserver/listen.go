@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -54,11 +55,14 @@ func (g gate) serveListen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
+	defer g.srv.watchRevocation()()
 	// Proxies (nginx) would otherwise buffer the stream (2026-07-28,
 	// Streamable HTTP: servers SHOULD send it on listen streams).
 	w.Header().Set("X-Accel-Buffering", "no")
 	lw := &listenWriter{ResponseWriter: w}
+	stopKeepAlive := lw.keepAlive(g.srv.ids.checks.ListenKeepAlive, cancel)
 	g.next.ServeHTTP(lw, r.WithContext(ctx))
+	stopKeepAlive() // before the final result: nothing writes after it
 	if ctx.Err() != nil && lw.streaming() && id != nil {
 		endListen(w, id)
 	}
@@ -118,20 +122,42 @@ func endListen(w http.ResponseWriter, id json.RawMessage) {
 	}
 }
 
+// listenKeepAliveLine is the keep-alive of a listen stream: an SSE comment,
+// which clients skip (2026-07-28, Streamable HTTP, encourages them).
+const listenKeepAliveLine = ": ping\n\n"
+
 // listenWriter notes whether mcp-go turned the listen answer into an event
 // stream (it did once it sent the acknowledgement), so that the final result
-// is only ever written as one more event of it.
+// is only ever written as one more event of it. It also serializes mcp-go's
+// writes with the keep-alive comments: every Write, Flush and keep-alive
+// holds mu (an http.ResponseWriter is not safe for concurrent use), and a
+// comment is written only where an event ended, never inside one.
 type listenWriter struct {
 	http.ResponseWriter
 	mu  sync.Mutex
 	sse bool
+	// tail is the last two bytes written (fewer while fewer were): an
+	// event ends with an empty line, "\n\n".
+	tail []byte
 }
 
 func (l *listenWriter) WriteHeader(code int) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.sse = code == http.StatusOK && l.Header().Get("Content-Type") == "text/event-stream"
-	l.mu.Unlock()
 	l.ResponseWriter.WriteHeader(code)
+}
+
+// Write passes b on and notes where it ended.
+func (l *listenWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.ResponseWriter.Write(b)
+	l.tail = append(l.tail, b[:n]...)
+	if len(l.tail) > 2 {
+		l.tail = append(l.tail[:0], l.tail[len(l.tail)-2:]...)
+	}
+	return n, err
 }
 
 func (l *listenWriter) streaming() bool {
@@ -142,8 +168,63 @@ func (l *listenWriter) streaming() bool {
 
 // Flush serves mcp-go, which streams only to an http.Flusher.
 func (l *listenWriter) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if f, ok := l.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
+	}
+}
+
+// betweenEvents reports whether the stream is open and its last event is
+// complete (nothing written yet counts as complete). Called with mu held.
+func (l *listenWriter) betweenEvents() bool {
+	return l.sse && (len(l.tail) == 0 || string(l.tail) == "\n\n")
+}
+
+// ping writes one keep-alive comment if the stream is between events (else
+// an event is being written: the next tick comes soon enough). The write
+// gets listenEndWrite to reach the client; an error means the client is gone
+// or stopped reading.
+func (l *listenWriter) ping() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.betweenEvents() {
+		return nil
+	}
+	rc := http.NewResponseController(l.ResponseWriter)
+	_ = rc.SetWriteDeadline(time.Now().Add(listenEndWrite))
+	// A stream has no write deadline (httpserver's streaming clears it).
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	if _, err := io.WriteString(l.ResponseWriter, listenKeepAliveLine); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// keepAlive writes a keep-alive comment every interval until stop is
+// called; stop returns once no more can be written. A keep-alive that
+// cannot be written ends the stream (end): its client is gone or stuck.
+func (l *listenWriter) keepAlive(every time.Duration, end context.CancelFunc) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				if err := l.ping(); err != nil {
+					end()
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
 	}
 }
 

@@ -142,7 +142,7 @@ type sessionIDs struct {
 	// listens are the open subscriptions/listen streams (protocol
 	// 2026-07-28: no session holds them); listensClosed is set once the
 	// server closes (see openListen).
-	listens       map[uint64]context.CancelFunc
+	listens       map[uint64]*listenEntry
 	listensClosed bool
 
 	// keyStreams and projectStreams count open GET and listen streams (see
@@ -157,9 +157,22 @@ type sessionIDs struct {
 	// checks are the intervals of the revocation sweep and the listen
 	// keep-alive (sessions_revoke.go).
 	checks StreamChecks
+	// The revocation sweep (watchRevocation): its timer is armed while
+	// watched streams are open (guarded by mu; sweepGen tells a stale
+	// timer's run from the current one's); sweepMu is held while a sweep
+	// runs, so that the last stream and Close can wait for it; sweeps
+	// counts the sweeps done, for tests.
+	watched    int
+	sweepTimer *time.Timer
+	sweepGen   uint64
+	sweepMu    sync.Mutex
+	sweeps     atomic.Int64
 
 	// Counters for the metrics.
 	unknown, evicted, refusedFull, refusedStreams atomic.Int64
+	// revokedSessions and revokedListens count what the revocation sweep
+	// ended.
+	revokedSessions, revokedListens atomic.Int64
 }
 
 func newSessionIDs(maxTotal, maxPerKey, maxStreams int, openRate float64, checks StreamChecks) *sessionIDs {

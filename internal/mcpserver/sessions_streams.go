@@ -85,9 +85,9 @@ func (s *sessionIDs) openListen(who owner, p memory.ProjectRef, cancel context.C
 	s.nextStream++
 	n := s.nextStream
 	if s.listens == nil {
-		s.listens = make(map[uint64]context.CancelFunc)
+		s.listens = make(map[uint64]*listenEntry)
 	}
-	s.listens[n] = cancel
+	s.listens[n] = &listenEntry{owner: who, cancel: cancel}
 	return func() {
 		release()
 		s.mu.Lock()
@@ -96,15 +96,28 @@ func (s *sessionIDs) openListen(who owner, p memory.ProjectRef, cancel context.C
 	}, nil
 }
 
+// listenEntry is one open listen stream: whose it is, so that the
+// revocation sweep finds it, and how to end it.
+type listenEntry struct {
+	owner  owner
+	cancel context.CancelFunc
+	// revoked is set once the revocation sweep ended it (counted once).
+	revoked bool
+}
+
 // endListens ends every open listen stream, and every one opened later at
-// once: the server is closing.
+// once, and stops the revocation sweep: the server is closing. It returns
+// once a sweep in progress is done, so that nothing asks the service after
+// Close.
 func (s *sessionIDs) endListens() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.listensClosed = true
-	for _, cancel := range s.listens {
-		cancel()
+	for _, l := range s.listens {
+		l.cancel()
 	}
+	s.stopSweepLocked()
+	s.mu.Unlock()
+	s.waitSweep()
 }
 
 // openListens is the number of open listen streams.
