@@ -203,28 +203,34 @@ func (l *listenWriter) ping() error {
 
 // keepAlive writes a keep-alive comment every interval until stop is
 // called; stop returns once no more can be written. A keep-alive that
-// cannot be written ends the stream (end): its client is gone or stuck.
+// cannot be written ends the stream (end): its client is gone or stuck. A
+// timer rather than a goroutine per stream: between keep-alives an open
+// listen stream holds no more than the timer.
 func (l *listenWriter) keepAlive(every time.Duration, end context.CancelFunc) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-				if err := l.ping(); err != nil {
-					end()
-					return
-				}
-			}
+	var (
+		mu      sync.Mutex // held while a keep-alive is written
+		stopped bool
+		timer   *time.Timer
+	)
+	mu.Lock() // the first tick waits until timer is set
+	defer mu.Unlock()
+	timer = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		if err := l.ping(); err != nil {
+			end()
+			return
+		}
+		timer.Reset(every)
+	})
 	return func() {
-		close(quit)
-		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
 	}
 }
 
