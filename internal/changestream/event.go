@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -29,13 +30,16 @@ type stream struct {
 	// client's socket (what resync tells it).
 	cursor, delivered string
 	buf               bytes.Buffer
+	// unavailable is the set of projects last reported in an unavailable
+	// event (their names, one per line); "" while every project is read.
+	unavailable string
 }
 
-// read reads the page after the cursor. A page without changes moves the
-// cursor to its next_cursor ("now" becomes a cursor the client can resume
-// from).
+// read reads the page after the cursor, with the cursor after each of its
+// changes. A page without changes moves the cursor to its next_cursor
+// ("now" becomes a cursor the client can resume from).
 func (st *stream) read(ctx context.Context) (*Result, error) {
-	page, err := st.s.changes(ctx, st.c, Request{Since: st.cursor, Limit: st.s.opts.PageSize})
+	page, err := st.s.changes(ctx, st.c, Request{Since: st.cursor, Limit: st.s.opts.PageSize, PerChange: true})
 	if err != nil {
 		return nil, err
 	}
@@ -70,53 +74,68 @@ func (st *stream) start() error {
 }
 
 // send writes the changes of page as one event each, in one write. The id of
-// an event is the cursor after its change. The feed gives one cursor per
-// page (after its last change); the cursor after each earlier change is
-// read with a page of one — a burst of n changes costs n reads, a single
-// change (the common case) one. If that read finds another change first (a
-// change committed meanwhile sorts before the rest of the page), the stream
-// sends it and reads on from there, so no id ever names a cursor that skips
-// a change.
-func (st *stream) send(ctx context.Context, page *Result) (more bool, err error) {
+// an event is the cursor after its change, which the feed gives with the
+// page (Request.PerChange): a page costs one read however many changes it
+// holds.
+func (st *stream) send(page *Result) error {
 	if len(page.Changes) == 0 {
-		return false, nil
+		return nil
+	}
+	if len(page.Cursors) != len(page.Changes) {
+		return memory.Internal(fmt.Errorf("the feed gave %d cursors for %d changes", len(page.Cursors), len(page.Changes)))
 	}
 	st.buf.Reset()
-	cursor := st.cursor
 	for i, ch := range page.Changes {
-		next := page.NextCursor
-		if i < len(page.Changes)-1 {
-			one, err := st.s.changes(ctx, st.c, Request{Since: cursor, Limit: 1})
-			if err != nil {
-				return false, err
-			}
-			if len(one.Changes) != 1 {
-				return false, memory.Internal(errors.New("the feed lost a change between two reads"))
-			}
-			next = one.NextCursor
-			if !sameChange(one.Changes[0], ch) {
-				ch, more = one.Changes[0], true
-			}
-		}
-		if err := writeEvent(&st.buf, next, ch); err != nil {
-			return false, err
-		}
-		cursor = next
-		if more {
-			break
+		if err := writeEvent(&st.buf, page.Cursors[i], ch); err != nil {
+			return err
 		}
 	}
+	cursor := page.Cursors[len(page.Cursors)-1]
 	st.cursor = cursor
-	err = st.write(st.buf.Bytes())
+	err := st.write(st.buf.Bytes())
 	if st.buf.Cap() > maxIdleBuffer {
 		// A full page is tens of kilobytes; an idle stream keeps none of it.
 		st.buf = bytes.Buffer{}
 	}
 	if err != nil {
-		return false, err
+		return err
 	}
 	st.delivered = cursor
-	return more, nil
+	return nil
+}
+
+// noteUnavailable tells the client when the projects the feed could not
+// read change (Result.Unavailable): an event unavailable with the list, and
+// one with an empty list once every project is read again. The stream goes
+// on with the others meanwhile, and the cursors it sends keep the
+// unavailable projects' positions, so their changes come once they are
+// read again. The event has no id: the client's last event id stays the
+// cursor after its last change.
+func (st *stream) noteUnavailable(page *Result) error {
+	var key strings.Builder
+	for _, u := range page.Unavailable {
+		key.WriteString(u.Project)
+		key.WriteString("\n")
+	}
+	if key.String() == st.unavailable {
+		return nil
+	}
+	st.unavailable = key.String()
+	data, err := json.Marshal(unavailableData{Unavailable: append([]Unavailable{}, page.Unavailable...)})
+	if err != nil {
+		return memory.Internal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString("event: unavailable\ndata: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	return st.write(b.Bytes())
+}
+
+// unavailableData is the data of an unavailable event, the field of
+// GET /api/v1/changes.
+type unavailableData struct {
+	Unavailable []Unavailable `json:"unavailable"`
 }
 
 // maxIdleBuffer is the most buffer a stream keeps between pages: enough for
@@ -136,13 +155,6 @@ func (st *stream) keysValid(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// sameChange compares what identifies a change (At may differ in its
-// monotonic reading between two reads).
-func sameChange(a, b Change) bool {
-	return a.Project == b.Project && a.Slug == b.Slug && a.Version == b.Version &&
-		a.Kind == b.Kind && a.Agent == b.Agent && a.Proposal == b.Proposal && a.At.Equal(b.At)
 }
 
 // write writes b and flushes it, within the write timeout: a client that

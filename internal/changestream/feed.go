@@ -26,4 +26,6 @@ type (
 	Request = service.ChangesRequest
 	Change  = service.Change
 	Result  = service.ChangesResult
+	// Unavailable is a project a page could not read (Result.Unavailable).
+	Unavailable = service.Unavailable
 )

@@ -88,7 +88,13 @@ func (f *fakeFeed) Changes(_ context.Context, _ memory.Caller, req Request) (Res
 		n = v
 	}
 	end := min(len(f.changes), n+req.Limit)
-	return Result{Changes: append([]Change(nil), f.changes[n:end]...), NextCursor: "c" + strconv.Itoa(end)}, nil
+	res := Result{Changes: append([]Change(nil), f.changes[n:end]...), NextCursor: "c" + strconv.Itoa(end)}
+	if req.PerChange {
+		for i := n + 1; i <= end; i++ {
+			res.Cursors = append(res.Cursors, "c"+strconv.Itoa(i))
+		}
+	}
+	return res, nil
 }
 
 func (f *fakeFeed) ChangeSignal(memory.Caller) (<-chan struct{}, func()) {

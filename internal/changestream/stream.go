@@ -12,8 +12,13 @@
 // heartbeat. A slow client therefore costs one page of
 // memory at most, and it only ever delays itself: every write to it has a
 // deadline, and a client that does not read within it is cut off. The id of
-// every event is the cursor after its change, so a client that reconnects
-// with Last-Event-ID gets exactly the changes it missed.
+// every event is the cursor after its change (the feed gives it with the
+// page: one read per page, however many changes it holds), so a client that
+// reconnects with Last-Event-ID gets exactly the changes it missed. A
+// workspace the feed cannot read for a while (a cluster's failover) does
+// not end a stream: it goes on with the caller's other workspaces, says
+// which projects it misses in an unavailable event, and reads again after
+// Options.Retry; its cursors keep the missed workspace's position.
 package changestream
 
 import (
@@ -40,6 +45,10 @@ const (
 	// DefaultWriteTimeout is how long one page may take to reach the
 	// client's socket before the client counts as stuck and is cut off.
 	DefaultWriteTimeout = 10 * time.Second
+	// DefaultRetry is how soon a stream reads the feed again after a page
+	// that could not read some of its workspaces (Result.Unavailable; a
+	// cluster's failover lasts a few seconds), signal or not.
+	DefaultRetry = time.Second
 	// DefaultPageSize is how many changes a stream reads (and holds) at once.
 	DefaultPageSize = 100
 	// DefaultMaxReads bounds the feed reads of all streams at once. A write
@@ -64,7 +73,10 @@ type Options struct {
 	// never (a single server, where every write fires the signal).
 	Poll         time.Duration
 	WriteTimeout time.Duration
-	PageSize     int
+	// Retry is how soon a stream reads again after a page with unavailable
+	// workspaces.
+	Retry    time.Duration
+	PageSize int
 	// MaxPerKey bounds the open streams of one key (and ProjectKeys times
 	// it those of one project); the excess is refused (*RefusedError).
 	MaxPerKey int
@@ -81,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.Retry <= 0 {
+		o.Retry = DefaultRetry
 	}
 	if o.PageSize <= 0 {
 		o.PageSize = DefaultPageSize
@@ -205,16 +220,27 @@ func (s *Streams) Serve(w http.ResponseWriter, r *http.Request, c memory.Caller)
 		defer t.Stop()
 		poll = t.C
 	}
+	// retry fires after a page that left out an unavailable workspace: its
+	// owner may be back before any signal (a single server does not poll).
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
 	for {
 		// Catch up: page after page while pages come back full, one page
 		// in memory at a time.
 		for page != nil {
-			more, err := st.send(ctx, page)
-			if err != nil {
+			if err := st.noteUnavailable(page); err != nil {
 				st.end(ctx, err)
 				return nil
 			}
-			if !more && len(page.Changes) < s.opts.PageSize {
+			if len(page.Unavailable) > 0 {
+				retry.Reset(s.opts.Retry)
+			}
+			if err := st.send(page); err != nil {
+				st.end(ctx, err)
+				return nil
+			}
+			if len(page.Changes) < s.opts.PageSize {
 				page = nil
 				break
 			}
@@ -232,6 +258,7 @@ func (s *Streams) Serve(w http.ResponseWriter, r *http.Request, c memory.Caller)
 				wake, stop = s.feed.ChangeSignal(c)
 			}
 		case <-poll:
+		case <-retry.C:
 		case <-heartbeat.C:
 			if err := st.keysValid(ctx); err != nil {
 				st.end(ctx, err)

@@ -99,7 +99,7 @@ func TestStreamKeepsNoPageBetweenPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.send(t.Context(), page); err != nil {
+	if err := st.send(page); err != nil {
 		t.Fatal(err)
 	}
 	if st.delivered != "c50" {
