@@ -103,7 +103,7 @@ func TestRevokeEndsGETStreamsAndSessions(t *testing.T) {
 func TestRevokeEndsListenStream(t *testing.T) {
 	h := newListenHarness(t, Options{StreamChecks: fastSweep})
 	la := h.listen(t, h.tokA, 7)
-	h.listen(t, h.tokB, 8)
+	lb := h.listen(t, h.tokB, 8)
 	waitListens(t, h.srv, 2)
 
 	h.revoke(t, h.tokA)
@@ -121,6 +121,15 @@ func TestRevokeEndsListenStream(t *testing.T) {
 	}
 	if got := h.srv.ids.revokedListens.Load(); got != 1 {
 		t.Fatalf("listen streams ended by revocation: %d, want 1", got)
+	}
+	// With no stream open, no sweep is armed.
+	lb.close()
+	waitListens(t, h.srv, 0)
+	h.srv.ids.mu.Lock()
+	armed := h.srv.ids.sweepTimer != nil
+	h.srv.ids.mu.Unlock()
+	if armed {
+		t.Fatal("the revocation sweep is still armed with no stream open")
 	}
 }
 
