@@ -205,7 +205,7 @@ type nodeClient struct {
 
 // reply answers one command: OK or Error.
 type reply struct {
-	ID    int             `json:"id"`
+	ID    int             `json:"id,omitempty"`
 	OK    json.RawMessage `json:"ok,omitempty"`
 	Error *rpcError       `json:"error,omitempty"`
 }

@@ -76,6 +76,8 @@ func testSDK1Foreign(t *testing.T, node nodeEnv, s *clientServer) {
 	}
 	if f, m := norm(foreign, "acme/other"), norm(missing, "acme/nonexistent"); f != m {
 		t.Fatalf("subscribing to carol's project answers differently from a nonexistent one:\n foreign: %s\n missing: %s", f, m)
+	} else {
+		t.Logf("subscribe to carol's project and to a nonexistent one: %s", f)
 	}
 	alice.ok(t, "subscribe", map[string]any{"uri": s.entryA})
 	// Same workspace, so one feed in commit order: carol's write comes
