@@ -102,12 +102,10 @@ func TestWatchUnderConcurrentWrites(t *testing.T) {
 	for w := range written {
 		perProject[w[:8]]++
 	}
+	waits := 600 // up to 30 s in all for the hub to deliver
 	for i, l := range logs {
 		want := perProject[refs[i%2].String()]
-		for range 600 { // up to 30 s for the hub to deliver
-			if l.count() >= want {
-				break
-			}
+		for ; waits > 0 && l.count() < want; waits-- {
 			time.Sleep(50 * time.Millisecond)
 		}
 		l.mu.Lock()

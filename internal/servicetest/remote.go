@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"munin/internal/remote"
 	"munin/internal/search"
@@ -39,5 +40,10 @@ func throughRemote(t testing.TB, st *store.Store, reg *search.Registry, opts ser
 		},
 	}
 	opts.BudgetAtOwner = router
+	// Commits on the owner do not signal here, as on a cluster node that
+	// does not own the workspace: watchers hear them by reading the feed.
+	if opts.FeedPoll == 0 {
+		opts.FeedPoll = 20 * time.Millisecond
+	}
 	return service.New(service.Split{ControlStore: st, DataStore: router}, router, opts)
 }
