@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"munin/internal/memory"
 )
 
 // fastSweep checks keys every 20 ms, so that a test waits little for a
@@ -209,5 +211,29 @@ func TestListenKeepAliveBetweenEvents(t *testing.T) {
 		if got := rec.Body.String(); got != s.want {
 			t.Fatalf("after writing %q and a keep-alive: %q, want %q", s.write, got, s.want)
 		}
+	}
+}
+
+// TestRevokeEndsStreamsOfEveryCallerOfTheKey: a listen stream of a caller
+// of several keys ends when any of them is revoked, not only its first;
+// the stream of a caller of the other key alone stays.
+func TestRevokeEndsStreamsOfEveryCallerOfTheKey(t *testing.T) {
+	h := newListenHarness(t, Options{StreamChecks: fastSweep})
+	tokX, _ := h.env.Key(t, "ws", "q", "agent-x", memory.RoleRead)
+	both := h.listen(t, tokX+","+h.tokB, 1)
+	alone := h.listen(t, tokX, 2)
+	if both.resp.StatusCode != http.StatusOK || alone.resp.StatusCode != http.StatusOK {
+		t.Fatalf("listen: %d, %d", both.resp.StatusCode, alone.resp.StatusCode)
+	}
+	waitListens(t, h.srv, 2)
+
+	h.revoke(t, h.tokB)
+	if got := both.next(t); !strings.Contains(got, `"resultType":"complete"`) {
+		t.Fatalf("last event of the stream holding the revoked key: %s", got)
+	}
+	waitListens(t, h.srv, 1)
+	waitSweeps(t, h.srv, 2)
+	if n := h.srv.OpenListenStreams(); n != 1 {
+		t.Fatalf("%d open listen streams, want 1 (key X's alone)", n)
 	}
 }
