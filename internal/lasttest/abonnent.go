@@ -142,7 +142,8 @@ func (s *abonnent) headers(req *http.Request) {
 const abonnentProtocol = "2025-11-25"
 
 // open runs the session's handshake and opens its GET stream, returning
-// once the server answered 200: the stream is counted and open.
+// once the server answered 200 (the stream is counted and open) and a
+// ping went over a second connection.
 func (s *abonnent) open(ctx context.Context) error {
 	_, err := s.rpc(ctx, "initialize", map[string]any{
 		"protocolVersion": abonnentProtocol,
@@ -188,6 +189,12 @@ func (s *abonnent) open(ctx context.Context) error {
 			s.mu.Unlock()
 		}
 	}()
+	// A ping opens the connection the session's requests go over beside the
+	// stream, as any client's next call would: the memory of the
+	// subscriptions measured next is theirs alone, without a connection.
+	if _, err := s.rpc(ctx, "ping", nil, false); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +55,13 @@ type abos struct {
 	readers map[string]memory.Caller
 	// cursors are the feed positions per project when the load started.
 	cursors map[string]string
+	// batches are per project what the test's own watcher heard during
+	// the load, resyncs how often it was told to read again; stops end
+	// its watches.
+	mu      sync.Mutex
+	batches map[string][]stapel
+	resyncs map[string]int
+	stops   []func()
 	// per subscriber: memory (bytes) and goroutines of the session with its
 	// GET stream, then of its two subscriptions.
 	sessRSS, sessHeap, subRSS, subHeap, sessG, subG float64
@@ -68,7 +76,7 @@ func abonnentProjekt(a aufbau, i int) memory.ProjectRef { return a.projects[i%le
 // then subscribes them, and measures the memory each step adds.
 func connectAbos(t testing.TB, srv *server, a aufbau, n int) *abos {
 	ctx := context.Background()
-	ab := &abos{readers: map[string]memory.Caller{}, cursors: map[string]string{}}
+	ab := &abos{readers: map[string]memory.Caller{}, cursors: map[string]string{}, batches: map[string][]stapel{}, resyncs: map[string]int{}}
 	// A transport of their own: every subscriber holds a connection for its
 	// stream and reuses one for its few requests.
 	ab.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n + 8, IdleConnTimeout: 90 * time.Second}}
@@ -137,7 +145,19 @@ func all(t testing.TB, list []*abonnent, f func(*abonnent) error) {
 	}
 }
 
-// mark takes the feed position of every project: the load starts after it.
+// stapel is one batch of a project's changes as the change hub hands it
+// to every watcher of the project: each subscriber hears one update for
+// the project URI per batch (and one for its entry URI per batch that
+// changes its entry). at is when the test's own watcher got it.
+type stapel struct {
+	at      int64
+	changes []service.Change
+}
+
+// mark takes the feed position of every project and starts the test's own
+// watcher of each (service.Watch, the same hub the subscriptions hear): the
+// load starts after it, and the batches it sees are the ones every
+// subscriber of the project sees.
 func (ab *abos) mark(t testing.TB, srv *server) {
 	for p, c := range ab.readers {
 		r, err := srv.app.Svc.Changes(context.Background(), c, service.ChangesRequest{Since: service.SinceNow})
@@ -145,11 +165,30 @@ func (ab *abos) mark(t testing.TB, srv *server) {
 			t.Fatalf("%s: Feed-Position: %v", p, err)
 		}
 		ab.cursors[p] = r.NextCursor
+		ref, err := memory.ParseProject("project", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop, err := srv.app.Svc.Watch(c, ref, func(ev service.WatchEvent) {
+			at := time.Now().UnixNano()
+			ab.mu.Lock()
+			defer ab.mu.Unlock()
+			if ev.Resync {
+				ab.resyncs[p]++
+			}
+			if len(ev.Changes) > 0 {
+				ab.batches[p] = append(ab.batches[p], stapel{at: at, changes: ev.Changes})
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: Watch: %v", p, err)
+		}
+		ab.stops = append(ab.stops, stop)
 	}
 }
 
-// feed reads every change of each project since mark, in commit order:
-// the order in which a subscriber hears them.
+// feed reads every change of each project since mark, in commit order: a
+// cross-check of the batches the watcher saw.
 func (ab *abos) feed(t testing.TB, srv *server) map[string][]service.Change {
 	out := map[string][]service.Change{}
 	for p, c := range ab.readers {
@@ -173,34 +212,103 @@ func (ab *abos) feed(t testing.TB, srv *server) map[string][]service.Change {
 	return out
 }
 
-// settle waits until every subscriber heard as many updates as its project
-// and entry had changes, or until the wait is over (a subscriber that lags
-// by more than that counts what it missed).
+// heardAll tells whether s heard of every batch of its project (and of its
+// entry): the last one is covered (align).
+func (ab *abos) heardAll(s *abonnent) bool {
+	ab.mu.Lock()
+	all := ab.batches[s.project]
+	ab.mu.Unlock()
+	mine := onSlug(all, s.slug)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	covered := func(b []stapel, r []int64) bool {
+		idx, _ := align(b, r)
+		return len(idx) == 0 || idx[len(idx)-1] >= 0
+	}
+	return covered(all, s.projectAt) && covered(mine, s.entryAt)
+}
+
+// settle waits until the test's watcher heard of every change of the feed
+// and every subscriber of every batch, or until wait is over (a
+// subscriber that lags by more than that counts what it missed), then
+// stops the test's watchers.
 func (ab *abos) settle(feed map[string][]service.Change, wait time.Duration) time.Duration {
 	start := time.Now()
-	for time.Since(start) < wait {
-		behind := false
-		for _, s := range ab.list {
-			p, e := s.counts()
-			if p < len(feed[s.project]) || e < len(onSlug(feed[s.project], s.slug)) {
-				behind = true
-				break
+	watched := func() bool {
+		ab.mu.Lock()
+		defer ab.mu.Unlock()
+		for p, changes := range feed {
+			n := 0
+			for _, b := range ab.batches[p] {
+				n += len(b.changes)
+			}
+			if n < len(changes) {
+				return false
 			}
 		}
-		if !behind {
+		return true
+	}
+	for time.Since(start) < wait {
+		if watched() && !slices.ContainsFunc(ab.list, func(s *abonnent) bool { return !ab.heardAll(s) }) {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
+	for _, stop := range ab.stops {
+		stop()
+	}
+	ab.stops = nil
 	return time.Since(start)
 }
 
-func onSlug(changes []service.Change, slug string) []service.Change {
-	var out []service.Change
-	for _, ch := range changes {
-		if ch.Slug == slug {
-			out = append(out, ch)
+// onSlug are the batches that change slug, each with only those changes.
+func onSlug(batches []stapel, slug string) []stapel {
+	var out []stapel
+	for _, b := range batches {
+		var mine []service.Change
+		for _, ch := range b.changes {
+			if ch.Slug == slug {
+				mine = append(mine, ch)
+			}
+		}
+		if len(mine) > 0 {
+			out = append(out, stapel{at: b.at, changes: mine})
 		}
 	}
 	return out
+}
+
+// skew is how much earlier than the test's watcher a subscriber may get
+// the same batch: the hub calls its watchers one after the other, in no
+// fixed order.
+const skew = 5 * time.Millisecond
+
+// align maps batches to a subscriber's updates r (arrival times, in
+// order): idx[b] is the update that told of batch b, -1 if none did. When
+// there are as many updates as batches, each update is one batch (exact).
+// Otherwise the subscriber's updates were collapsed (its channel was full:
+// what it missed comes later as one update) or it got more (a resync
+// marker): batch b is told by the first update, not before the one of
+// batch b-1, that arrived no earlier than skew before the test's watcher
+// got b — an update cannot tell of a batch not read yet.
+func align(batches []stapel, r []int64) (idx []int, exact bool) {
+	idx = make([]int, len(batches))
+	if len(r) == len(batches) {
+		for b := range idx {
+			idx[b] = b
+		}
+		return idx, true
+	}
+	k := 0
+	for b, st := range batches {
+		for k < len(r) && r[k] < st.at-int64(skew) {
+			k++
+		}
+		if k == len(r) {
+			idx[b] = -1
+			continue
+		}
+		idx[b] = k
+	}
+	return idx, false
 }

@@ -19,57 +19,75 @@ import (
 // abErgebnis is what the subscribers of one run heard.
 type abErgebnis struct {
 	n int
-	// writes are the changes committed during the load (all projects),
-	// unacked those of them no agent got an answer for (not timed).
-	writes, unacked int
+	// writes are the changes the test's watcher heard during the load (all
+	// projects), batches the batches they came in, feed the changes the
+	// feed holds since the load began (a cross-check), unacked the changes
+	// no agent got an answer for (not timed).
+	writes, batches, feed, unacked int
 	// proj and entry are, per (subscriber, write) pair, the time from the
-	// write's acknowledgement to the update's arrival: for the project URI
-	// (every write of the project) and for the entry URI (writes of the
-	// subscriber's slug). Negative: the update came before the answer.
+	// write's acknowledgement to the arrival of the update that told of
+	// it: for the project URI (every write of the project) and for the
+	// entry URI (writes of the subscriber's slug). Negative: the update
+	// came before the answer.
 	proj, entry []time.Duration
-	// missed are updates a subscriber without a resync marker did not get,
-	// extra updates beyond the changes, resynced the subscribers that got a
-	// resync marker, broken those whose stream ended, others updates for a
-	// URI nobody subscribed to.
-	missed, extra, resynced, broken, others int
-	firstMiss                               string
-	settle                                  time.Duration
-	ab                                      *abos
+	// missed are the writes a subscriber without a resync marker heard
+	// nothing of (per subscriber and URI), collapsed the subscribers whose
+	// updates were fewer than the batches (align: matched by time), extra
+	// those that got more, resynced the subscribers of a project the hub
+	// told to resync, broken those whose stream ended, others updates for
+	// a URI nobody subscribed to.
+	missed, collapsed, extra, resynced, broken, others int
+	firstMiss                                          string
+	settle                                             time.Duration
+	ab                                                 *abos
 }
 
-// evaluate matches updates to writes: a subscriber hears its project's
-// changes in commit order (the feed's order), so its k-th update for the
-// project URI stands for the project's k-th change, its k-th update for
-// the entry URI for the entry's k-th change.
+// evaluate matches each subscriber's updates to the batches of its project
+// (align) and each write of a batch to the update that told of it.
 func (ab *abos) evaluate(feed map[string][]service.Change, acks []quittung, settle time.Duration) abErgebnis {
 	at := make(map[string]int64, len(acks))
 	key := func(project, slug string, version int) string { return fmt.Sprintf("%s/%s#%d", project, slug, version) }
 	for _, q := range acks {
 		at[key(q.project, q.slug, q.version)] = q.at
 	}
+	ab.mu.Lock()
+	defer ab.mu.Unlock()
 	r := abErgebnis{n: len(ab.list), settle: settle, ab: ab}
-	for _, changes := range feed {
-		r.writes += len(changes)
-		for _, ch := range changes {
-			if _, ok := at[key(ch.Project, ch.Slug, ch.Version)]; !ok {
-				r.unacked++
-			}
-		}
-	}
-	match := func(s *abonnent, changes []service.Change, got []int64, uri string, into *[]time.Duration) {
-		for k, ch := range changes {
-			if k >= len(got) {
-				r.missed += len(changes) - k
-				if r.firstMiss == "" {
-					r.firstMiss = fmt.Sprintf("abonnent-%04d hörte %d von %d Änderungen an %s, zuerst fehlt %s v%d", s.id, len(got), len(changes), uri, ch.Slug, ch.Version)
+	for p, batches := range ab.batches {
+		r.batches += len(batches)
+		for _, b := range batches {
+			r.writes += len(b.changes)
+			for _, ch := range b.changes {
+				if _, ok := at[key(ch.Project, ch.Slug, ch.Version)]; !ok {
+					r.unacked++
 				}
-				break
-			}
-			if a, ok := at[key(ch.Project, ch.Slug, ch.Version)]; ok {
-				*into = append(*into, time.Duration(got[k]-a))
 			}
 		}
-		r.extra += max(0, len(got)-len(changes))
+		r.feed += len(feed[p])
+	}
+	match := func(s *abonnent, batches []stapel, got []int64, uri string, into *[]time.Duration) {
+		idx, exact := align(batches, got)
+		if !exact && len(got) < len(batches) {
+			r.collapsed++
+		}
+		if len(got) > len(batches) {
+			r.extra++
+		}
+		for b, k := range idx {
+			if k < 0 {
+				r.missed += len(batches[b].changes)
+				if r.firstMiss == "" {
+					ch := batches[b].changes[0]
+					r.firstMiss = fmt.Sprintf("abonnent-%04d hörte %d Updates für %s zu %d Stapeln, nichts von %s v%d", s.id, len(got), uri, len(batches), ch.Slug, ch.Version)
+				}
+				continue
+			}
+			for _, ch := range batches[b].changes {
+				if a, ok := at[key(ch.Project, ch.Slug, ch.Version)]; ok {
+					*into = append(*into, time.Duration(got[k]-a))
+				}
+			}
+		}
 	}
 	for _, s := range ab.list {
 		s.mu.Lock()
@@ -77,15 +95,15 @@ func (ab *abos) evaluate(feed map[string][]service.Change, acks []quittung, sett
 			r.broken++
 		}
 		r.others += s.others
-		if s.resyncs > 0 {
+		if ab.resyncs[s.project] > 0 || s.resyncs > 0 {
 			// Told to read again: what it missed is not a miss.
 			r.resynced++
 			s.mu.Unlock()
 			continue
 		}
-		changes := feed[s.project]
-		match(s, changes, s.projectAt, s.projectURI(), &r.proj)
-		match(s, onSlug(changes, s.slug), s.entryAt, s.entryURI(), &r.entry)
+		batches := ab.batches[s.project]
+		match(s, batches, s.projectAt, s.projectURI(), &r.proj)
+		match(s, onSlug(batches, s.slug), s.entryAt, s.entryURI(), &r.entry)
 		s.mu.Unlock()
 	}
 	slices.Sort(r.proj)
@@ -98,13 +116,13 @@ func (r abErgebnis) print() {
 	ab := r.ab
 	fmt.Printf("Abonnenten: %d Sitzungen (%s, GET-Strom, je ein Abonnement auf das Projekt und auf einen umkämpften Eintrag), verbunden und abonniert in %s\n",
 		r.n, abonnentProtocol, ms(ab.connWall))
-	fmt.Printf("Speicher je Abonnent (Server und Client in einem Prozess, mit HTTP-Verbindung): Sitzung mit GET-Strom %.1f KiB Go-Heap und Stacks (%.1f KiB RSS, %.1f Goroutinen), zwei Abonnements dazu %.2f KiB Heap (%.2f KiB RSS, %.2f Goroutinen) = %.2f KiB je Abonnement\n",
+	fmt.Printf("Speicher je Abonnent (Server und Client in einem Prozess): Sitzung mit GET-Strom und zweiter Verbindung %.1f KiB Go-Heap und Stacks (%.1f KiB RSS, %.1f Goroutinen), zwei Abonnements dazu %.2f KiB Heap (%.2f KiB RSS, %.2f Goroutinen) = %.2f KiB je Abonnement\n",
 		ab.sessHeap/1024, ab.sessRSS/1024, ab.sessG, ab.subHeap/1024, ab.subRSS/1024, ab.subG, ab.subHeap/1024/2)
 	fmt.Printf("Benachrichtigung nach der Bestätigung an den Schreiber, Projekt-URI: %d Paare (Abonnent × Schreibvorgang) p50 %s p99 %s max %s; Eintrags-URI: %d Paare p50 %s p99 %s max %s\n",
 		len(r.proj), ms(pct(r.proj, 50)), ms(pct(r.proj, 99)), ms(pct(r.proj, 100)),
 		len(r.entry), ms(pct(r.entry, 50)), ms(pct(r.entry, 99)), ms(pct(r.entry, 100)))
-	fmt.Printf("Abonnements geprüft: %d Änderungen im Feed (%d ohne Bestätigung, nicht gemessen), verpasst %d, überzählig %d, Resync an %d Abonnenten, Ströme abgebrochen %d, fremde URIs %d; nach Lastende %s gewartet\n",
-		r.writes, r.unacked, r.missed, r.extra, r.resynced, r.broken, r.others, ms(r.settle))
+	fmt.Printf("Abonnements geprüft: %d Änderungen in %d Stapeln des Hubs (Feed: %d; %d ohne Bestätigung, nicht gemessen), verpasst %d, zusammengefasst (nach Zeit zugeordnet) %d, mit überzähligen Updates %d, Resync an %d Abonnenten, Ströme abgebrochen %d, fremde URIs %d; nach Lastende %s gewartet\n",
+		r.writes, r.batches, r.feed, r.unacked, r.missed, r.collapsed, r.extra, r.resynced, r.broken, r.others, ms(r.settle))
 }
 
 // check fails the test for a missed update without resync.
@@ -114,6 +132,9 @@ func (r abErgebnis) check(t testing.TB) {
 	}
 	if r.broken > 0 && r.resynced < r.broken {
 		t.Errorf("%d GET-Ströme von Abonnenten endeten während der Last", r.broken)
+	}
+	if r.writes != r.feed {
+		t.Errorf("der Hub meldete %d Änderungen, der Feed hält %d", r.writes, r.feed)
 	}
 }
 
@@ -125,35 +146,54 @@ func (ab *abos) close() {
 	ab.hc.CloseIdleConnections()
 }
 
-// compareAbonnenten runs the setup again, alternating with and without
-// -last.abonnenten subscribers (each run on a fresh server, the first run
-// of the setup counted as one without), and prints the throughput ratio
-// and the medians of the subscribers' numbers.
-func compareAbonnenten(t *testing.T, a aufbau, first result) {
+// compareAbonnenten runs the setup again in pairs, one run with
+// -last.abonnenten subscribers and one without, each on a fresh server, the
+// order alternating from pair to pair so that a drift of the shared
+// machine falls on both sides; it prints the throughput ratio (the median
+// of the pairs' ratios) and the medians of the subscribers' numbers. The
+// setup's first run is left out: it runs alone and first.
+func compareAbonnenten(t *testing.T, a aufbau) {
 	const pairs = 3
-	without := []result{first}
-	var with []result
+	var with, without []result
+	var ratios []float64
 	var heard []abErgebnis
+	calls := func(r result) float64 { return float64(r.calls()) / r.dur.Seconds() }
 	for i := range pairs {
-		res := runSetup(t, a, *lastAgenten, lauf{abonnenten: *lastAbonnenten, quiet: true})
-		fmt.Printf("-- mit Abonnenten, Lauf %d: %.0f Aufrufe/s, remember %.0f/s\n", i+1, float64(res.calls())/res.dur.Seconds(), res.rememberRate())
-		res.abo.print()
-		with, heard = append(with, res), append(heard, *res.abo)
-		without = append(without, runSetup(t, a, *lastAgenten, lauf{quiet: true}))
-	}
-	rates := func(rs []result) (calls, remember float64, all []string) {
-		var c, w []float64
-		for _, r := range rs {
-			c = append(c, float64(r.calls())/r.dur.Seconds())
-			w = append(w, r.rememberRate())
-			all = append(all, fmt.Sprintf("%.0f", c[len(c)-1]))
+		var w, o result
+		runWith := func() {
+			// With -last.profil the first run with subscribers is profiled.
+			w = runSetup(t, a, *lastAgenten, lauf{abonnenten: *lastAbonnenten, quiet: true, profile: i == 0 && *lastProfil != ""})
+			fmt.Printf("-- Paar %d mit Abonnenten: %.0f Aufrufe/s, remember %.0f/s\n", i+1, calls(w), w.rememberRate())
+			w.abo.print()
 		}
-		return median(c), median(w), all
+		runWithout := func() {
+			o = runSetup(t, a, *lastAgenten, lauf{quiet: true})
+			fmt.Printf("-- Paar %d ohne Abonnenten: %.0f Aufrufe/s, remember %.0f/s\n", i+1, calls(o), o.rememberRate())
+		}
+		if i%2 == 0 {
+			runWith()
+			runWithout()
+		} else {
+			runWithout()
+			runWith()
+		}
+		with, without, heard = append(with, w), append(without, o), append(heard, *w.abo)
+		ratios = append(ratios, calls(w)/calls(o))
 	}
-	wc, wr, wAll := rates(with)
-	oc, or, oAll := rates(without)
-	fmt.Printf("Abonnenten-Vergleich: %d Abonnenten, Aufrufe/s mit %.0f (Median aus %s), ohne %.0f (Median aus %s): Verhältnis %.3f (%+.1f %%); remember/s %.0f gegen %.0f\n",
-		*lastAbonnenten, wc, strings.Join(wAll, ", "), oc, strings.Join(oAll, ", "), wc/oc, 100*(wc/oc-1), wr, or)
+	rates := func(rs []result) (c, r []float64) {
+		for _, x := range rs {
+			c, r = append(c, calls(x)), append(r, x.rememberRate())
+		}
+		return c, r
+	}
+	wc, wr := rates(with)
+	oc, or := rates(without)
+	var all []string
+	for _, r := range ratios {
+		all = append(all, fmt.Sprintf("%.3f", r))
+	}
+	fmt.Printf("Abonnenten-Vergleich: %d Abonnenten, Aufrufe/s mit %.0f, ohne %.0f (Mediane); Verhältnis je Paar %s, Median %.3f (%+.1f %%); remember/s %.0f gegen %.0f\n",
+		*lastAbonnenten, median(wc), median(oc), strings.Join(all, ", "), median(ratios), 100*(median(ratios)-1), median(wr), median(or))
 	var p50, p99, mx, sess, sub []float64
 	for _, h := range heard {
 		p50 = append(p50, float64(pct(h.proj, 50)))
@@ -162,6 +202,6 @@ func compareAbonnenten(t *testing.T, a aufbau, first result) {
 		sess = append(sess, h.ab.sessHeap/1024)
 		sub = append(sub, h.ab.subHeap/1024/2)
 	}
-	fmt.Printf("Abonnenten, Mediane aus %d Läufen: Projekt-URI p50 %s p99 %s max %s; Speicher je Sitzung mit Strom %.1f KiB, je Abonnement %.2f KiB (Go-Heap und Stacks, Server und Client)\n",
+	fmt.Printf("Abonnenten, Mediane aus %d Läufen: Projekt-URI p50 %s p99 %s max %s; Speicher je Sitzung mit Strom und zweiter Verbindung %.1f KiB, je Abonnement %.2f KiB (Go-Heap und Stacks, Server und Client)\n",
 		pairs, ms(time.Duration(median(p50))), ms(time.Duration(median(p99))), ms(time.Duration(median(mx))), median(sess), median(sub))
 }

@@ -22,7 +22,7 @@ var (
 	lastSynchronous   = flag.String("last.synchronous", "", "SQLite synchronous des Servers: NORMAL oder FULL (leer: Serverstandard)")
 	lastSuchprotokoll = flag.String("last.suchprotokoll", "an", "Suchprotokoll: an, aus oder vergleich (Aufbau 1 mit und ohne)")
 	lastAufbauten     = flag.String("last.aufbauten", "1,2,3,4,5", "welche Aufbauten laufen (4: mehrere Projekte je Agent, 5: mit Prüfung)")
-	lastProfil        = flag.String("last.profil", "", "CPU-Profil der Lastphase von Aufbau 1 in diese Datei")
+	lastProfil        = flag.String("last.profil", "", "CPU-Profil der Lastphase von Aufbau 1 in diese Datei (mit -last.abonnenten: des ersten Laufs mit Abonnenten)")
 	lastProtokoll     = flag.String("last.protokoll", "", "MCP-Version der Agenten: leer = 2025-11-25 (mit Sitzungen), 2026-07-28 = ohne Sitzungen")
 	lastZulassung     = flag.Int("last.zulassung", -1, "Zulassungsgrenze des Servers (--max-inflight): -1 aus, 0 Serverstandard, N Anfragen gleichzeitig")
 	lastGenau         = flag.Bool("last.genau", false, "recall nur nach den Wörtern wie geschrieben: ohne Komposita und Tippfehler (Server --recall-exact)")
