@@ -108,7 +108,9 @@ type subscriber struct {
 	// happens meanwhile comes as the resync marker.
 	ready bool
 	ticks int // maintenance rounds seen while not ready
-	gone  bool
+	// overflows counts notifications that found the channel full.
+	overflows atomic.Int64
+	gone      bool
 }
 
 // subscriptions is the registry of every subscriber of one Server.
@@ -233,11 +235,17 @@ func (r *subscriptions) dropLocked(s *subscriber) []func() {
 	return stops
 }
 
+// newWatch is a project whose watch is to be started (startWatches).
+type newWatch struct {
+	ref memory.ProjectRef
+	w   *watched
+}
+
 // addURILocked notes uri in its project's watch; it returns the project if
 // a watch must be started for it. A URI that is not munin's, malformed, or
 // of a project the caller holds no key for changes nothing else: it is
 // inert.
-func (r *subscriptions) addURILocked(s *subscriber, uri string) []memory.ProjectRef {
+func (r *subscriptions) addURILocked(s *subscriber, uri string) []newWatch {
 	ref, slug, err := parseResourceURI(uri)
 	if err != nil {
 		return nil
@@ -256,7 +264,7 @@ func (r *subscriptions) addURILocked(s *subscriber, uri string) []memory.Project
 		w.slugs[slug] = struct{}{}
 	}
 	if isNew {
-		return []memory.ProjectRef{ref}
+		return []newWatch{{ref, w}}
 	}
 	return nil
 }
@@ -295,14 +303,9 @@ func (r *subscriptions) removeURILocked(s *subscriber, uri string) []func() {
 // startWatches calls service.Watch for each project (outside mu: Watch
 // waits for the hub). A watch whose project was dropped meanwhile is
 // stopped at once; one refused (a key revoked since) stays inert.
-func (r *subscriptions) startWatches(s *subscriber, refs []memory.ProjectRef) {
-	for _, ref := range refs {
-		r.mu.Lock()
-		w := s.projects[ref]
-		r.mu.Unlock()
-		if w == nil {
-			continue
-		}
+func (r *subscriptions) startWatches(s *subscriber, news []newWatch) {
+	for _, nw := range news {
+		ref, w := nw.ref, nw.w
 		stop, err := r.svc.Watch(s.caller, ref, func(ev service.WatchEvent) { r.deliver(s, ref, w, ev) })
 		if err != nil {
 			r.log.Debug("mcp subscription: watch refused", "project", ref.String(), "err", err)

@@ -111,6 +111,7 @@ func (r *subscriptions) send(s *subscriber, notes []string) int {
 		}
 		if !r.sendOne(s, method, params) {
 			r.overflowed.Add(1)
+			s.overflows.Add(1)
 			return i
 		}
 		r.sent.Add(1)

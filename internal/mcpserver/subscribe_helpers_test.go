@@ -149,3 +149,6 @@ func (h *subHarness) allReady(t *testing.T, n int) {
 		return ready == n
 	})
 }
+
+// timeout bounds one wait for an event.
+func timeout() <-chan time.Time { return time.After(10 * time.Second) }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"munin/internal/memory"
 )
 
 // stdioKey is the registry key of the stdio session's resources/subscribe
@@ -35,13 +33,12 @@ func (r *subscriptions) addHooks(hooks *server.Hooks) {
 		}
 	})
 	hooks.AddBeforeSubscriptionsListen(r.beforeListen)
-	// The stdio session ends with ServeStdio; a 2025 HTTP session ends
-	// through sessionIDs.onEnd (server.go), this is belt and braces.
+	// The stdio session ends with ServeStdio. A 2025 HTTP session ends
+	// through sessionIDs.onEnd (server.go), the one record of live
+	// sessions, whichever way it ends.
 	hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) {
-		if id := sess.SessionID(); id == stdioKey {
+		if sess.SessionID() == stdioKey {
 			r.drop(stdioKey)
-		} else {
-			r.drop(sessionKey(id))
 		}
 	})
 }
@@ -142,8 +139,8 @@ func (r *subscriptions) beforeListen(ctx context.Context, id any, req *mcp.Subsc
 // listenProjectsLocked records a new listen subscriber's URIs and, if it
 // asked for list_changed, every project of its caller; it returns the
 // projects to watch.
-func (r *subscriptions) listenProjectsLocked(s *subscriber, uris []string) []memory.ProjectRef {
-	var start []memory.ProjectRef
+func (r *subscriptions) listenProjectsLocked(s *subscriber, uris []string) []newWatch {
+	var start []newWatch
 	for _, u := range uris {
 		s.seq++
 		s.uris[u] = s.seq
@@ -157,8 +154,9 @@ func (r *subscriptions) listenProjectsLocked(s *subscriber, uris []string) []mem
 			w.all = true
 			continue
 		}
-		s.projects[ref] = &watched{slugs: map[string]struct{}{}, all: true}
-		start = append(start, ref)
+		w := &watched{slugs: map[string]struct{}{}, all: true}
+		s.projects[ref] = w
+		start = append(start, newWatch{ref, w})
 	}
 	return start
 }
