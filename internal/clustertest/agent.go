@@ -54,9 +54,12 @@ func (e toolError) code() string {
 const (
 	outOK          = "ok"
 	outUnavailable = "unavailable"
-	outSession     = "sitzung"    // 404: the node does not know the session
-	outConnection  = "verbindung" // no answer: refused, reset, timed out
-	outOther       = "andere"     // any other tool error: a finding
+	// outPartial: a feed page that could not read every workspace (one
+	// fails over); its changes count, its cursor reads on.
+	outPartial    = "teilweise"
+	outSession    = "sitzung"    // 404: the node does not know the session
+	outConnection = "verbindung" // no answer: refused, reset, timed out
+	outOther      = "andere"     // any other tool error: a finding
 )
 
 // classify sorts a call's error into an outcome class.

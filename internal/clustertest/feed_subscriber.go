@@ -143,6 +143,10 @@ func (s *subscriber) poll(ctx context.Context) bool {
 			return false
 		}
 		n, out := s.page(ctx, owners)
+		if out == outPartial {
+			sleep(ctx, unavailablePause)
+			return false
+		}
 		if out != outOK {
 			s.after(ctx, out)
 			return false
@@ -227,7 +231,10 @@ func (s *subscriber) page(ctx context.Context, owners map[string]string) (int, s
 	var body struct {
 		Changes    []feedChange `json:"changes"`
 		NextCursor string       `json:"next_cursor"`
-		Error      struct{ Code, Message string }
+		// Unavailable names projects whose workspace could not be read
+		// (a failover): the page is partial, their position kept.
+		Unavailable []json.RawMessage `json:"unavailable"`
+		Error       struct{ Code, Message string }
 	}
 	derr := json.NewDecoder(resp.Body).Decode(&body)
 	switch {
@@ -248,7 +255,11 @@ func (s *subscriber) page(ctx context.Context, owners map[string]string) (int, s
 		s.count(outOther, fmt.Sprintf("%s: GET /api/v1/changes über n%d: %d %s: %s (%v)", s.name, via, resp.StatusCode, body.Error.Code, body.Error.Message, derr))
 		return 0, outOther
 	}
-	s.count(outOK, "")
+	out := outOK
+	if len(body.Unavailable) > 0 {
+		out = outPartial // not drained yet, even when empty: read again
+	}
+	s.count(out, "")
 	here := 0
 	for _, ch := range body.Changes {
 		if o := owners[workspaceOf(ch.Project)]; o != "" && o != base {
@@ -261,7 +272,7 @@ func (s *subscriber) page(ctx context.Context, owners map[string]string) (int, s
 	s.pages++
 	s.nonOwner += here
 	s.mu.Unlock()
-	return len(body.Changes), outOK
+	return len(body.Changes), out
 }
 
 // started marks the start of reading.

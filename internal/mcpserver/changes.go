@@ -64,6 +64,9 @@ func changesText(res service.ChangesResult, full bool) string {
 			fmt.Fprintf(&b, " (proposal %s)", ch.Proposal)
 		}
 	}
+	for _, u := range res.Unavailable {
+		fmt.Fprintf(&b, "\nnot read this time: %s (%s: %s); its changes come with a later call from next_cursor", u.Project, u.Code, u.Message)
+	}
 	if full {
 		fmt.Fprintf(&b, "\nmore: call changes with since %q", res.NextCursor)
 	} else {

@@ -16,8 +16,12 @@ func toolDefs() []mcp.Tool {
 	for i := range tools {
 		leanInput(&tools[i])
 		var drop []string
-		if tools[i].Name == "forget" {
+		switch tools[i].Name {
+		case "forget":
 			drop = []string{"similar"} // only a new slug gets similar
+		case "changes":
+			// only while a workspace cannot be read (docs/changes.md)
+			drop = []string{"unavailable"}
 		}
 		leanOutput(&tools[i], drop...)
 	}

@@ -52,7 +52,7 @@ type Change struct {
 type ChangesResult struct {
 	Changes     []Change      `json:"changes"`
 	NextCursor  string        `json:"next_cursor"`
-	Unavailable []Unavailable `json:"-"`
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
 	// Cursors (with ChangesRequest.PerChange) holds the cursor after each
 	// change: Cursors[i] reads on after Changes[i], exactly as NextCursor
 	// would if the page had ended there; the last one is NextCursor.

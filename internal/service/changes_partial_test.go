@@ -2,8 +2,10 @@ package service_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -87,6 +89,9 @@ func TestChangesOneWorkspaceUnavailable(t *testing.T) {
 	}
 	if !slices.Equal(res.Unavailable, want) {
 		t.Fatalf("unavailable %+v, want %+v", res.Unavailable, want)
+	}
+	if body, _ := json.Marshal(res); !strings.Contains(string(body), `"unavailable":[{"project":"beta/two","code":"unavailable"`) {
+		t.Errorf("the JSON answer does not name the unread projects: %s", body)
 	}
 
 	feedWrite(t, e.Env.Svc, a, "acme/one", "a2")
