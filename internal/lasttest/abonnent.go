@@ -46,9 +46,11 @@ type abonnent struct {
 	// projectAt and entryAt are the arrival times (UnixNano) of the
 	// updates for the project URI and for the entry URI, in order.
 	projectAt, entryAt []int64
-	// resyncs counts updates marked as resync ("read again"), others
-	// counts updates for a URI this subscriber did not subscribe to.
-	resyncs, others int
+	// others counts updates for a URI this subscriber did not subscribe
+	// to. (Munin's resync marker is an update of every subscribed URI of
+	// the project: to the test it is one more update, and the hub's
+	// WatchEvent.Resync is counted by the test's own watcher.)
+	others int
 	// streamErr is why the stream ended early (nil while it runs or after
 	// close).
 	streamErr error
@@ -246,12 +248,9 @@ func (s *abonnent) note(data []byte, at int64) {
 		return
 	}
 	uri, _, _ := bytes.Cut(rest, []byte(`"`))
-	resync := isResync(data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case resync:
-		s.resyncs++
 	case string(uri) == s.projectURI():
 		s.projectAt = append(s.projectAt, at)
 	case string(uri) == s.entryURI():
@@ -259,12 +258,6 @@ func (s *abonnent) note(data []byte, at int64) {
 	default:
 		s.others++
 	}
-}
-
-// isResync tells an update that says "you may have missed changes, read
-// again" from one that stands for a change.
-func isResync(data []byte) bool {
-	return bytes.Contains(data, []byte(`resync`))
 }
 
 // counts returns how many updates arrived so far for the project URI and

@@ -33,6 +33,6 @@ var (
 	lastNeu           = flag.Int("last.neu", 0, "Aufbau 1–4: Anteil der remember in Prozent, die einen neuen Slug anlegen (mit Suche nach ähnlichen Einträgen) statt einen umkämpften fortzuschreiben")
 	lastPruefer       = flag.Int("last.pruefer", 16, "Aufbau 5: Vorschläge, die der Prüfer gleichzeitig entscheidet (die eines Slugs nacheinander)")
 	lastAehnlichAus   = flag.Bool("last.aehnlichaus", false, "Server ohne Dubletten-Hinweis (--similar-off): remember sucht keine ähnlichen Einträge")
-	lastAbonnenten    = flag.Int("last.abonnenten", 0, "Aufbau 1 zusätzlich mit so vielen abonnierten MCP-Sitzungen (2025-11-25, GET-Strom, Projekt und ein umkämpfter Eintrag), abwechselnd mit und ohne: Benachrichtigungszeit, verpasste, Speicher, Durchsatz (0: aus)")
+	lastAbonnenten    = flag.Int("last.abonnenten", 0, "der erste gewählte der Aufbauten 1–4 zusätzlich mit so vielen abonnierten MCP-Sitzungen (2025-11-25, GET-Strom, Projekt und ein umkämpfter Eintrag), abwechselnd mit und ohne: Benachrichtigungszeit, verpasste, Speicher, Durchsatz (0: aus)")
 	lastEinbettung    = flag.Duration("last.einbettung", 0, "Einbettungen an: startet einen Test-Endpunkt, der nach dieser Zeit antwortet (0: aus)")
 )

@@ -8,6 +8,9 @@
 // own key (in setup 4 one key per project, all in one Authorization header)
 // and its own MCP session. It fails if any call failed, if a version of any
 // project was lost, or if the index missed an entry's last version.
+// -last.abonnenten=N runs the first of setups 1–4 again in pairs with and
+// without N subscribed MCP sessions (abonnenten.go), and fails if a write
+// never reached one of them.
 // -last.kaltstart=N runs only the cold start instead (kaltstart.go): the
 // built binary as its own process on a project of N entries.
 //
@@ -97,6 +100,7 @@ func Run(t *testing.T) {
 	fmt.Printf("Dubletten-Hinweis (similar): aus=%v\n", *lastAehnlichAus)
 	raw := rawBaseline(t)
 	var first *result // setup 1's, for setup 5's comparison
+	compared := false // the subscribers' comparison ran (in the first of setups 1–4)
 	fmt.Printf("Rohschreiben (eine Fassungszeile je Transaktion, eine Verbindung, synchronous=%s): %.0f Zeilen/s\n", syncName(), raw)
 
 	for i, a := range aufbauten(*lastProjekte) {
@@ -124,7 +128,8 @@ func Run(t *testing.T) {
 			if i == 0 && *lastSuchprotokoll == "vergleich" {
 				compareSearchLog(t, a, res)
 			}
-			if i == 0 && *lastAbonnenten > 0 {
+			if *lastAbonnenten > 0 && i < 4 && !compared {
+				compared = true
 				compareAbonnenten(t, a)
 			}
 		})
