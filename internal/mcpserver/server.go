@@ -32,6 +32,7 @@ var instructions = `Munin is memory shared by a team of agents. Entries are name
 remember stores a new version (pass expected_version to avoid overwriting someone else's change); recall searches; get reads one entry; list and history browse; forget hides an entry (its history stays).
 Start each session with changes: pass as since the next_cursor you kept from your last session ("now" the first time) to learn what was written in your projects meanwhile, and keep the next_cursor it answers for the next.
 Where writes are reviewed (a propose key, or a project that reviews agents' writes), remember and forget answer state "pending" and a proposal id: only you see it until an admin approves it; review lists proposals, and admin keys approve or reject them there.
+Entries are also MCP resources, munin://workspace/project/slug (a project's entry list: munin://workspace/project); subscribe to them to hear when they change.
 Every tool but changes takes an optional project ("workspace/project"): without it, recall searches all your projects and the others act in your first one; changes always reads all of them.
 ` + fmt.Sprintf("as_of (RFC 3339) reads as it was then; cursor takes the next_cursor of the previous page; limit: recall 1-%d (default %d), list 1-%d (default %d), history 1-%d (default %d), changes 1-%d (default %d).\n",
 	memory.MaxRecallLimit, memory.DefaultRecallLimit, memory.MaxListLimit, memory.DefaultListLimit,

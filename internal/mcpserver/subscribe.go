@@ -328,3 +328,25 @@ func runAll(fs []func()) {
 		f()
 	}
 }
+
+// SubscriptionStats is what the resource subscriptions hold and did since
+// the start, for the metrics and the load test.
+type SubscriptionStats struct {
+	// Subscribers are the 2025 sessions, listen streams and stdio sessions
+	// with subscriptions now; URIs the resource URIs they hold.
+	Subscribers, URIs int
+	// Sent counts notifications handed to a session's or stream's channel;
+	// Overflowed those that found it full (then owed: the resync marker).
+	Sent, Overflowed int64
+	// Resyncs counts resync markers sent in full; Revoked subscribers
+	// dropped because a key of theirs was revoked.
+	Resyncs, Revoked int64
+}
+
+// SubscriptionStats reports the resource subscriptions' counters.
+func (s *Server) SubscriptionStats() SubscriptionStats {
+	subs, uris := s.subs.size()
+	return SubscriptionStats{Subscribers: subs, URIs: uris,
+		Sent: s.subs.sent.Load(), Overflowed: s.subs.overflowed.Load(),
+		Resyncs: s.subs.resyncs.Load(), Revoked: s.subs.revoked.Load()}
+}

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,20 +171,14 @@ func TestSubscriptionMemory(t *testing.T) {
 	for i := range callers {
 		_, callers[i] = h.env.Key(t, "ws", "p", fmt.Sprintf("reader-%d", i), memory.RoleRead)
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
-	before := heap()
+	before := heapNow()
 	for i := range n {
 		key := fmt.Sprintf("mem-%d", i)
 		mk := func() *subscriber { return &subscriber{key: key, caller: callers[i], listChanged: true, ready: true} }
 		r.subscribe(key, mk, fmt.Sprintf("munin://ws/p/notes/entry-%d", i))
 		r.subscribe(key, mk, "munin://ws/p")
 	}
-	after := heap()
+	after := heapNow()
 	if subs, uris := r.size(); subs != n || uris != 2*n || h.env.Svc.Watchers() != n {
 		t.Fatalf("%d subscribers, %d URIs, %d watchers; want %d, %d, %d", subs, uris, h.env.Svc.Watchers(), n, 2*n, n)
 	}
