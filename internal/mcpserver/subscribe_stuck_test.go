@@ -3,9 +3,11 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -214,5 +216,65 @@ func TestSubscribeWatchStartedAfterRemoval(t *testing.T) {
 		t.Errorf("%d watchers after the project was dropped; want 0", n)
 	}
 	r.drop("late")
+	h.registryEmpty(t)
+}
+
+// TestSubscribeResyncMarker: a listen stream is not delivered to before
+// the maintenance loop saw it twice (mcp-go acknowledges it after the hook
+// that registered it, and nothing may come first); what happens meanwhile,
+// and a WatchEvent.Resync, become the resync marker: updated for each URI
+// it owes (a Resync: every one it holds in the project), then list_changed.
+func TestSubscribeResyncMarker(t *testing.T) {
+	h := newSubHarness(t)
+	r := h.srv.subs
+	r.every = time.Hour // the test runs the rounds itself
+	ch := make(chan mcp.JSONRPCNotification, 10)
+	const entry, project = "munin://ws/p/notes/a", "munin://ws/p"
+	mk := func() *subscriber {
+		return &subscriber{key: "l:test", caller: h.env.Caller(t, h.tokA), ch: ch, tag: "L", listChanged: true}
+	}
+	r.subscribe("l:test", mk, entry)
+	r.subscribe("l:test", mk, project)
+	h.remember(t, h.w, "ws/p", "notes/b") // not ready: owed
+	waitFor(t, "the write owed", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.subs["l:test"].pendList
+	})
+	marker := func() []string {
+		var got []string
+		for len(ch) > 0 {
+			n := <-ch
+			u, _ := n.Params.AdditionalFields["uri"].(string)
+			if n.Params.Meta[mcp.MetaKeySubscriptionID] != "L" {
+				t.Errorf("%s %s not tagged: %v", n.Method, u, n.Params.Meta)
+			}
+			got = append(got, n.Method+" "+u)
+		}
+		return got
+	}
+	r.tick()
+	if got := marker(); len(got) != 0 {
+		t.Fatalf("sent before ready: %v", got)
+	}
+	r.tick()
+	// What the write of notes/b owed: the project's update and list_changed.
+	if got, want := marker(), []string{updated + " " + project, listChanged + " "}; !slices.Equal(got, want) {
+		t.Fatalf("after two rounds: %v, want %v", got, want)
+	}
+
+	r.mu.Lock()
+	s := r.subs["l:test"]
+	ref := memory.ProjectRef{Workspace: "ws", Project: "p"}
+	w := s.projects[ref]
+	r.mu.Unlock()
+	r.deliver(s, ref, w, service.WatchEvent{Resync: true})
+	r.tick()
+	// A Resync owes everything the subscriber holds in the project.
+	want := []string{updated + " " + project, updated + " " + entry, listChanged + " "}
+	if got := marker(); !slices.Equal(got, want) {
+		t.Fatalf("after a Resync event: %v, want %v", got, want)
+	}
+	r.drop("l:test")
 	h.registryEmpty(t)
 }
