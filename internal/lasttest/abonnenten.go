@@ -50,7 +50,6 @@ func (a *agent) quittiere(sc any) {
 // abos are the subscribers of one run.
 type abos struct {
 	list []*abonnent
-	hc   *http.Client
 	// readers are a read caller per project, for the feed.
 	readers map[string]memory.Caller
 	// cursors are the feed positions per project when the load started.
@@ -77,9 +76,6 @@ func abonnentProjekt(a aufbau, i int) memory.ProjectRef { return a.projects[i%le
 func connectAbos(t testing.TB, srv *server, a aufbau, n int) *abos {
 	ctx := context.Background()
 	ab := &abos{readers: map[string]memory.Caller{}, cursors: map[string]string{}, batches: map[string][]stapel{}, resyncs: map[string]int{}}
-	// A transport of their own: every subscriber holds a connection for its
-	// stream and reuses one for its few requests.
-	ab.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n + 8, IdleConnTimeout: 90 * time.Second}}
 	for pi, ref := range a.projects {
 		c, err := srv.app.Svc.Authenticate(ctx, srv.checkers[pi])
 		if err != nil {
@@ -93,7 +89,13 @@ func connectAbos(t testing.TB, srv *server, a aufbau, n int) *abos {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ab.list = append(ab.list, &abonnent{id: i, url: srv.url, token: tok, hc: ab.hc,
+		// Each its own transport, as each client is its own program: two
+		// connections, the stream's and the one its requests reuse (a
+		// shared pool would hand one subscriber's idle connection to
+		// another's stream and open new ones while the subscriptions'
+		// memory is measured).
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second}}
+		ab.list = append(ab.list, &abonnent{id: i, url: srv.url, token: tok, hc: hc,
 			project: ref.String(), slug: contestedSlug(i % *lastSlugs)})
 	}
 	// On a failure below, the streams opened so far end with the test.

@@ -142,8 +142,8 @@ func (r abErgebnis) check(t testing.TB) {
 func (ab *abos) close() {
 	for _, s := range ab.list {
 		s.close()
+		s.hc.CloseIdleConnections()
 	}
-	ab.hc.CloseIdleConnections()
 }
 
 // compareAbonnenten runs the setup again in pairs, one run with
