@@ -82,12 +82,23 @@ func TestListenResourceSubscriptions(t *testing.T) {
 }
 
 // TestListenMalformedOnly: a listen whose only URIs are malformed honours
-// nothing and ends at once, registering nothing.
+// nothing and ends at once, registering nothing. (mcp-go v1.2.1 answers
+// such a listen with its result right after queueing the
+// acknowledgement, and the acknowledgement is sometimes not written
+// before the stream ends: either is accepted here, a URI honoured is not.)
 func TestListenMalformedOnly(t *testing.T) {
 	h := newSubHarness(t)
 	ev, _ := h.openListen(t, h.tokA, 1, map[string]any{"resourceSubscriptions": []string{"munin://ws/p/Bad"}})
-	if a := ev.ack(t); len(a.ResourceSubscriptions) != 0 {
-		t.Fatalf("acknowledged %v, want nothing", a.ResourceSubscriptions)
+	for ended := false; !ended; {
+		select {
+		case d, ok := <-ev.ch:
+			if strings.Contains(d, "munin://ws/p/Bad") {
+				t.Fatalf("the malformed URI is honoured: %s", d)
+			}
+			ended = !ok
+		case <-timeout():
+			t.Fatal("the listen did not end within 10 s")
+		}
 	}
 	h.registryEmpty(t)
 }
