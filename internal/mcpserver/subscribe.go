@@ -19,14 +19,16 @@ package mcpserver
 //
 // Delivery never blocks the hub's goroutine: each notification is a
 // non-blocking send into mcp-go's 100-slot channel of the session or
-// stream. When it is full (a client that stopped reading), or the hub says
-// changes may have been missed (WatchEvent.Resync), the project is marked
-// dirty — one flag, not a queue, so a stuck subscriber holds O(1) memory
-// per project — and the maintenance loop (every subscribeRetry) sends the
-// resync marker once the channel has room: notifications/resources/updated
-// for every URI of the project the subscriber holds, and list_changed if it
-// asked for that. It tells the client: re-read the resources, or the
-// change feed from your cursor.
+// stream. What finds the channel full (a client that stopped reading, a
+// 2025 session with no stream open), and everything of a project when the
+// hub says changes may have been missed (WatchEvent.Resync), is owed: a
+// set of the subscriber's own URIs plus one list_changed flag, not a
+// queue, so a stuck subscriber holds at most MaxSubscriptionsPerSession
+// owed URIs however much is written. The maintenance loop (every
+// subscribeRetry) sends what is owed once the channel has room — the
+// resync marker: notifications/resources/updated for each owed URI, then
+// list_changed if the subscriber asked for it. It tells the client:
+// re-read these resources, or the change feed from your cursor.
 
 import (
 	"log/slog"
