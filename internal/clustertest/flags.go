@@ -27,4 +27,5 @@ var (
 	clusterMunin         = flag.String("cluster.munin", "", "dieses fertige munin statt eines frisch gebauten")
 	clusterProtokolle    = flag.String("cluster.protokolle", "", "Verzeichnis, in dem die Protokolle der Knoten bleiben (leer: Temp-Verzeichnis des Tests)")
 	clusterProtokollVer  = flag.String("cluster.protokoll", "", "MCP-Version der Agenten: leer = 2025-11-25 (mit Sitzungen, 404 nach Ausfall), 2026-07-28 = ohne Sitzungen")
+	clusterMCPAbonnenten = flag.Int("cluster.mcpabonnenten", 2, "MCP-Abonnenten während der Runden: je eine 2025-11-25-Sitzung mit GET-Strom und resources/subscribe der Projekt-URIs, deren Arbeitsbereich ihr Startknoten nicht besitzt; nach einem Sitzungsende (kill -9, 404) eine neue Sitzung über den nächsten Knoten; 0: keine")
 )

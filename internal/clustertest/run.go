@@ -23,7 +23,11 @@
 // their own cursors and a live stream reader GET /api/v1/changes/stream,
 // each through one node and on through the next when it dies; every
 // acknowledged write must reach each of them exactly once, in order
-// (feed_subscriber.go, feed_stream.go, feed_check.go). A throughput phase
+// (feed_subscriber.go, feed_stream.go, feed_check.go). MCP subscribers,
+// 2025-11-25 sessions on nodes that do not own the workspaces whose project
+// URIs they subscribe to, must hear of every change committed while a
+// session of theirs was open; a new session after a kill is a gap they
+// report (mcp_sub.go, mcp_sub_check.go). A throughput phase
 // compares the cluster with a single node under the same remember load.
 //
 // Every file carries the build tag cluster, so ordinary builds and go test
@@ -45,9 +49,9 @@ import (
 // Run is the whole cluster test as the -cluster.* flags ask for it. It
 // prints its tables to stdout.
 func Run(t *testing.T) {
-	if *clusterRunden < 0 || *clusterAgenten < 1 || *clusterBereiche < 1 || *clusterSlugs < 1 || *clusterTTL <= 0 ||
+	if *clusterRunden < 0 || *clusterMCPAbonnenten < 0 || *clusterAgenten < 1 || *clusterBereiche < 1 || *clusterSlugs < 1 || *clusterTTL <= 0 ||
 		(*clusterModus != "sync" && *clusterModus != "async") {
-		t.Fatal("cluster.runden ≥ 0, cluster.agenten, cluster.arbeitsbereiche, cluster.slugs ≥ 1, cluster.ttl > 0, cluster.modus sync oder async")
+		t.Fatal("cluster.runden, cluster.mcpabonnenten ≥ 0, cluster.agenten, cluster.arbeitsbereiche, cluster.slugs ≥ 1, cluster.ttl > 0, cluster.modus sync oder async")
 	}
 	litestream := findLitestream(t)
 	bin := buildMunin(t)
@@ -87,6 +91,8 @@ func Run(t *testing.T) {
 	}
 	subs := c.subscribers(t, *clusterAbonnenten) // feed readers (feed_subscriber.go)
 	startSubscribers(t, ctx, &wg, subs)
+	msubs := c.mcpSubscribers(t, *clusterMCPAbonnenten) // MCP resource subscribers (mcp_sub.go)
+	startMCPSubscribers(t, msubs)
 	roundsBegin := time.Now()
 	var rounds []failover
 	for r := 1; r <= *clusterRunden; r++ {
@@ -143,6 +149,7 @@ func Run(t *testing.T) {
 	}
 	contra := contradictions(withApprovals)
 	feeds := c.verifyFeeds(subs, acks, props, decs)
+	mcps := c.verifyMCPSubscribers(msubs, acks, decs, stopped)
 	c.stopNodes(t)
 
 	var singleRate float64
@@ -184,6 +191,7 @@ func Run(t *testing.T) {
 		printReview(os.Stdout, proposers, reviewers, props, decs, review)
 	}
 	printFeeds(os.Stdout, subs, feeds)
+	printMCPSubscribers(os.Stdout, msubs, mcps)
 	fmt.Printf("Sitzungen auf gekillten Knoten: %d, danach mit 404 beantwortet: %d, ohne 404: %d\n", killed, lost404, len(waiting))
 	if stopped != nil {
 		back := fmt.Sprintf("bestätigt wieder %s nach SIGCONT", sec(stopped.back))
@@ -224,6 +232,7 @@ func Run(t *testing.T) {
 		checkReview(t, review, props, decs, syncMode)
 	}
 	checkFeeds(t, subs, feeds, syncMode, *clusterRunden)
+	checkMCPSubscribers(t, msubs, mcps)
 	// What a paused node received while stopped it can only answer after
 	// waking, when its lease has run out: it must answer unavailable (issue
 	// 12, point 5), not acknowledge — not even what it might forward.

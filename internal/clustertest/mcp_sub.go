@@ -1,0 +1,483 @@
+//go:build cluster
+
+// The MCP subscribers (issue 24, the cluster bound: "a subscriber connected
+// to one node hears about writes whose workspace another node owns, and
+// after a failover it resumes without losing a change"). Each is a
+// 2025-11-25 session, spoken over plain HTTP — initialize,
+// notifications/initialized, the session's GET stream, then
+// resources/subscribe of the project URI (munin://ws/project) of every
+// project whose workspace its node did not own when it started — that
+// notes when each notifications/resources/updated arrives. It is written by
+// hand rather than with mcp-go's client because the check must know when
+// the GET stream was open and when it broke, and must stamp each
+// notification as it is read.
+//
+// When its stream ends (its node was killed, or paused and ended itself)
+// or a call answers 404 (the node does not know the session), it opens a
+// new session on the next node and subscribes again. Each session is a
+// window; between two windows lies a gap, which the check excuses
+// (mcp_sub_check.go).
+
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"munin/internal/changestream/ssetest"
+)
+
+// mcpProtocol is the subscribers' protocol version: the one with sessions
+// and resources/subscribe.
+const mcpProtocol = "2025-11-25"
+
+// Methods of the notifications a subscriber receives.
+const (
+	methodUpdated     = "notifications/resources/updated"
+	methodListChanged = "notifications/resources/list_changed"
+)
+
+// Why a window ended.
+const (
+	endStream = "abbruch" // the GET stream broke or ended
+	endGone   = "404"     // the node did not know the session
+	endStop   = "ende"    // the test stopped the subscriber
+	endPaused = "angehalten"
+)
+
+// mcpWindow is one session of a subscriber: per project, from the answer
+// to its resources/subscribe until the session's stream ended.
+type mcpWindow struct {
+	node  int
+	start map[string]time.Time // project → when its subscription was acknowledged
+	end   time.Time            // zero while the session is open
+	cause string               // why it ended (end*)
+}
+
+// mcpNote is one notifications/resources/updated a subscriber received.
+type mcpNote struct {
+	project  string // the project its URI names; "" for a URI not subscribed
+	at       time.Time
+	window   int
+	nonOwner bool // the session's node did not own the project's workspace (etcd, read at most once a second)
+}
+
+// mcpSubscriber is one subscribing MCP client.
+type mcpSubscriber struct {
+	name     string
+	token    string   // a read key per project, comma-separated
+	projects []string // workspace/project, each subscribed by its project URI
+	c        *cluster
+	hc       *http.Client
+	// feed reads the change feed with the same keys after the writers
+	// stopped: the changes the notifications are checked against.
+	feed *subscriber
+	stop context.CancelFunc
+	done chan struct{}
+
+	mu          sync.Mutex
+	node        int
+	firstNode   int
+	windows     []mcpWindow
+	notes       []mcpNote
+	listChanged int
+	outcomes    map[string]int
+	nBad        int
+	firstBad    string
+}
+
+// mcpSubscribers makes n subscribers with a read key per project each.
+// Subscriber i starts on node (i+1) mod N and subscribes to the projects
+// whose workspace that node does not own now (all of them if etcd does not
+// answer or the node owns every one).
+func (c *cluster) mcpSubscribers(t *testing.T, n int) []*mcpSubscriber {
+	var out []*mcpSubscriber
+	for i := range n {
+		node := (i + 1) % len(c.nodes)
+		name := fmt.Sprintf("mcp-%d", i)
+		owners := (&subscriber{c: c}).ownersNow(context.Background())
+		var projects []string
+		for _, p := range c.projects {
+			if owners[workspaceOf(p)] != c.nodes[node].advertise() {
+				projects = append(projects, p)
+			}
+		}
+		if len(projects) == 0 {
+			projects = c.projects
+		}
+		projects = projects[:min(len(projects), feedMaxKeys)]
+		tokens := c.keys(t, len(projects), "read", func(j int) (string, string) { return projects[j], name })
+		out = append(out, newMCPSubscriber(c, name, tokens, projects, node))
+	}
+	return out
+}
+
+func newMCPSubscriber(c *cluster, name string, tokens, projects []string, node int) *mcpSubscriber {
+	return &mcpSubscriber{name: name, token: strings.Join(tokens, ","), projects: projects, c: c, node: node, firstNode: node,
+		outcomes: map[string]int{},
+		feed:     newSubscriber(c, name+"/feed", "read", tokens, projects, node, false),
+		// No overall timeout: the GET stream is long; answers' heads are bounded.
+		hc: &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: feedTimeout, MaxIdleConnsPerHost: 2}}}
+}
+
+// startMCPSubscribers runs each subscriber on its own context, past the
+// writers, until verifyMCPSubscribers (or the test's end) stops it.
+func startMCPSubscribers(t *testing.T, subs []*mcpSubscriber) {
+	for _, m := range subs {
+		ctx, stop := context.WithCancel(context.Background())
+		m.stop, m.done = stop, make(chan struct{})
+		go func() { defer close(m.done); m.run(ctx) }()
+		t.Cleanup(func() { stop(); <-m.done })
+	}
+}
+
+// run holds a session, and a new one on the next node whenever one ends,
+// until ctx ends.
+func (m *mcpSubscriber) run(ctx context.Context) {
+	defer m.hc.CloseIdleConnections()
+	pause := reconnectMin
+	for ctx.Err() == nil {
+		if m.session(ctx) {
+			pause = reconnectMin
+		} else {
+			sleep(ctx, pause)
+			pause = min(2*pause, reconnectMax)
+		}
+		m.mu.Lock()
+		m.node = (m.node + 1) % len(m.c.nodes)
+		m.mu.Unlock()
+	}
+}
+
+// mcpConn is one session's HTTP side.
+type mcpConn struct {
+	url, id string
+	next    int
+	window  int // the session's window, once its stream is open
+}
+
+// session opens a session through the current node, opens its GET stream,
+// subscribes, and reads the stream until it ends; false if it did not get
+// as far as the stream.
+func (m *mcpSubscriber) session(ctx context.Context) bool {
+	m.mu.Lock()
+	via := m.node
+	m.mu.Unlock()
+	conn := &mcpConn{url: m.c.nodes[via].mcpURL(), window: -1}
+	defer m.closeSession(conn)
+	init := map[string]any{"protocolVersion": mcpProtocol, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": m.name, "version": "1"}}
+	if _, out := m.call(ctx, conn, "initialize", init, false); out != outOK {
+		return false
+	}
+	if conn.id == "" {
+		m.count(outOther, fmt.Sprintf("%s: initialize über n%d ohne Mcp-Session-Id", m.name, via))
+		return false
+	}
+	if _, out := m.call(ctx, conn, "notifications/initialized", nil, true); out != outOK {
+		return false
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body, out := m.openStream(sctx, conn)
+	if out != outOK {
+		return false
+	}
+	m.mu.Lock()
+	conn.window = len(m.windows)
+	m.windows = append(m.windows, mcpWindow{node: via, start: map[string]time.Time{}})
+	m.mu.Unlock()
+	ended := make(chan string, 1)
+	go func() { ended <- m.readStream(ctx, body, conn.window, via) }()
+	cause := ""
+	for _, p := range m.projects {
+		_, out := m.call(sctx, conn, "resources/subscribe", map[string]any{"uri": resourceURI(p)}, false)
+		if out != outOK {
+			cause = endStream
+			if out == outSession {
+				cause = endGone
+			}
+			break
+		}
+		m.mu.Lock()
+		m.windows[conn.window].start[p] = time.Now()
+		m.mu.Unlock()
+	}
+	if cause == "" {
+		select {
+		case cause = <-ended:
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		cause = endStop
+	}
+	m.mu.Lock()
+	m.windows[conn.window].end, m.windows[conn.window].cause = time.Now(), cause
+	m.mu.Unlock()
+	cancel()
+	body.Close()
+	return true
+}
+
+// resourceURI is a project's resource URI.
+func resourceURI(project string) string { return "munin://" + project }
+
+// request is one JSON-RPC POST of conn (the session's id once it has one).
+func (m *mcpSubscriber) request(ctx context.Context, conn *mcpConn, method string, params any, notification bool) (*http.Request, error) {
+	out := struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      *int   `json:"id,omitempty"` // none: a notification
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{JSONRPC: "2.0", Method: method, Params: params}
+	if !notification {
+		conn.next++
+		id := conn.next
+		out.ID = &id
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, conn.url, bytes.NewReader(b))
+	if err == nil {
+		m.headers(req, conn)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	return req, err
+}
+
+// headers sets the key and, within a session, its id and protocol version.
+func (m *mcpSubscriber) headers(req *http.Request, conn *mcpConn) {
+	req.Header.Set("Authorization", "Bearer "+m.token)
+	if conn.id != "" {
+		req.Header.Set("Mcp-Session-Id", conn.id)
+		req.Header.Set("MCP-Protocol-Version", mcpProtocol)
+	}
+}
+
+// call posts one message and returns the JSON-RPC result and the outcome.
+// An answer that comes as an SSE stream may carry notifications first
+// (mcp-go drains the session's channel onto an in-flight POST): they are
+// noted like the GET stream's.
+func (m *mcpSubscriber) call(ctx context.Context, conn *mcpConn, method string, params any, notification bool) (json.RawMessage, string) {
+	req, err := m.request(ctx, conn, method, params, notification)
+	if err != nil {
+		m.count(outOther, err.Error())
+		return nil, outOther
+	}
+	cctx, cancel := context.WithTimeout(ctx, feedTimeout)
+	defer cancel()
+	resp, err := m.hc.Do(req.WithContext(cctx))
+	if err != nil {
+		if ctx.Err() == nil {
+			m.count(outConnection, "")
+		}
+		return nil, outConnection
+	}
+	defer resp.Body.Close()
+	if conn.id == "" {
+		conn.id = resp.Header.Get("Mcp-Session-Id")
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		m.count(outSession, "")
+		return nil, outSession
+	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway:
+		m.count(outUnavailable, "")
+		return nil, outUnavailable
+	case notification && resp.StatusCode == http.StatusAccepted:
+		m.count(outOK, "")
+		return nil, outOK
+	case resp.StatusCode != http.StatusOK:
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		m.count(outOther, fmt.Sprintf("%s: %s über %s: %d %s", m.name, method, conn.url, resp.StatusCode, strings.TrimSpace(string(b))))
+		return nil, outOther
+	}
+	result, rpcErr, err := m.answer(resp, conn.window)
+	switch {
+	case err != nil && ctx.Err() == nil && cutOff(err):
+		m.count(outConnection, "")
+		return nil, outConnection
+	case err != nil:
+		m.count(outOther, fmt.Sprintf("%s: %s über %s: %v", m.name, method, conn.url, err))
+		return nil, outOther
+	case rpcErr != nil:
+		m.count(outOther, fmt.Sprintf("%s: %s über %s: Fehler %s", m.name, method, conn.url, rpcErr))
+		return nil, outOther
+	}
+	m.count(outOK, "")
+	return result, outOK
+}
+
+// rpcMessage is any JSON-RPC message.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		URI string `json:"uri"`
+	} `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// answer reads a POST's answer, JSON or SSE, up to the response.
+func (m *mcpSubscriber) answer(resp *http.Response, window int) (json.RawMessage, json.RawMessage, error) {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var msg rpcMessage
+		if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+			return nil, nil, err
+		}
+		return msg.Result, msg.Error, nil
+	}
+	r := ssetest.NewReader(resp.Body)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return nil, nil, err
+		}
+		if e.Data == "" {
+			continue
+		}
+		var msg rpcMessage
+		if err := json.Unmarshal([]byte(e.Data), &msg); err != nil {
+			return nil, nil, err
+		}
+		if msg.Method == "" {
+			return msg.Result, msg.Error, nil
+		}
+		m.received(msg, window, -1)
+	}
+}
+
+// openStream opens the session's GET stream; the body is the stream.
+func (m *mcpSubscriber) openStream(ctx context.Context, conn *mcpConn) (io.ReadCloser, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, conn.url, nil)
+	if err != nil {
+		m.count(outOther, err.Error())
+		return nil, outOther
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	m.headers(req, conn)
+	resp, err := m.hc.Do(req)
+	if err != nil {
+		if ctx.Err() == nil {
+			m.count(outConnection, "")
+		}
+		return nil, outConnection
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusNotFound:
+			m.count(outSession, "")
+			return nil, outSession
+		case http.StatusServiceUnavailable, http.StatusBadGateway:
+			m.count(outUnavailable, "")
+			return nil, outUnavailable
+		}
+		m.count(outOther, fmt.Sprintf("%s: GET /mcp über %s: %d %s", m.name, conn.url, resp.StatusCode, strings.TrimSpace(string(b))))
+		return nil, outOther
+	}
+	m.count(outOK, "")
+	return resp.Body, outOK
+}
+
+// readStream notes the stream's notifications until it ends and returns
+// why it ended.
+func (m *mcpSubscriber) readStream(ctx context.Context, body io.Reader, window, via int) string {
+	r := ssetest.NewReader(body)
+	base := m.c.nodes[via].advertise()
+	owners, ownersAt := m.feed.ownersNow(ctx), time.Now()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			if ctx.Err() == nil {
+				m.count(outConnection, "")
+			}
+			return endStream
+		}
+		if e.Data == "" {
+			continue
+		}
+		var msg rpcMessage
+		if err := json.Unmarshal([]byte(e.Data), &msg); err != nil {
+			m.count(outOther, fmt.Sprintf("%s: Nachricht über n%d nicht lesbar: %q (%v)", m.name, via, e.Data, err))
+			continue
+		}
+		if time.Since(ownersAt) > time.Second {
+			owners, ownersAt = m.feed.ownersNow(ctx), time.Now()
+		}
+		owned := -1 // unknown
+		if p := strings.TrimPrefix(msg.Params.URI, "munin://"); owners != nil && owners[workspaceOf(p)] != "" {
+			owned = 0
+			if owners[workspaceOf(p)] == base {
+				owned = 1
+			}
+		}
+		m.received(msg, window, owned)
+	}
+}
+
+// received notes one notification; owned is 1 if the session's node owned
+// the workspace of its URI, 0 if not, -1 if unknown.
+func (m *mcpSubscriber) received(msg rpcMessage, window, owned int) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch msg.Method {
+	case methodListChanged:
+		m.listChanged++
+	case methodUpdated:
+		project := ""
+		for _, p := range m.projects {
+			if msg.Params.URI == resourceURI(p) {
+				project = p
+			}
+		}
+		m.notes = append(m.notes, mcpNote{project: project, at: now, window: window, nonOwner: owned == 0})
+	}
+}
+
+// closeSession ends a session that may still be live (best effort: its
+// node may be gone).
+func (m *mcpSubscriber) closeSession(conn *mcpConn) {
+	if conn.id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, conn.url, nil)
+	if err != nil {
+		return
+	}
+	m.headers(req, conn)
+	if resp, err := m.hc.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// count counts a call's outcome; a non-empty unexpected is a finding.
+func (m *mcpSubscriber) count(out, unexpected string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.outcomes[out]++
+	if unexpected == "" {
+		return
+	}
+	m.nBad++
+	if m.firstBad == "" {
+		m.firstBad = unexpected
+	}
+}
