@@ -37,9 +37,11 @@ type abErgebnis struct {
 	// told to resync, broken those whose stream ended, others updates for
 	// a URI nobody subscribed to.
 	missed, collapsed, extra, resynced, broken, others int
-	firstMiss                                          string
-	settle                                             time.Duration
-	ab                                                 *abos
+	// received are the updates all subscribers got, until the settle.
+	received  int
+	firstMiss string
+	settle    time.Duration
+	ab        *abos
 }
 
 // evaluate matches each subscriber's updates to the batches of its project
@@ -95,6 +97,7 @@ func (ab *abos) evaluate(feed map[string][]service.Change, acks []quittung, sett
 			r.broken++
 		}
 		r.others += s.others
+		r.received += len(s.projectAt) + len(s.entryAt)
 		if ab.resyncs[s.project] > 0 {
 			// Told to read again: what it missed is not a miss.
 			r.resynced++
@@ -163,7 +166,8 @@ func compareAbonnenten(t *testing.T, a aufbau) {
 		runWith := func() {
 			// With -last.profil the first run with subscribers is profiled.
 			w = runSetup(t, a, *lastAgenten, lauf{abonnenten: *lastAbonnenten, quiet: true, profile: i == 0 && *lastProfil != ""})
-			fmt.Printf("-- Paar %d mit Abonnenten: %.0f Aufrufe/s, remember %.0f/s\n", i+1, calls(w), w.rememberRate())
+			fmt.Printf("-- Paar %d mit Abonnenten: %.0f Aufrufe/s, remember %.0f/s; %d Updates an die Abonnenten, %.0f/s\n",
+				i+1, calls(w), w.rememberRate(), w.abo.received, float64(w.abo.received)/w.dur.Seconds())
 			w.abo.print()
 		}
 		runWithout := func() {
