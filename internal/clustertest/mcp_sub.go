@@ -14,7 +14,8 @@
 //
 // When its stream ends (its node was killed, or paused and ended itself)
 // or a call answers 404 (the node does not know the session), it opens a
-// new session on the next node and subscribes again. Each session is a
+// new session on another node — the first after it that owns none of its
+// workspaces, if there is one — and subscribes again. Each session is a
 // window; between two windows lies a gap, which the check excuses
 // (mcp_sub_check.go).
 
@@ -64,11 +65,20 @@ type mcpWindow struct {
 
 // mcpNote is one notifications/resources/updated a subscriber received.
 type mcpNote struct {
-	project  string // the project its URI names; "" for a URI not subscribed
-	at       time.Time
-	window   int
-	nonOwner bool // the session's node did not own the project's workspace (etcd, read at most once a second)
+	project string // the project its URI names; "" for a URI not subscribed
+	at      time.Time
+	window  int
+	via     nodeRole // whether the session's node owned the project's workspace (etcd, read at most once a second)
 }
+
+// nodeRole is what a notification's node was to its workspace.
+type nodeRole int8
+
+const (
+	viaUnknown nodeRole = iota // etcd did not say
+	viaOther                   // another node owned the workspace
+	viaOwner                   // the node owned it
+)
 
 // mcpSubscriber is one subscribing MCP client.
 type mcpSubscriber struct {
@@ -114,6 +124,11 @@ func (c *cluster) mcpSubscribers(t *testing.T, n int) []*mcpSubscriber {
 			projects = c.projects
 		}
 		projects = projects[:min(len(projects), feedMaxKeys)]
+		var owned []string
+		for _, p := range projects {
+			owned = append(owned, p+"@"+c.nodeName(owners[workspaceOf(p)]))
+		}
+		t.Logf("MCP-Abonnent %s: Start über n%d, abonniert (Projekt@Eigentümer) %v", name, node, owned)
 		tokens := c.keys(t, len(projects), "read", func(j int) (string, string) { return projects[j], name })
 		out = append(out, newMCPSubscriber(c, name, tokens, projects, node))
 	}
@@ -151,10 +166,33 @@ func (m *mcpSubscriber) run(ctx context.Context) {
 			sleep(ctx, pause)
 			pause = min(2*pause, reconnectMax)
 		}
+		next := m.nextNode(ctx)
 		m.mu.Lock()
-		m.node = (m.node + 1) % len(m.c.nodes)
+		m.node = next
 		m.mu.Unlock()
 	}
+}
+
+// nextNode is the node for the next session: after the current one, the
+// first that owns none of the subscribed workspaces now (etcd), else the
+// next one.
+func (m *mcpSubscriber) nextNode(ctx context.Context) int {
+	m.mu.Lock()
+	cur := m.node
+	m.mu.Unlock()
+	n := len(m.c.nodes)
+	owners := m.feed.ownersNow(ctx)
+	for k := 1; k < n && owners != nil; k++ {
+		cand := (cur + k) % n
+		owns := false
+		for _, p := range m.projects {
+			owns = owns || owners[workspaceOf(p)] == m.c.nodes[cand].advertise()
+		}
+		if !owns {
+			return cand
+		}
+	}
+	return (cur + 1) % n
 }
 
 // mcpConn is one session's HTTP side.
@@ -356,7 +394,7 @@ func (m *mcpSubscriber) answer(resp *http.Response, window int) (json.RawMessage
 		if msg.Method == "" {
 			return msg.Result, msg.Error, nil
 		}
-		m.received(msg, window, -1)
+		m.received(msg, window, viaUnknown)
 	}
 }
 
@@ -419,20 +457,18 @@ func (m *mcpSubscriber) readStream(ctx context.Context, body io.Reader, window, 
 		if time.Since(ownersAt) > time.Second {
 			owners, ownersAt = m.feed.ownersNow(ctx), time.Now()
 		}
-		owned := -1 // unknown
-		if p := strings.TrimPrefix(msg.Params.URI, "munin://"); owners != nil && owners[workspaceOf(p)] != "" {
-			owned = 0
-			if owners[workspaceOf(p)] == base {
-				owned = 1
-			}
+		role := viaUnknown
+		if o := owners[workspaceOf(strings.TrimPrefix(msg.Params.URI, "munin://"))]; o == base {
+			role = viaOwner
+		} else if o != "" {
+			role = viaOther
 		}
-		m.received(msg, window, owned)
+		m.received(msg, window, role)
 	}
 }
 
-// received notes one notification; owned is 1 if the session's node owned
-// the workspace of its URI, 0 if not, -1 if unknown.
-func (m *mcpSubscriber) received(msg rpcMessage, window, owned int) {
+// received notes one notification that came through a node in role.
+func (m *mcpSubscriber) received(msg rpcMessage, window int, role nodeRole) {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -446,7 +482,7 @@ func (m *mcpSubscriber) received(msg rpcMessage, window, owned int) {
 				project = p
 			}
 		}
-		m.notes = append(m.notes, mcpNote{project: project, at: now, window: window, nonOwner: owned == 0})
+		m.notes = append(m.notes, mcpNote{project: project, at: now, window: window, via: role})
 	}
 }
 

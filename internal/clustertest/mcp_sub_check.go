@@ -20,8 +20,8 @@
 // arrives after what it stands for and so counts as heard, as it should: a
 // client that re-reads on each update re-reads after it.
 //
-// Excused, and counted as such, are changes committed in a gap between two
-// sessions, and changes committed less than mcpGapLead before a session
+// Not expected are changes committed before the first window. Excused, and
+// counted as such, are changes committed in a gap between two sessions, and changes committed less than mcpGapLead before a session
 // broke (killed node, 404, paused node) that no update covered: the dead
 // node's hub had not read them yet. A subscriber that must not lose them
 // reads the change feed from its cursor after a reconnect; the feed
@@ -46,13 +46,18 @@ type mcpVerdict struct {
 	changes  int // versions and forgets of its projects in the feed
 	inWindow int // committed in a window
 	notified int // of those, followed by an update in their window
-	missing  int // in a window, not excused, no update after it
-	open     int // of missing, in a window still open (the final wait)
-	gap      int // committed between windows
-	tail     int // committed less than mcpGapLead before a break, not heard: excused
-	notes    int // updates received
-	foreign  int // updates of a URI not subscribed
-	nonOwner int // updates through a node that did not own the workspace
+	// heardOther: of those, the ones whose first update after them came
+	// through a node that did not own their workspace.
+	heardOther int
+	missing    int // in a window, not excused, no update after it
+	open       int // of missing, in a window still open (the final wait)
+	before     int // committed before the project's first window (or with none)
+	gap        int // committed between windows
+	tail       int // committed less than mcpGapLead before a break, not heard: excused
+	notes      int // updates received
+	foreign    int // updates of a URI not subscribed
+	nonOwner   int // updates through a node that did not own the workspace
+	viaOwner   int // updates through its owner
 	// delays: for each heard change, commit → the first update of its
 	// project at or after the commit; ackDelays: its acknowledgement → that
 	// update (negative: the update came before the writer had its answer).
@@ -87,6 +92,16 @@ func windowOf(windows []mcpWindow, project string, at time.Time) int {
 	return -1
 }
 
+// firstStart is when project was first subscribed.
+func firstStart(windows []mcpWindow, project string) (time.Time, bool) {
+	for _, w := range windows {
+		if start, ok := w.start[project]; ok {
+			return start, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // excusable reports whether a window ended in a way that may have lost
 // what its node's hub had not yet read.
 func excusable(cause string) bool {
@@ -102,19 +117,22 @@ func checkMCP(name string, windows []mcpWindow, notes []mcpNote, changes []feedC
 		window  int
 		project string
 	}
-	heard := map[slot][]time.Time{}
+	heard := map[slot][]mcpNote{}
 	for _, n := range notes {
 		if n.project == "" {
 			v.foreign++
 			continue
 		}
-		if n.nonOwner {
+		switch n.via {
+		case viaOther:
 			v.nonOwner++
+		case viaOwner:
+			v.viaOwner++
 		}
-		heard[slot{n.window, n.project}] = append(heard[slot{n.window, n.project}], n.at)
+		heard[slot{n.window, n.project}] = append(heard[slot{n.window, n.project}], n)
 	}
-	for _, ts := range heard {
-		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	for _, ns := range heard {
+		slices.SortFunc(ns, func(a, b mcpNote) int { return a.at.Compare(b.at) })
 	}
 	if v.foreign > 0 {
 		v.problem("%s: %d Benachrichtigungen für nicht abonnierte URIs", name, v.foreign)
@@ -130,19 +148,26 @@ func checkMCP(name string, windows []mcpWindow, notes []mcpNote, changes []feedC
 		v.changes++
 		i := windowOf(windows, ch.Project, ch.At)
 		if i < 0 {
-			v.gap++
+			if first, ok := firstStart(windows, ch.Project); ok && ch.At.After(first) {
+				v.gap++
+			} else {
+				v.before++
+			}
 			continue
 		}
 		v.inWindow++
 		w := windows[i]
-		ts := heard[slot{i, ch.Project}]
-		j, _ := slices.BinarySearchFunc(ts, ch.At, func(t, at time.Time) int { return t.Compare(at) })
+		ns := heard[slot{i, ch.Project}]
+		j, _ := slices.BinarySearchFunc(ns, ch.At, func(n mcpNote, at time.Time) int { return n.at.Compare(at) })
 		switch {
-		case j < len(ts):
+		case j < len(ns):
 			v.notified++
-			v.delays = append(v.delays, ts[j].Sub(ch.At))
+			if ns[j].via == viaOther {
+				v.heardOther++
+			}
+			v.delays = append(v.delays, ns[j].at.Sub(ch.At))
 			if done, ok := acked[versionKey(ch.Project, ch.Slug, ch.Version)]; ok {
-				v.ackDelays = append(v.ackDelays, ts[j].Sub(done))
+				v.ackDelays = append(v.ackDelays, ns[j].at.Sub(done))
 			}
 		case !w.end.IsZero() && excusable(w.cause) && w.end.Sub(ch.At) < mcpGapLead:
 			v.tail++

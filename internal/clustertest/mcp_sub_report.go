@@ -79,14 +79,14 @@ func printMCPSubscribers(w io.Writer, subs []*mcpSubscriber, vs []*mcpVerdict) {
 		for _, win := range m.windows {
 			causes[win.cause]++
 		}
-		fmt.Fprintf(w, "MCP-Abonnent %s (%s, read, %d Projekt-URIs, Start über n%d): %d Benachrichtigungen (updated) in %d Sitzungen, %d über einen Knoten ohne ihren Arbeitsbereich, list_changed %d, Sitzungsenden: %s, Anfragen: %s\n",
-			m.name, mcpProtocol, len(m.projects), m.firstNode, v.notes, len(m.windows), v.nonOwner, m.listChanged, outcomeLine(causes), outcomeLine(m.outcomes))
+		fmt.Fprintf(w, "MCP-Abonnent %s (%s, read, %d Projekt-URIs, Start über n%d): %d Benachrichtigungen (updated) in %d Sitzungen, %d über einen Knoten ohne ihren Arbeitsbereich, %d über dessen Eigentümer, list_changed %d, Sitzungsenden: %s, Anfragen: %s\n",
+			m.name, mcpProtocol, len(m.projects), m.firstNode, v.notes, len(m.windows), v.nonOwner, v.viaOwner, m.listChanged, outcomeLine(causes), outcomeLine(m.outcomes))
 		if m.firstBad != "" {
 			fmt.Fprintf(w, "  erster unerwarteter Fehler: %s\n", m.firstBad)
 		}
 		m.mu.Unlock()
-		fmt.Fprintf(w, "  Änderungen der abonnierten Projekte im Feed %d: in Sitzungen %d, davon benachrichtigt %d, fehlend %d; entschuldigt: in Lücken zwischen Sitzungen %d, weniger als %s vor einem Sitzungsende ohne Benachrichtigung %d\n",
-			v.changes, v.inWindow, v.notified, v.missing, v.gap, mcpGapLead, v.tail)
+		fmt.Fprintf(w, "  Änderungen der abonnierten Projekte im Feed %d, davon vor dem ersten Abonnement %d: in Sitzungen %d, davon benachrichtigt %d (über einen Knoten ohne ihren Arbeitsbereich %d), fehlend %d; entschuldigt: in Lücken zwischen Sitzungen %d, weniger als %s vor einem Sitzungsende ohne Benachrichtigung %d\n",
+			v.changes, v.before, v.inWindow, v.notified, v.heardOther, v.missing, v.gap, mcpGapLead, v.tail)
 		if len(v.delays) > 0 {
 			d := slices.Clone(v.delays)
 			slices.Sort(d)
@@ -113,7 +113,7 @@ func printMCPSubscribers(w io.Writer, subs []*mcpSubscriber, vs []*mcpVerdict) {
 // checkMCPSubscribers is the verdict: no change heard of too late or never
 // inside a window, no update of a URI not subscribed, no unexpected answer,
 // the feed read to its end, and the subscribers proved something: changes
-// inside windows, and updates through a node that did not own the
+// inside windows, and changes heard through a node that did not own their
 // workspace.
 func checkMCPSubscribers(t *testing.T, subs []*mcpSubscriber, vs []*mcpVerdict) {
 	if len(subs) == 0 {
@@ -122,7 +122,7 @@ func checkMCPSubscribers(t *testing.T, subs []*mcpSubscriber, vs []*mcpVerdict) 
 	nonOwner := 0
 	for i, m := range subs {
 		v := vs[i]
-		nonOwner += v.nonOwner
+		nonOwner += v.heardOther
 		m.mu.Lock()
 		if m.nBad > 0 {
 			t.Errorf("MCP-Abonnent %s: %d unerwartete Antworten, zuerst %s", m.name, m.nBad, m.firstBad)
@@ -141,6 +141,6 @@ func checkMCPSubscribers(t *testing.T, subs []*mcpSubscriber, vs []*mcpVerdict) 
 		}
 	}
 	if nonOwner == 0 {
-		t.Errorf("kein MCP-Abonnent bekam eine Benachrichtigung über einen Knoten, der den Arbeitsbereich nicht besaß: der Test bewies zu wenig")
+		t.Errorf("kein MCP-Abonnent hörte von einer Änderung über einen Knoten, der ihren Arbeitsbereich nicht besaß: der Test bewies zu wenig")
 	}
 }

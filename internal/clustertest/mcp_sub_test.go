@@ -26,8 +26,8 @@ func TestCheckMCP(t *testing.T) {
 		{node: 2, start: map[string]time.Time{p: at(12), q: at(12)}, end: at(30), cause: endStop},
 	}
 	notes := []mcpNote{
-		{project: p, at: at(2.5), window: 0, nonOwner: true},
-		{project: q, at: at(5), window: 0},
+		{project: p, at: at(2.5), window: 0, via: viaOther},
+		{project: q, at: at(5), window: 0, via: viaOwner},
 		{project: p, at: at(20), window: 1},
 		{project: "", at: at(21), window: 1},
 	}
@@ -47,9 +47,9 @@ func TestCheckMCP(t *testing.T) {
 	}
 	acked := map[string]time.Time{versionKey(p, "a", 1): at(3)}
 	v := checkMCP("mcp-0", windows, notes, changes, []string{p, q}, acked)
-	want := mcpVerdict{changes: 7, inWindow: 5, notified: 3, missing: 1, gap: 2, tail: 1, notes: 4, foreign: 1, nonOwner: 1}
-	got := mcpVerdict{changes: v.changes, inWindow: v.inWindow, notified: v.notified, missing: v.missing, gap: v.gap,
-		tail: v.tail, notes: v.notes, foreign: v.foreign, nonOwner: v.nonOwner}
+	want := mcpVerdict{changes: 7, inWindow: 5, notified: 3, missing: 1, before: 1, gap: 1, tail: 1, notes: 4, foreign: 1, nonOwner: 1, viaOwner: 1, heardOther: 1}
+	got := mcpVerdict{changes: v.changes, inWindow: v.inWindow, notified: v.notified, missing: v.missing, before: v.before, gap: v.gap,
+		tail: v.tail, notes: v.notes, foreign: v.foreign, nonOwner: v.nonOwner, viaOwner: v.viaOwner, heardOther: v.heardOther}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("verdict %+v, want %+v", got, want)
 	}
@@ -69,8 +69,8 @@ func TestCheckMCP(t *testing.T) {
 	// A SIGSTOP of node 2 at 18 s ends its window then: v3 and v4 lie in
 	// the gap after it, and nothing is missing.
 	cut := cutAtPause(windows, 2, at(18))
-	if v := checkMCP("mcp-0", cut, notes, changes, []string{p, q}, nil); v.missing != 0 || v.gap != 4 || cut[1].cause != endPaused || windows[1].cause != endStop {
-		t.Errorf("paused: missing %d, gap %d, cause %q (original %q); want 0, 4, %q, %q", v.missing, v.gap, cut[1].cause, windows[1].cause, endPaused, endStop)
+	if v := checkMCP("mcp-0", cut, notes, changes, []string{p, q}, nil); v.missing != 0 || v.gap != 3 || cut[1].cause != endPaused || windows[1].cause != endStop {
+		t.Errorf("paused: missing %d, gap %d, cause %q (original %q); want 0, 3, %q, %q", v.missing, v.gap, cut[1].cause, windows[1].cause, endPaused, endStop)
 	}
 }
 
