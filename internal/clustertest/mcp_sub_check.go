@@ -102,6 +102,25 @@ func firstStart(windows []mcpWindow, project string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// gaps are the times between one window's end and the next one's first
+// subscription.
+func gaps(windows []mcpWindow) []time.Duration {
+	var out []time.Duration
+	for i := 1; i < len(windows); i++ {
+		prev, w := windows[i-1], windows[i]
+		var first time.Time
+		for _, start := range w.start {
+			if first.IsZero() || start.Before(first) {
+				first = start
+			}
+		}
+		if !prev.end.IsZero() && !first.IsZero() {
+			out = append(out, first.Sub(prev.end))
+		}
+	}
+	return out
+}
+
 // excusable reports whether a window ended in a way that may have lost
 // what its node's hub had not yet read.
 func excusable(cause string) bool {

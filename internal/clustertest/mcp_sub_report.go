@@ -71,7 +71,7 @@ func (m *mcpSubscriber) check(stopped *paused, acked map[string]time.Time) *mcpV
 
 // printMCPSubscribers writes one line per subscriber, its counts and delays,
 // and the first problems.
-func printMCPSubscribers(w io.Writer, subs []*mcpSubscriber, vs []*mcpVerdict) {
+func printMCPSubscribers(w io.Writer, subs []*mcpSubscriber, vs []*mcpVerdict, stopped *paused) {
 	for i, m := range subs {
 		v := vs[i]
 		m.mu.Lock()
@@ -81,6 +81,18 @@ func printMCPSubscribers(w io.Writer, subs []*mcpSubscriber, vs []*mcpVerdict) {
 		}
 		fmt.Fprintf(w, "MCP-Abonnent %s (%s, read, %d Projekt-URIs, Start über n%d): %d Benachrichtigungen (updated) in %d Sitzungen, %d über einen Knoten ohne ihren Arbeitsbereich, %d über dessen Eigentümer, list_changed %d, Sitzungsenden: %s, Anfragen: %s\n",
 			m.name, mcpProtocol, len(m.projects), m.firstNode, v.notes, len(m.windows), v.nonOwner, v.viaOwner, m.listChanged, outcomeLine(causes), outcomeLine(m.outcomes))
+		windows := m.windows
+		if stopped != nil {
+			windows = cutAtPause(windows, stopped.idx, stopped.at)
+		}
+		if g := gaps(windows); len(g) > 0 {
+			slices.Sort(g)
+			var sum time.Duration
+			for _, d := range g {
+				sum += d
+			}
+			fmt.Fprintf(w, "  Lücken zwischen Sitzungen: %d, zusammen %s, längste %s (vom Sitzungsende, beim angehaltenen Knoten vom SIGSTOP, bis zum ersten neuen Abonnement)\n", len(g), sec(sum), sec(g[len(g)-1]))
+		}
 		if m.firstBad != "" {
 			fmt.Fprintf(w, "  erster unerwarteter Fehler: %s\n", m.firstBad)
 		}

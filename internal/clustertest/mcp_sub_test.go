@@ -60,6 +60,10 @@ func TestCheckMCP(t *testing.T) {
 		t.Errorf("problems %q; want the foreign updates and b0/p a v4", v.problems)
 	}
 
+	if g := gaps(windows); len(g) != 1 || g[0] != 2*time.Second {
+		t.Errorf("gaps %v, want [2s]", g)
+	}
+
 	// The same window, still open: the missing change is one the final
 	// wait waits for; an open window excuses nothing.
 	open := []mcpWindow{windows[0], {node: 2, start: windows[1].start}}

@@ -191,7 +191,7 @@ func Run(t *testing.T) {
 		printReview(os.Stdout, proposers, reviewers, props, decs, review)
 	}
 	printFeeds(os.Stdout, subs, feeds)
-	printMCPSubscribers(os.Stdout, msubs, mcps)
+	printMCPSubscribers(os.Stdout, msubs, mcps, stopped)
 	fmt.Printf("Sitzungen auf gekillten Knoten: %d, danach mit 404 beantwortet: %d, ohne 404: %d\n", killed, lost404, len(waiting))
 	if stopped != nil {
 		back := fmt.Sprintf("bestätigt wieder %s nach SIGCONT", sec(stopped.back))
