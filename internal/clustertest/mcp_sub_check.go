@@ -61,8 +61,10 @@ type mcpVerdict struct {
 	// delays: for each heard change, commit → the first update of its
 	// project at or after the commit; ackDelays: its acknowledgement → that
 	// update (negative: the update came before the writer had its answer).
-	delays, ackDelays []time.Duration
-	problems          []string
+	// otherDelays: delays of the changes heard through a non-owner, whose
+	// hub reads the owner's feed once a second.
+	delays, ackDelays, otherDelays []time.Duration
+	problems                       []string
 }
 
 func (v *mcpVerdict) problem(format string, args ...any) {
@@ -181,10 +183,11 @@ func checkMCP(name string, windows []mcpWindow, notes []mcpNote, changes []feedC
 		switch {
 		case j < len(ns):
 			v.notified++
+			v.delays = append(v.delays, ns[j].at.Sub(ch.At))
 			if ns[j].via == viaOther {
 				v.heardOther++
+				v.otherDelays = append(v.otherDelays, ns[j].at.Sub(ch.At))
 			}
-			v.delays = append(v.delays, ns[j].at.Sub(ch.At))
 			if done, ok := acked[versionKey(ch.Project, ch.Slug, ch.Version)]; ok {
 				v.ackDelays = append(v.ackDelays, ns[j].at.Sub(done))
 			}

@@ -111,6 +111,9 @@ func printMCPSubscribers(w io.Writer, subs []*mcpSubscriber, vs []*mcpVerdict, s
 				}
 			}
 			fmt.Fprintf(w, "  vom Commit bis zur nächsten Benachrichtigung des Projekts (%d Änderungen): p50 %s, p99 %s, max %s", len(d), sec(pct(d, 50)), sec(pct(d, 99)), sec(pct(d, 100)))
+			if o := slices.Sorted(slices.Values(v.otherDelays)); len(o) > 0 {
+				fmt.Fprintf(w, "; davon über einen Knoten ohne den Arbeitsbereich (%d): p50 %s, p99 %s", len(o), sec(pct(o, 50)), sec(pct(o, 99)))
+			}
 			if len(a) > 0 {
 				fmt.Fprintf(w, "; ab der Bestätigung (%d): p50 %s, p99 %s, %d schon vor der Bestätigung", len(a), sec(max(pct(a, 50), 0)), sec(max(pct(a, 99), 0)), before)
 			}

@@ -53,8 +53,9 @@ func TestCheckMCP(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("verdict %+v, want %+v", got, want)
 	}
-	if len(v.delays) != 3 || v.delays[0] != 500*time.Millisecond || len(v.ackDelays) != 1 || v.ackDelays[0] != -500*time.Millisecond {
-		t.Errorf("delays %v, ack delays %v; want [0.5s 1s 1s] and [-0.5s]", v.delays, v.ackDelays)
+	if len(v.delays) != 3 || v.delays[0] != 500*time.Millisecond || len(v.ackDelays) != 1 || v.ackDelays[0] != -500*time.Millisecond ||
+		len(v.otherDelays) != 1 || v.otherDelays[0] != 500*time.Millisecond {
+		t.Errorf("delays %v, ack delays %v, through a non-owner %v; want [0.5s 1s 1s], [-0.5s], [0.5s]", v.delays, v.ackDelays, v.otherDelays)
 	}
 	if len(v.problems) != 2 || !strings.Contains(v.problems[1], "b0/p a v4") {
 		t.Errorf("problems %q; want the foreign updates and b0/p a v4", v.problems)
