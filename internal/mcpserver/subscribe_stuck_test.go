@@ -45,13 +45,20 @@ func TestSubscribeStuckSubscriber(t *testing.T) {
 	gev := readEvents(h.stream(t, h.tokB, good.sid).Body)
 	ss, gs := h.subscriberOf(t, stuck.sid), h.subscriberOf(t, good.sid)
 
-	// Every write succeeds while the stuck one's channel is full.
+	// Every write succeeds while the stuck one's channel is full. Each
+	// write waits (bounded) until its batch was handed out, so that every
+	// write is a batch of its own even where the hub reads by polling (the
+	// suite across the cluster hop), and the stuck channel fills.
 	writes := 0
 	for ; ss.overflows.Load() == 0; writes++ {
 		if writes == 500 {
 			t.Fatalf("%d writes and the stuck subscriber never overflowed", writes)
 		}
+		before := h.srv.subs.sent.Load()
 		h.remember(t, h.w, "ws/p", "notes/x")
+		for i := 0; i < 2000 && h.srv.subs.sent.Load() == before && ss.overflows.Load() == 0; i++ {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	for range 200 { // and on, while it owes
 		h.remember(t, h.w, "ws/p", "notes/x")
