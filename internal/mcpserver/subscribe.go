@@ -17,8 +17,10 @@ package mcpserver
 // answer as for a project that does not exist, invariant 7
 // (docs/architecture.md#invariant-7-a-caller-reaches-only-its-projects).
 //
-// Delivery never blocks the hub's goroutine: each notification is a
-// non-blocking send into mcp-go's 100-slot channel of the session or
+// A subscriber gets at most one round of notifications per subscribePace:
+// changes within it are coalesced, each URI once (an update says "read it
+// again", so one tells of all). Delivery never blocks the hub's goroutine:
+// each notification is a non-blocking send into mcp-go's 100-slot channel of the session or
 // stream. What finds the channel full (a client that stopped reading, a
 // 2025 session with no stream open), and everything of a project when the
 // hub says changes may have been missed (WatchEvent.Resync), is owed: a
@@ -62,6 +64,13 @@ const (
 	// ago (the loop fell behind) gets nothing until they are checked again;
 	// what it missed comes as the resync marker.
 	subscribeKeyStale = 3 * subscribeKeyCheck
+	// subscribePace is the least time between two rounds of notifications
+	// to one subscriber. The first change after a quiet spell goes out at
+	// once; what comes within the pace gathers, each URI once, and goes
+	// out when it has passed. A subscriber of a busy project so hears of a
+	// write within the pace plus delivery, in at most one round per pace,
+	// however often the project is written.
+	subscribePace = 50 * time.Millisecond
 )
 
 // watched is one project a subscriber watches.
@@ -104,6 +113,10 @@ type subscriber struct {
 	pend     map[string]struct{}
 	pendList bool
 	checked  time.Time // last time its keys were found valid
+	// lastSent is when its last round of notifications went out; paced,
+	// if not nil, the timer that sends what gathered since (subscribePace).
+	lastSent time.Time
+	paced    *time.Timer
 	// ready: deliveries may go out. A listen stream is not ready until the
 	// maintenance loop saw it once: mcp-go sends the acknowledgement after
 	// the hook that registered it, and nothing may come before it; what
@@ -132,13 +145,18 @@ type subscriptions struct {
 	subs    map[string]*subscriber
 	running bool // the maintenance loop runs (while subs is not empty)
 
+	pace time.Duration // subscribePace
+	// afterFunc arms a subscriber's pace timer: time.AfterFunc, or a
+	// test's hand-driven clock.
+	afterFunc func(time.Duration, func()) *time.Timer
+
 	// Counters for tests and metrics.
-	sent, overflowed, resyncs, revoked atomic.Int64
-	listens                            atomic.Uint64 // numbers the listen subscribers
+	sent, overflowed, coalesced, resyncs, revoked atomic.Int64
+	listens                                       atomic.Uint64 // numbers the listen subscribers
 }
 
 func newSubscriptions(svc *service.Service, log *slog.Logger) *subscriptions {
-	return &subscriptions{svc: svc, log: log, now: time.Now, every: subscribeRetry, subs: map[string]*subscriber{}}
+	return &subscriptions{svc: svc, log: log, now: time.Now, every: subscribeRetry, pace: subscribePace, afterFunc: time.AfterFunc, subs: map[string]*subscriber{}}
 }
 
 // size is the number of subscribers and of URIs they hold.
@@ -234,6 +252,9 @@ func (r *subscriptions) dropLocked(s *subscriber) []func() {
 		delete(s.projects, ref)
 	}
 	s.uris, s.pend = nil, nil
+	if s.paced != nil {
+		s.paced.Stop()
+	}
 	return stops
 }
 
@@ -338,8 +359,9 @@ type SubscriptionStats struct {
 	// with subscriptions now; URIs the resource URIs they hold.
 	Subscribers, URIs int
 	// Sent counts notifications handed to a session's or stream's channel;
-	// Overflowed those that found it full (then owed: the resync marker).
-	Sent, Overflowed int64
+	// Overflowed those that found it full (then owed: the resync marker);
+	// Coalesced changes told in a notification already due (the pace).
+	Sent, Overflowed, Coalesced int64
 	// Resyncs counts resync markers sent in full; Revoked subscribers
 	// dropped because a key of theirs was revoked.
 	Resyncs, Revoked int64
@@ -349,6 +371,6 @@ type SubscriptionStats struct {
 func (s *Server) SubscriptionStats() SubscriptionStats {
 	subs, uris := s.subs.size()
 	return SubscriptionStats{Subscribers: subs, URIs: uris,
-		Sent: s.subs.sent.Load(), Overflowed: s.subs.overflowed.Load(),
+		Sent: s.subs.sent.Load(), Overflowed: s.subs.overflowed.Load(), Coalesced: s.subs.coalesced.Load(),
 		Resyncs: s.subs.resyncs.Load(), Revoked: s.subs.revoked.Load()}
 }

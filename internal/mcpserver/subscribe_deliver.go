@@ -53,14 +53,46 @@ func (r *subscriptions) deliver(s *subscriber, ref memory.ProjectRef, w *watched
 		r.mu.Unlock()
 		return
 	}
-	// Something is owed already, the stream may not carry anything yet, or
-	// the keys were not checked for too long: all of it waits for the
-	// maintenance loop.
-	if ev.Resync || len(s.pend) > 0 || s.pendList || !s.ready || r.now().Sub(s.checked) > subscribeKeyStale {
+	// The stream may not carry anything yet, or the keys were not checked
+	// for too long: all of it waits for the maintenance loop.
+	if ev.Resync || !s.ready || r.now().Sub(s.checked) > subscribeKeyStale {
 		r.pendLocked(s, notes)
 		r.mu.Unlock()
 		return
 	}
+	// Something is owed already (the channel was full: the maintenance
+	// loop sends it) or paced (its timer sends it): the notes join it.
+	waiting := len(s.pend) > 0 || s.pendList
+	r.pendLocked(s, notes)
+	if waiting || s.paced != nil {
+		r.mu.Unlock()
+		return
+	}
+	if wait := r.pace - r.now().Sub(s.lastSent); wait > 0 {
+		s.paced = r.afterFunc(wait, func() { r.sendPaced(s) })
+		r.mu.Unlock()
+		return
+	}
+	r.sendPendLocked(s)
+}
+
+// sendPaced runs when a subscriber's pace has passed: what gathered
+// meanwhile goes out as one round, each URI once.
+func (r *subscriptions) sendPaced(s *subscriber) {
+	r.mu.Lock()
+	s.paced = nil
+	if s.gone || !s.ready || r.now().Sub(s.checked) > subscribeKeyStale {
+		r.mu.Unlock()
+		return // the maintenance loop sends it
+	}
+	r.sendPendLocked(s)
+}
+
+// sendPendLocked takes what s is owed, releases mu and sends it; what
+// finds the channel full is owed again, for the maintenance loop.
+func (r *subscriptions) sendPendLocked(s *subscriber) {
+	notes := r.takePendLocked(s)
+	s.lastSent = r.now()
 	r.mu.Unlock()
 	if n := r.send(s, notes); n < len(notes) {
 		r.mu.Lock()
@@ -69,6 +101,22 @@ func (r *subscriptions) deliver(s *subscriber, ref memory.ProjectRef, w *watched
 		}
 		r.mu.Unlock()
 	}
+}
+
+// takePendLocked empties what s is owed into the order it goes out in:
+// the sorted URIs (a project's before its entries'), then list_changed.
+func (r *subscriptions) takePendLocked(s *subscriber) []string {
+	notes := make([]string, 0, len(s.pend)+1)
+	for u := range s.pend {
+		notes = append(notes, u)
+	}
+	slices.Sort(notes)
+	if s.pendList {
+		notes = append(notes, listNote)
+	}
+	clear(s.pend)
+	s.pendList = false
+	return notes
 }
 
 // projectNotesLocked is the resync marker for one project: every URI of
@@ -87,16 +135,24 @@ func (r *subscriptions) projectNotesLocked(s *subscriber, ref memory.ProjectRef,
 	return notes
 }
 
-// pendLocked adds notes to what s is owed (subscribed URIs only).
+// pendLocked adds notes to what s is owed (subscribed URIs only); a note
+// already owed is coalesced into it.
 func (r *subscriptions) pendLocked(s *subscriber, notes []string) {
 	for _, n := range notes {
 		if n == listNote {
+			if s.pendList {
+				r.coalesced.Add(1)
+			}
 			s.pendList = true
 			continue
 		}
-		if _, ok := s.uris[n]; ok {
-			s.pend[n] = struct{}{}
+		if _, ok := s.uris[n]; !ok {
+			continue
 		}
+		if _, ok := s.pend[n]; ok {
+			r.coalesced.Add(1)
+		}
+		s.pend[n] = struct{}{}
 	}
 }
 
@@ -247,20 +303,11 @@ func (r *subscriptions) resync() {
 	r.mu.Lock()
 	now := r.now()
 	for _, s := range r.subs {
-		if (len(s.pend) == 0 && !s.pendList) || !s.ready || now.Sub(s.checked) > subscribeKeyStale {
+		if (len(s.pend) == 0 && !s.pendList) || s.paced != nil || !s.ready || now.Sub(s.checked) > subscribeKeyStale {
 			continue
 		}
-		notes := make([]string, 0, len(s.pend)+1)
-		for u := range s.pend {
-			notes = append(notes, u)
-		}
-		slices.Sort(notes) // a project's URI before its entries'
-		if s.pendList {
-			notes = append(notes, listNote)
-		}
-		clear(s.pend)
-		s.pendList = false
-		jobs = append(jobs, job{s, notes})
+		jobs = append(jobs, job{s, r.takePendLocked(s)})
+		s.lastSent = now
 	}
 	r.mu.Unlock()
 	for _, j := range jobs {
