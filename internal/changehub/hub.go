@@ -86,6 +86,26 @@ func (o Options) withDefaults() Options {
 type Event struct {
 	Rows   []memory.FeedRow // shared by all watchers of the project: read only
 	Resync bool
+	memo   *memo
+}
+
+// memo holds what one watcher derived from an event's rows for the others
+// of the project: a thousand watchers convert the rows once.
+type memo map[any]any
+
+// Derived returns what derive makes of the event under key, made by the
+// first watcher that asks and shared by the others (all run on the hub's
+// goroutine, one after another); it must be treated as read only.
+func (ev Event) Derived(key any, derive func() any) any {
+	if ev.memo == nil {
+		return derive()
+	}
+	v, ok := (*ev.memo)[key]
+	if !ok {
+		v = derive()
+		(*ev.memo)[key] = v
+	}
+	return v
 }
 
 // Hub serves the watchers of one source.

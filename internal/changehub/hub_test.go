@@ -264,3 +264,38 @@ func TestStopEndsCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedOncePerBatch: what watchers derive from a batch under one
+// key is made once and shared by every watcher of the project; another
+// key is made apart.
+func TestDerivedOncePerBatch(t *testing.T) {
+	f := newFakeFeed()
+	h := New(f, Options{})
+	type keyA struct{}
+	type keyB struct{}
+	var madeA, madeB atomic.Int64
+	const n = 50
+	var got sync.WaitGroup
+	got.Add(n)
+	results := make([]any, n)
+	for i := range n {
+		stop := h.Watch("acme", "app", func(ev Event) {
+			results[i] = ev.Derived(keyA{}, func() any { madeA.Add(1); return &[]string{ev.Rows[0].Slug} })
+			if i%2 == 0 {
+				ev.Derived(keyB{}, func() any { madeB.Add(1); return 0 })
+			}
+			got.Done()
+		})
+		defer stop()
+	}
+	f.write("acme", "app", "x")
+	got.Wait()
+	if madeA.Load() != 1 || madeB.Load() != 1 {
+		t.Fatalf("key A made %d times, key B %d times for one batch; want once each", madeA.Load(), madeB.Load())
+	}
+	for i := range n {
+		if results[i] != results[0] {
+			t.Fatalf("watcher %d got its own result; want the shared one", i)
+		}
+	}
+}

@@ -156,7 +156,7 @@ func (h *Hub) dispatch(sp *space, rows []memory.FeedRow) {
 		byProject[r.Project] = append(byProject[r.Project], r)
 	}
 	for _, p := range order {
-		ev := Event{Rows: byProject[p]}
+		ev := Event{Rows: byProject[p], memo: &memo{}}
 		for _, w := range h.watchersOf(sp, p) {
 			w.call(ev)
 		}

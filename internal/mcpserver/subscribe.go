@@ -113,10 +113,9 @@ type subscriber struct {
 	pend     map[string]struct{}
 	pendList bool
 	checked  time.Time // last time its keys were found valid
-	// lastSent is when its last round of notifications went out; paced,
-	// if not nil, the timer that sends what gathered since (subscribePace).
-	lastSent time.Time
-	paced    *time.Timer
+	// lastSent is when its last round of notifications went out; dueAt,
+	// if not zero, when the pacer sends what gathered since (subscribePace).
+	lastSent, dueAt time.Time
 	// ready: deliveries may go out. A listen stream is not ready until the
 	// maintenance loop saw it once: mcp-go sends the acknowledgement after
 	// the hook that registered it, and nothing may come before it; what
@@ -146,9 +145,12 @@ type subscriptions struct {
 	running bool // the maintenance loop runs (while subs is not empty)
 
 	pace time.Duration // subscribePace
-	// afterFunc arms a subscriber's pace timer: time.AfterFunc, or a
-	// test's hand-driven clock.
-	afterFunc func(time.Duration, func()) *time.Timer
+	// paced are the subscribers with a round due (dueAt); the pacer
+	// goroutine runs while there are any and sleeps until the first is due
+	// or wake says a new one came.
+	paced        map[*subscriber]struct{}
+	pacerRunning bool
+	wake         chan struct{}
 
 	// Counters for tests and metrics.
 	sent, overflowed, coalesced, resyncs, revoked atomic.Int64
@@ -156,7 +158,8 @@ type subscriptions struct {
 }
 
 func newSubscriptions(svc *service.Service, log *slog.Logger) *subscriptions {
-	return &subscriptions{svc: svc, log: log, now: time.Now, every: subscribeRetry, pace: subscribePace, afterFunc: time.AfterFunc, subs: map[string]*subscriber{}}
+	return &subscriptions{svc: svc, log: log, now: time.Now, every: subscribeRetry, pace: subscribePace,
+		paced: map[*subscriber]struct{}{}, wake: make(chan struct{}, 1), subs: map[string]*subscriber{}}
 }
 
 // size is the number of subscribers and of URIs they hold.
@@ -252,9 +255,7 @@ func (r *subscriptions) dropLocked(s *subscriber) []func() {
 		delete(s.projects, ref)
 	}
 	s.uris, s.pend = nil, nil
-	if s.paced != nil {
-		s.paced.Stop()
-	}
+	delete(r.paced, s)
 	return stops
 }
 

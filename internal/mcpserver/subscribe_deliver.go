@@ -61,46 +61,111 @@ func (r *subscriptions) deliver(s *subscriber, ref memory.ProjectRef, w *watched
 		return
 	}
 	// Something is owed already (the channel was full: the maintenance
-	// loop sends it) or paced (its timer sends it): the notes join it.
+	// loop sends it) or paced (the pacer sends it): the notes join it.
 	waiting := len(s.pend) > 0 || s.pendList
 	r.pendLocked(s, notes)
-	if waiting || s.paced != nil {
+	if waiting || !s.dueAt.IsZero() {
 		r.mu.Unlock()
 		return
 	}
-	if wait := r.pace - r.now().Sub(s.lastSent); wait > 0 {
-		s.paced = r.afterFunc(wait, func() { r.sendPaced(s) })
+	if due := s.lastSent.Add(r.pace); due.After(r.now()) {
+		s.dueAt = due
+		r.paced[s] = struct{}{}
+		r.wakePacerLocked()
 		r.mu.Unlock()
 		return
 	}
 	r.sendPendLocked(s)
 }
 
-// sendPaced runs when a subscriber's pace has passed: what gathered
-// meanwhile goes out as one round, each URI once.
-func (r *subscriptions) sendPaced(s *subscriber) {
+// wakePacerLocked starts the pacer, or tells the running one that a round
+// came due.
+func (r *subscriptions) wakePacerLocked() {
+	if !r.pacerRunning {
+		r.pacerRunning = true
+		go r.pacer()
+		return
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pacer sends each paced subscriber's round once it is due, one goroutine
+// for all of them, and returns once none is paced.
+func (r *subscriptions) pacer() {
+	for {
+		next, ok := r.pacedRound()
+		if !ok {
+			return
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-t.C:
+		case <-r.wake:
+			t.Stop()
+		}
+	}
+}
+
+// pacedRound sends the rounds that are due and says how long until the
+// next; false once nothing is paced (the pacer has stopped).
+func (r *subscriptions) pacedRound() (time.Duration, bool) {
+	type job struct {
+		s     *subscriber
+		notes []string
+	}
+	var jobs []job
 	r.mu.Lock()
-	s.paced = nil
-	if s.gone || !s.ready || r.now().Sub(s.checked) > subscribeKeyStale {
-		r.mu.Unlock()
-		return // the maintenance loop sends it
+	now := r.now()
+	next := time.Duration(-1)
+	for s := range r.paced {
+		if wait := s.dueAt.Sub(now); wait > 0 {
+			if next < 0 || wait < next {
+				next = wait
+			}
+			continue
+		}
+		delete(r.paced, s)
+		s.dueAt = time.Time{}
+		if !s.ready || now.Sub(s.checked) > subscribeKeyStale {
+			continue // the maintenance loop sends it
+		}
+		jobs = append(jobs, job{s, r.takePendLocked(s)})
+		s.lastSent = now
 	}
-	r.sendPendLocked(s)
+	if next < 0 {
+		r.pacerRunning = false
+	}
+	r.mu.Unlock()
+	for _, j := range jobs {
+		r.sendOwed(j.s, j.notes)
+	}
+	return next, next >= 0
 }
 
-// sendPendLocked takes what s is owed, releases mu and sends it; what
-// finds the channel full is owed again, for the maintenance loop.
+// sendPendLocked takes what s is owed, releases mu and sends it.
 func (r *subscriptions) sendPendLocked(s *subscriber) {
 	notes := r.takePendLocked(s)
 	s.lastSent = r.now()
 	r.mu.Unlock()
-	if n := r.send(s, notes); n < len(notes) {
-		r.mu.Lock()
-		if !s.gone {
-			r.pendLocked(s, notes[n:])
-		}
-		r.mu.Unlock()
+	r.sendOwed(s, notes)
+}
+
+// sendOwed sends notes; what finds the channel full is owed again, for
+// the maintenance loop. It reports whether all went out.
+func (r *subscriptions) sendOwed(s *subscriber, notes []string) bool {
+	n := r.send(s, notes)
+	if n == len(notes) {
+		return true
 	}
+	r.mu.Lock()
+	if !s.gone {
+		r.pendLocked(s, notes[n:])
+	}
+	r.mu.Unlock()
+	return false
 }
 
 // takePendLocked empties what s is owed into the order it goes out in:
@@ -303,7 +368,7 @@ func (r *subscriptions) resync() {
 	r.mu.Lock()
 	now := r.now()
 	for _, s := range r.subs {
-		if (len(s.pend) == 0 && !s.pendList) || s.paced != nil || !s.ready || now.Sub(s.checked) > subscribeKeyStale {
+		if (len(s.pend) == 0 && !s.pendList) || !s.dueAt.IsZero() || !s.ready || now.Sub(s.checked) > subscribeKeyStale {
 			continue
 		}
 		jobs = append(jobs, job{s, r.takePendLocked(s)})
@@ -311,15 +376,8 @@ func (r *subscriptions) resync() {
 	}
 	r.mu.Unlock()
 	for _, j := range jobs {
-		n := r.send(j.s, j.notes)
-		if n == len(j.notes) {
+		if r.sendOwed(j.s, j.notes) {
 			r.resyncs.Add(1)
-			continue
 		}
-		r.mu.Lock()
-		if !j.s.gone {
-			r.pendLocked(j.s, j.notes[n:])
-		}
-		r.mu.Unlock()
 	}
 }

@@ -17,17 +17,24 @@ import (
 func TestSubscribePace(t *testing.T) {
 	h := newSubHarness(t)
 	r := h.srv.subs
+	// A hand-driven clock: the pace is 4 s of it (keys stay fresh: they go
+	// stale after subscribeKeyStale), so nothing is due until the test
+	// moves it on and wakes the pacer.
 	var (
 		mu    sync.Mutex
-		fires []func()
+		clock = time.Now()
 	)
-	r.mu.Lock()
-	r.afterFunc = func(_ time.Duration, f func()) *time.Timer {
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	passPace := func() {
 		mu.Lock()
-		defer mu.Unlock()
-		fires = append(fires, f)
-		return time.NewTimer(time.Hour) // stopped by drop; never fires first
+		clock = clock.Add(4 * time.Second)
+		mu.Unlock()
+		r.mu.Lock()
+		r.wakePacerLocked()
+		r.mu.Unlock()
 	}
+	r.mu.Lock()
+	r.now, r.pace = now, 4*time.Second
 	r.mu.Unlock()
 	_, p2 := h.env.Key(t, "ws", "p2", "sentinel", memory.RoleWrite)
 	const project = "munin://ws/p"
@@ -71,22 +78,17 @@ func TestSubscribePace(t *testing.T) {
 	settled()
 	r.mu.Lock()
 	_, owed := sub.pend[project]
-	paced := sub.paced != nil
+	paced := !sub.dueAt.IsZero()
 	r.mu.Unlock()
-	mu.Lock()
-	armed := len(fires)
-	mu.Unlock()
-	if !owed || !paced || armed != 1 {
-		t.Fatalf("after %d writes within the pace: owed %v, timer %v, %d timers armed; want the project owed and one timer", burst, owed, paced, armed)
+	if !owed || !paced {
+		t.Fatalf("after %d writes within the pace: owed %v, paced %v; want the project owed and a round due", burst, owed, paced)
 	}
 	if got := r.sent.Load(); got != 1 {
 		t.Fatalf("%d notifications sent before the pace passed; want 1", got)
 	}
-	mu.Lock()
-	fire := fires[0]
-	mu.Unlock()
-	fire() // the pace has passed
+	passPace()
 	ev.expect(t, updated, project)
+	waitFor(t, "the pacer stopped", func() bool { r.mu.Lock(); defer r.mu.Unlock(); return !r.pacerRunning })
 	if got := r.sent.Load(); got != 2 {
 		t.Errorf("%d notifications for %d writes; want 2 (the first, then one for the rest)", got, burst+1)
 	}
@@ -97,10 +99,10 @@ func TestSubscribePace(t *testing.T) {
 	// Nothing else came: the next event is of a later write.
 	h.remember(t, h.w, "ws/p", "notes/b")
 	settled()
-	mu.Lock()
-	fire = fires[len(fires)-1]
-	mu.Unlock()
-	fire()
+	passPace()
 	ev.expect(t, updated, project)
 	ev.expect(t, listChanged, "")
+	if n := r.resyncs.Load(); n != 0 {
+		t.Errorf("%d rounds came from the maintenance loop; want all from the pacer", n)
+	}
 }

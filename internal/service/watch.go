@@ -12,7 +12,7 @@ import (
 // replaced, or the watcher fell behind), so what the watcher derives from
 // them must be read again.
 type WatchEvent struct {
-	Changes []Change
+	Changes []Change // shared by every watcher of the batch: read only
 	Resync  bool
 }
 
@@ -37,17 +37,28 @@ func (s *Service) Watch(c memory.Caller, project memory.ProjectRef, fn func(Watc
 			fn(WatchEvent{Resync: true})
 			return
 		}
-		var out []Change
-		for _, r := range ev.Rows {
-			if r.Proposal != 0 && r.Action != "approve" {
-				continue // a proposal or a decision against it: no resource changed
-			}
-			out = append(out, Change{Project: ref, Slug: r.Slug, Version: r.Version, Agent: r.Agent, Kind: r.Action, At: r.At.UTC()})
-		}
+		// Converted once per batch for every watcher of the project.
+		out := ev.Derived(watchChangesKey{}, func() any { return watchChanges(ref, ev.Rows) }).([]Change)
 		if len(out) > 0 {
 			fn(WatchEvent{Changes: out})
 		}
 	}), nil
+}
+
+// watchChangesKey names watchChanges' result among what watchers derive
+// from one hub event.
+type watchChangesKey struct{}
+
+// watchChanges are the rows that changed a resource, as Changes.
+func watchChanges(ref string, rows []memory.FeedRow) []Change {
+	out := []Change{}
+	for _, r := range rows {
+		if r.Proposal != 0 && r.Action != "approve" {
+			continue // a proposal or a decision against it: no resource changed
+		}
+		out = append(out, Change{Project: ref, Slug: r.Slug, Version: r.Version, Agent: r.Agent, Kind: r.Action, At: r.At.UTC()})
+	}
+	return out
 }
 
 // Watchers is the number of watches open.
