@@ -136,6 +136,7 @@ func Open(cfg Config) (*App, error) {
 	mcp := mcpserver.New(svc, mcpOptions(cfg, m))
 	m.WriterQueue(func() int { return st.Stats().Queued })
 	registerSessionCounters(m, mcp)
+	registerSubscriptionCounters(m, mcp)
 	registerKeyLimitCounters(m, perKey)
 	if worker != nil {
 		registerEmbedMetrics(m, worker)

@@ -16,6 +16,15 @@ func registerSessionCounters(m *metrics.Metrics, mcp *mcpserver.Server) {
 	})
 }
 
+// registerSubscriptionCounters exposes the MCP resource subscriptions.
+func registerSubscriptionCounters(m *metrics.Metrics, mcp *mcpserver.Server) {
+	m.Subscriptions(func() metrics.SubscriptionCounts {
+		s := mcp.SubscriptionStats()
+		return metrics.SubscriptionCounts{Subscribers: s.Subscribers, URIs: s.URIs, Sent: s.Sent,
+			Overflowed: s.Overflowed, Coalesced: s.Coalesced, Resyncs: s.Resyncs, Revoked: s.Revoked}
+	})
+}
+
 // registerKeyLimitCounters exposes what the limits per key refused.
 func registerKeyLimitCounters(m *metrics.Metrics, k *httpserver.KeyLimits) {
 	m.KeyLimits(k.Refused)

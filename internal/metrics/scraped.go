@@ -46,6 +46,35 @@ func (m *Metrics) Sessions(read func() SessionCounts) {
 		func() float64 { return float64(read().Evicted) })
 }
 
+// SubscriptionCounts is what the MCP server counts of its resource
+// subscriptions.
+type SubscriptionCounts struct {
+	Subscribers, URIs int   // subscribers (2025 sessions, listen streams, stdio) and the URIs they hold now
+	Sent              int64 // notifications handed to a session's or stream's buffer
+	Overflowed        int64 // notifications that found the buffer full (owed: the resync marker)
+	Coalesced         int64 // changes told by a notification already due (the pace)
+	Resyncs           int64 // resync markers sent in full
+	Revoked           int64 // subscribers dropped because a key was revoked
+}
+
+// Subscriptions registers the MCP resource subscription series:
+// munin_mcp_subscribers, munin_mcp_subscribed_uris and
+// munin_mcp_subscription_notifications_total by outcome.
+func (m *Metrics) Subscriptions(read func() SubscriptionCounts) {
+	m.gaugeFunc("munin_mcp_subscribers", "MCP sessions, listen streams and stdio sessions with resource subscriptions.", func() float64 { return float64(read().Subscribers) })
+	m.gaugeFunc("munin_mcp_subscribed_uris", "Resource URIs the MCP subscribers hold.", func() float64 { return float64(read().URIs) })
+	const help = "MCP resource notifications, by outcome: sent (to a session's or stream's buffer), overflowed (buffer full: owed as the resync marker), coalesced (told by one already due), resync (resync markers sent), revoked (subscribers dropped for a revoked key)."
+	for outcome, count := range map[string]func(SubscriptionCounts) int64{
+		"sent":       func(s SubscriptionCounts) int64 { return s.Sent },
+		"overflowed": func(s SubscriptionCounts) int64 { return s.Overflowed },
+		"coalesced":  func(s SubscriptionCounts) int64 { return s.Coalesced },
+		"resync":     func(s SubscriptionCounts) int64 { return s.Resyncs },
+		"revoked":    func(s SubscriptionCounts) int64 { return s.Revoked },
+	} {
+		m.counterFunc("munin_mcp_subscription_notifications_total", help, "outcome", outcome, func() float64 { return float64(count(read())) })
+	}
+}
+
 // KeyLimits registers munin_key_limit_rejections_total: requests refused
 // because their key was over its requests in flight or per second.
 func (m *Metrics) KeyLimits(refused func(inFlight bool) int64) {

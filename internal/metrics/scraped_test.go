@@ -21,6 +21,9 @@ func TestScrapedSeries(t *testing.T) {
 		return 23
 	})
 	m.MeaningFailures(func() int64 { return 29 })
+	m.Subscriptions(func() SubscriptionCounts {
+		return SubscriptionCounts{Subscribers: 53, URIs: 59, Sent: 61, Overflowed: 67, Coalesced: 71, Resyncs: 73, Revoked: 79}
+	})
 	m.EmbedEndpoint([]string{"key", "timeout"}, func(kind string) int64 { return int64(len(kind)) }, func() bool { return true })
 	m.EmbedWorker(func() int { return 31 }, func() EmbedCounts {
 		return EmbedCounts{Calls: 37, Errors: 41, Embedded: 43, Skipped: 47}
@@ -36,6 +39,13 @@ func TestScrapedSeries(t *testing.T) {
 		`munin_key_limit_rejections_total{reason="in_flight"} 19`,
 		`munin_key_limit_rejections_total{reason="rate"} 23`,
 		"munin_recall_meaning_failures_total 29",
+		"munin_mcp_subscribers 53",
+		"munin_mcp_subscribed_uris 59",
+		`munin_mcp_subscription_notifications_total{outcome="sent"} 61`,
+		`munin_mcp_subscription_notifications_total{outcome="overflowed"} 67`,
+		`munin_mcp_subscription_notifications_total{outcome="coalesced"} 71`,
+		`munin_mcp_subscription_notifications_total{outcome="resync"} 73`,
+		`munin_mcp_subscription_notifications_total{outcome="revoked"} 79`,
 		`munin_embed_endpoint_failures_total{reason="key"} 3`,
 		`munin_embed_endpoint_failures_total{reason="timeout"} 7`,
 		"munin_embed_endpoint_failing 1",
