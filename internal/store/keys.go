@@ -214,10 +214,20 @@ func (s *Store) RevokeProjectKey(ctx context.Context, ref memory.ProjectRef, id 
 		id, ref.Workspace, ref.Project)
 }
 
-// revokeKey runs one revoking UPDATE (its first parameter is the time).
+// revokeKey runs one revoking UPDATE (its first parameter is the time) and,
+// in the same transaction, revokes every OAuth grant holding the key, so
+// that its tokens and refresh tokens end with it (revokeGrantsOfKey).
 func (s *Store) revokeKey(ctx context.Context, id int64, update string, args ...any) error {
-	res, err := s.control.writer.ExecContext(ctx, update, append([]any{time.Now().UnixNano()}, args...)...)
-	s.keyCache.empty() // after the UPDATE: a lookup racing it must not keep the key
+	// After the transaction, whatever its outcome: a lookup racing it must
+	// not keep the key.
+	defer s.keyCache.empty()
+	now := time.Now().UnixNano()
+	tx, err := s.control.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("revoke key %d: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, update, append([]any{now}, args...)...)
 	if err != nil {
 		return fmt.Errorf("revoke key %d: %w", id, err)
 	}
@@ -227,6 +237,12 @@ func (s *Store) revokeKey(ctx context.Context, id int64, update string, args ...
 	}
 	if n == 0 {
 		return memory.Errorf(memory.CodeNotFound, "key %d not found", id)
+	}
+	if err := revokeGrantsOfKey(ctx, tx, id, now); err != nil {
+		return fmt.Errorf("revoke key %d: oauth grants: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("revoke key %d: commit: %w", id, err)
 	}
 	return nil
 }
