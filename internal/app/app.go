@@ -65,6 +65,9 @@ func Open(cfg Config) (*App, error) {
 		return nil, err
 	}
 	cfg.Server.AllowedOrigins = origins
+	if _, err := httpserver.ParseTrustedProxies(cfg.Server.TrustedProxies); err != nil {
+		return nil, err
+	}
 	var lock *store.DirLock
 	if cfg.Exclusive {
 		if lock, err = store.LockDir(cfg.Storage.DataDir); err != nil {

@@ -96,6 +96,7 @@ func (a *App) httpConfig() httpserver.Config {
 	hc := admission(a.cfg)
 	hc.Addr = a.cfg.Server.Addr
 	hc.AllowedOrigins = a.cfg.Server.AllowedOrigins
+	hc.TrustedProxies, _ = httpserver.ParseTrustedProxies(a.cfg.Server.TrustedProxies) // checked in Open
 	hc.Logger = a.log
 	hc.Web = a.Web
 	hc.KeyLimits = a.perKey

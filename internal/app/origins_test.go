@@ -50,3 +50,14 @@ func TestAllowedOriginsAreNormalizedForEveryLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustedProxiesChecked: a --trusted-proxies value that is neither an
+// address nor a prefix stops Open with an error naming it.
+func TestTrustedProxiesChecked(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, bad := range []string{"localhost", "10.0.0.0/40"} {
+		if _, err := Open(Config{Config: config.Config{Server: config.Server{TrustedProxies: []string{"127.0.0.1", bad}}, Storage: config.Storage{DataDir: t.TempDir()}}, Logger: quiet}); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("Open with trusted proxy %q: %v, want an error naming it", bad, err)
+		}
+	}
+}

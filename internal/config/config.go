@@ -30,6 +30,9 @@ type Server struct {
 	Addr string
 	// AllowedOrigins are Origin values accepted besides the server's own.
 	AllowedOrigins []string
+	// TrustedProxies are reverse proxies (addresses or prefixes) whose
+	// X-Forwarded-For names the client.
+	TrustedProxies []string
 }
 
 func (s *Server) settings() []Setting {
@@ -38,6 +41,8 @@ func (s *Server) settings() []Setting {
 			Help: "listen address"},
 		{Flag: "allowed-origins", Env: "MUNIN_ALLOWED_ORIGINS", field: (*list)(&s.AllowedOrigins),
 			Help: "comma-separated extra allowed `origins` (scheme://host[:port])"},
+		{Flag: "trusted-proxies", Env: "MUNIN_TRUSTED_PROXIES", field: (*list)(&s.TrustedProxies),
+			Help: "comma-separated `addresses` or prefixes of reverse proxies whose X-Forwarded-For names the client (none: the peer is the client)"},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -81,6 +82,9 @@ type Config struct {
 	// body cap still apply.
 	Internal       http.Handler
 	InternalPrefix string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (ParseTrustedProxies); none: the peer is the client.
+	TrustedProxies []netip.Prefix
 }
 
 func (c Config) withDefaults() Config {
@@ -177,6 +181,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	h = admitAnonymous(perKey.l, cfg.Metrics, h)
 	h = logRequests(cfg.Logger, cfg.Metrics, h)
 	h = recoverPanics(cfg.Logger, h)
+	h = trustProxies(cfg.TrustedProxies, h)
 	return h
 }
 

@@ -109,14 +109,16 @@ func (r *subscriptions) pacer() {
 	}
 }
 
+// round is what one subscriber is sent at once.
+type round struct {
+	s     *subscriber
+	notes []string
+}
+
 // pacedRound sends the rounds that are due and says how long until the
 // next; false once nothing is paced (the pacer has stopped).
 func (r *subscriptions) pacedRound() (time.Duration, bool) {
-	type job struct {
-		s     *subscriber
-		notes []string
-	}
-	var jobs []job
+	var jobs []round
 	r.mu.Lock()
 	now := r.now()
 	next := time.Duration(-1)
@@ -132,7 +134,7 @@ func (r *subscriptions) pacedRound() (time.Duration, bool) {
 		if !s.ready || now.Sub(s.checked) > subscribeKeyStale {
 			continue // the maintenance loop sends it
 		}
-		jobs = append(jobs, job{s, r.takePendLocked(s)})
+		jobs = append(jobs, round{s, r.takePendLocked(s)})
 		s.lastSent = now
 	}
 	if next < 0 {
@@ -360,18 +362,14 @@ const (
 // resync sends every subscriber what it is owed, as far as its channel
 // takes it; the rest stays owed for the next round.
 func (r *subscriptions) resync() {
-	type job struct {
-		s     *subscriber
-		notes []string
-	}
-	var jobs []job
+	var jobs []round
 	r.mu.Lock()
 	now := r.now()
 	for _, s := range r.subs {
 		if (len(s.pend) == 0 && !s.pendList) || !s.dueAt.IsZero() || !s.ready || now.Sub(s.checked) > subscribeKeyStale {
 			continue
 		}
-		jobs = append(jobs, job{s, r.takePendLocked(s)})
+		jobs = append(jobs, round{s, r.takePendLocked(s)})
 		s.lastSent = now
 	}
 	r.mu.Unlock()
