@@ -261,8 +261,15 @@ func TestOAuthCodeExchange(t *testing.T) {
 	a, r := f.pair("two")
 	_, err = s.RotateOAuthRefresh(ctx, refresh, a, r, f.now)
 	wantErr(t, err, ErrOAuthRefreshInvalid)
-	if memory.PublicMessage(ErrOAuthCodeReused) != memory.PublicMessage(ErrOAuthCodeInvalid) {
-		t.Fatal("a reused code reads unlike an unknown one")
+}
+
+// A reused code or refresh token reads like an unknown one: the answer
+// says nothing of what existed. Only errors.Is tells them apart.
+func TestOAuthReuseReadsLikeUnknown(t *testing.T) {
+	for _, pair := range [][2]error{{ErrOAuthCodeReused, ErrOAuthCodeInvalid}, {ErrOAuthRefreshReused, ErrOAuthRefreshInvalid}} {
+		if memory.PublicMessage(pair[0]) != memory.PublicMessage(pair[1]) || errors.Is(pair[0], pair[1]) {
+			t.Errorf("%v and %v: the same words, distinct errors wanted", pair[0], pair[1])
+		}
 	}
 }
 
