@@ -198,11 +198,12 @@ func (s *Store) OAuthAccess(ctx context.Context, hash string, now time.Time) (me
 // token's grant; what the caller put there is ignored). It returns the
 // grant, with KeyIDs and ClientName.
 //
-// Refusals, all code invalid: a malformed new pair is invalid as
-// checkOAuthToken says, before anything is read; ErrOAuthRefreshInvalid
-// for an unknown, expired or non-refresh old token, or a grant that is not
-// live; ErrOAuthRefreshReused for a refresh token used before — the grant
-// is then revoked, so every token of its family ends.
+// Refusals: a malformed new pair is invalid (checkOAuthToken), before
+// anything is read; ErrOAuthRefreshInvalid (invalid) for an unknown,
+// expired or non-refresh old token, or a grant that is not live;
+// ErrOAuthRefreshReused (invalid) for a refresh token used before — the
+// grant is then revoked, so every token of its family ends; a new hash
+// already stored is a conflict. Every refusal but reuse changes nothing.
 func (s *Store) RotateOAuthRefresh(ctx context.Context, oldHash string, access, refresh memory.OAuthToken, now time.Time) (memory.OAuthGrant, error) {
 	if access.Kind != memory.OAuthAccess || refresh.Kind != memory.OAuthRefresh {
 		return memory.OAuthGrant{}, memory.Errorf(memory.CodeInvalid, "rotation needs an access and a refresh token")
