@@ -175,5 +175,5 @@ func cacheTTL(values []string) time.Duration {
 			}
 		}
 	}
-	return min(max(ttl, MinTTL), MaxTTL)
+	return max(ttl, MinTTL)
 }

@@ -108,7 +108,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	s := newDocServer(t)
 	id := s.URL + "/client.json"
 	s.serveDoc("/client.json", goodDoc(id))
-	f := s.fetcher(newClock(), Options{MaxConcurrent: 2, Timeout: 50 * time.Millisecond})
+	f := s.fetcher(newClock(), Options{MaxConcurrent: 2, Timeout: 500 * time.Millisecond})
 	f.slots <- struct{}{}
 	f.slots <- struct{}{} // two fetches under way elsewhere
 	_, err := f.Client(context.Background(), id)
