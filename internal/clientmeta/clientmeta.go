@@ -50,7 +50,6 @@ const (
 	MaxTTL      = 24 * time.Hour  // and at most this long
 	DefaultTTL  = time.Hour       // without a max-age
 	NegativeTTL = time.Minute     // a failure is remembered this long
-	maxHeader   = 8 << 10         // response header bytes
 )
 
 // Options configure a Fetcher. The zero value is the production setting.
@@ -154,7 +153,10 @@ func New(opts Options) *Fetcher {
 // client_name, RedirectURIs its redirect_uris. A URL that breaks a rule is
 // refused before any network access; a document that cannot be fetched or
 // breaks a rule is refused with memory.CodeInvalid, and that refusal is
-// remembered for NegativeTTL. Errors name the rule, never the document.
+// remembered for NegativeTTL. When MaxConcurrent fetches are under way
+// for a whole Timeout, the answer is memory.CodeUnavailable (not
+// remembered); when ctx ends first, ctx.Err() (the fetch goes on for others
+// and is cached). Errors name the rule, never the document.
 func (f *Fetcher) Client(ctx context.Context, clientID string) (memory.OAuthClient, error) {
 	if err := f.checkURL(clientID); err != nil {
 		return memory.OAuthClient{}, err

@@ -28,6 +28,9 @@ import (
 // port 443 only.
 var strict = ssrf.New(ssrf.WithPorts(443))
 
+// maxHeader caps the response header bytes.
+const maxHeader = 8 << 10
+
 // allowed reports whether addr is in Options.AllowPrefixes. An IPv4 address
 // written as IPv6 (::ffff:127.0.0.1) counts as the IPv4 address.
 func (f *Fetcher) allowed(addr netip.Addr) bool {
