@@ -126,8 +126,22 @@ func TestValidateRedirectURI(t *testing.T) {
 	for _, uri := range refused {
 		checkOAuthErr(t, fmt.Sprintf("ValidateRedirectURI(%q)", uri), ValidateRedirectURI(uri), false, OAuthInvalidRedirectURI)
 	}
-	if err := ValidateRedirectURI("http://evil.com/cb"); err == nil || !strings.Contains(err.Error(), "loopback") {
-		t.Errorf("a non-loopback http URI should be refused naming the loopback rule, got %v", err)
+	// The error names the rule broken, not just some rule.
+	for _, tc := range []struct{ uri, says string }{
+		{"http://evil.com/cb", "loopback"},
+		{"https://claude.ai@evil.com/cb", "user info"},
+		{"http://localhost@evil.com/", "user info"},
+		{"https://claude.ai/cb x", "space or control"},
+		{"https://claude.ai/c\x7fb", "space or control"},
+		{"https://claude.ai/api/../evil", "'..' path segment"},
+		{"https://claude.ai/cb#", "fragment"},
+		{"myapp:/cb", "reverse-domain"},
+		{"javascript:alert(1)", "never a redirect target"},
+		{"https://cläude.ai/cb", "non-ASCII"},
+	} {
+		if err := ValidateRedirectURI(tc.uri); err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("ValidateRedirectURI(%q) = %v, want it to say %q", tc.uri, err, tc.says)
+		}
 	}
 }
 
@@ -206,6 +220,9 @@ func FuzzMatchRedirectURI(f *testing.F) {
 		{"http://localhost/cb", "https://localhost/cb", "https://localhost:5/cb"},
 		{"http://127.0.0.1/cb", "", "http://127.0.0.1:5@evil.com/cb"},
 		{"http://127.0.0.1/cb", "", "http://127.0.0.1.evil.com/cb"},
+		{"http://127.0.0.1.evil.com/cb", "", "http://127.0.0.1.evil.com:5/cb"},
+		{"http://localhost.evil.com:1/cb", "http://[::1]x/cb", "http://[::1]x:2/cb"},
+		{"http://LOCALHOST/cb", "", "http://LOCALHOST:1/cb"},
 		{"http://127.0.0.1/cb#x", "", "http://127.0.0.1:5/cb#x"},
 		{"http://127.0.0.1:1/", "http://127.0.0.1:2/", "http://127.0.0.1:3/"},
 		{"com.example.app:/cb", "cursor://anysphere.cursor-mcp/oauth/callback", "com.example.app:/cb/"},
@@ -264,8 +281,8 @@ func TestValidatePKCE(t *testing.T) {
 		{"S256", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", true, ""},
 		{"", "", false, "PKCE is required"},
 		{"", good, false, "means plain"},
-		{"plain", good, false, "only S256"},
-		{"plain", "", false, "only S256"},
+		{"plain", good, false, "plain is not accepted"},
+		{"plain", "", false, "plain is not accepted"},
 		{"s256", good, false, "only S256"},
 		{"S256 ", good, false, "only S256"},
 		{"SHA256", good, false, "only S256"},
@@ -388,6 +405,9 @@ func TestParseResource(t *testing.T) {
 		{"http://localhost:8080/mcp", "http://127.0.0.1:8080/mcp", false},
 	} {
 		checkOAuthErr(t, fmt.Sprintf("ParseResource(%q, %q)", tc.s, tc.canonical), ParseResource(tc.s, tc.canonical), tc.ok, OAuthInvalidTarget)
+	}
+	if err := ParseResource(mcp+"#x", mcp); err == nil || !strings.Contains(err.Error(), "fragment") {
+		t.Errorf("a resource with a fragment should be refused naming it, got %v", err)
 	}
 	if err := ParseResource(mcp, "munin.example.com"); ErrorCode(err) != CodeInternal {
 		t.Errorf("a malformed canonical URL is a server fault, got %v", err)
