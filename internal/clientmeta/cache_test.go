@@ -111,7 +111,11 @@ func TestSingleflight(t *testing.T) {
 		if requests.Add(1) > 1 {
 			open()
 		}
-		<-release
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
 	})

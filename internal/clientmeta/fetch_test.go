@@ -133,7 +133,11 @@ func TestCallerGivesUp(t *testing.T) {
 	body, _ := json.Marshal(goodDoc(id))
 	s.handle("/client.json", func(w http.ResponseWriter, r *http.Request) {
 		close(started)
-		<-release
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
 	})
