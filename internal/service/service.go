@@ -57,6 +57,8 @@ type Options struct {
 	// commit signal (Watch): a cluster node hears no commit of the
 	// workspaces other nodes own. 0: never (a single server).
 	FeedPoll time.Duration
+	// OAuth, when set, signs OAuth clients in (oauth.go); nil: OAuth off.
+	OAuth *OAuthOptions
 	// Logger receives internal errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tests move it.

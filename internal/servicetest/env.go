@@ -43,6 +43,11 @@ func build(t testing.TB, opts service.Options, sopts search.Options) *Env {
 		sopts.Meaning.Vectors = scanVectors{st: st, emb: sopts.Meaning.Embedder}
 	}
 	reg := search.NewRegistry(st, sopts)
+	if opts.OAuth != nil && opts.OAuth.Store == nil { // OAuth on: its data in this store
+		o := *opts.OAuth
+		o.Store = st
+		opts.OAuth = &o
+	}
 	svc := service.New(st, reg, opts)
 	if os.Getenv(RemoteEnv) == "1" {
 		svc.Close()

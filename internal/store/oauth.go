@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -106,7 +107,8 @@ var errKeyNotLive = memory.Errorf(memory.CodeUnauthorized, "unknown or revoked k
 // the client exists (else not_found) and every key exists and is not
 // revoked (else unauthorized, "unknown or revoked key"); a refusal writes
 // nothing. g.ClientName is not read: the grant copies the client's stored
-// name. g.KeyIDs must be non-empty and without repeats, g.ExpiresAt set;
+// name. g.KeyIDs must be non-empty and without repeats (reads return them
+// in this order: the first key's project is the default), g.ExpiresAt set;
 // a zero CreatedAt is now. The client's last_used_at becomes the grant's
 // creation time.
 func (s *Store) CreateOAuthGrant(ctx context.Context, g memory.OAuthGrant) (int64, error) {
@@ -178,8 +180,8 @@ func (s *Store) createOAuthGrant(ctx context.Context, g memory.OAuthGrant, draw 
 			return 0, fmt.Errorf("create oauth grant: %w", err)
 		}
 	}
-	for _, k := range g.KeyIDs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO oauth_grant_keys (grant_id, key_id) VALUES (?, ?)`, id, k); err != nil {
+	for pos, k := range g.KeyIDs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO oauth_grant_keys (grant_id, key_id, position) VALUES (?, ?, ?)`, id, k, pos); err != nil {
 			return 0, fmt.Errorf("create oauth grant: key %d: %w", k, err)
 		}
 	}
@@ -228,7 +230,7 @@ func revokeGrantTx(ctx context.Context, tx *sql.Tx, id int64, now time.Time) err
 // live; the caller adds the WHERE on g.id. The aggregate returns exactly one
 // row, whose id is NULL when no grant matched.
 const grantSelect = `SELECT g.id, g.client_id, g.client_name, g.resource, g.scope, g.created_at, g.expires_at, g.revoked_at,
-	group_concat(gk.key_id), count(gk.key_id), count(k.id), count(k.revoked_at)
+	group_concat(gk.position || ':' || gk.key_id), count(gk.key_id), count(k.id), count(k.revoked_at)
 	FROM oauth_grants g
 	LEFT JOIN oauth_grant_keys gk ON gk.grant_id = g.id
 	LEFT JOIN keys k ON k.id = gk.key_id
@@ -264,17 +266,26 @@ func scanGrant(sc interface{ Scan(...any) error }) (grantRow, error) {
 	r.CreatedAt, r.ExpiresAt = fromNanos(created.Int64), fromNanos(expires.Int64)
 	r.Revoked = revoked.Valid
 	r.keysLive = nKeys > 0 && nFound == nKeys && nRevoked == 0
+	// "position:key_id" pairs: group_concat keeps no order, the caller's
+	// key order matters (its first key's project is the default).
+	type placed struct{ pos, id int64 }
+	var keys []placed
 	for _, f := range strings.Split(keyIDs.String, ",") {
 		if f == "" {
 			continue
 		}
-		k, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return r, fmt.Errorf("oauth grant %d key ids: %w", r.ID, err)
+		p, k, _ := strings.Cut(f, ":")
+		pos, perr := strconv.ParseInt(p, 10, 64)
+		id, kerr := strconv.ParseInt(k, 10, 64)
+		if perr != nil || kerr != nil {
+			return r, fmt.Errorf("oauth grant %d key ids: %q", r.ID, f)
 		}
-		r.KeyIDs = append(r.KeyIDs, k)
+		keys = append(keys, placed{pos, id})
 	}
-	slices.Sort(r.KeyIDs)
+	slices.SortFunc(keys, func(a, b placed) int { return cmp.Compare(a.pos, b.pos) })
+	for _, k := range keys {
+		r.KeyIDs = append(r.KeyIDs, k.id)
+	}
 	return r, nil
 }
 

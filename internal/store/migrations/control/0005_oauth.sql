@@ -35,6 +35,7 @@ CREATE TABLE oauth_grants (
 CREATE TABLE oauth_grant_keys (
     grant_id INTEGER NOT NULL REFERENCES oauth_grants(id) ON DELETE CASCADE,
     key_id   INTEGER NOT NULL REFERENCES keys(id),
+    position INTEGER NOT NULL, -- the order signed in with: the first key's project is where calls without a project act
     PRIMARY KEY (grant_id, key_id)
 ) WITHOUT ROWID;
 CREATE INDEX oauth_grant_keys_key ON oauth_grant_keys (key_id);
