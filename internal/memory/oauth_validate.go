@@ -109,7 +109,9 @@ var knownNativeRedirects = []string{"cursor://anysphere.cursor-mcp/oauth/callbac
 //     §7.3, OAuth 2.1 §8.4.2), in those spellings only;
 //   - a private-use scheme in reverse-domain form, which contains a '.'
 //     (RFC 8252 §7.1 and §8.4: schemes without one SHOULD be rejected),
-//     or one of the exact knownNativeRedirects.
+//     or one of the exact knownNativeRedirects. MCP 2025-11-25 names only
+//     localhost and https, but native clients register such schemes, and
+//     PKCE keeps a code caught by another app useless (RFC 8252 §8.1).
 //
 // http and https URIs may carry no user info and no percent-encoding in the
 // host, and no '.' or '..' path segment: the consent page shows the host,
@@ -166,8 +168,13 @@ func ValidateRedirectURI(uri string) error {
 // port may differ, or be absent on either side, because a native app gets
 // its port from the system at run time (RFC 8252 §7.3, OAuth 2.1 §8.4.2).
 // Scheme, host, path and query must still be equal as strings: nothing is
-// case-folded, decoded or given a trailing slash.
+// case-folded, decoded or given a trailing slash. An empty got matches
+// nothing: whether a request may omit redirect_uri (OAuth 2.1 §4.1.1, one
+// registered URI) is the caller's rule.
 func MatchRedirectURI(registered []string, got string) (string, bool) {
+	if got == "" {
+		return "", false
+	}
 	if slices.Contains(registered, got) {
 		return got, true
 	}
