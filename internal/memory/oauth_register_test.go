@@ -26,6 +26,10 @@ func TestParseClientRegistrationAccepts(t *testing.T) {
 			`{"client_name":"MCP CLI","redirect_uris":["http://localhost:3000/callback"],"grant_types":["authorization_code","refresh_token"],"response_types":["code"],"token_endpoint_auth_method":"none","client_uri":"https://example.com","logo_uri":"https://example.com/l.png","software_id":"x","software_version":"1","contacts":["a@example.com"],"jwks":{"keys":[]},"application_type":"native","scope":"memory offline_access"}`,
 			ClientRegistration{"MCP CLI", []string{"http://localhost:3000/callback"}, both, []string{"memory", "offline_access"}},
 		},
+		{ // VS Code (microsoft/vscode#278512)
+			`{"client_name":"Visual Studio Code","redirect_uris":["https://insiders.vscode.dev/redirect","https://vscode.dev/redirect","http://127.0.0.1/","http://127.0.0.1:33418/"],"grant_types":["authorization_code","refresh_token"],"token_endpoint_auth_method":"none"}`,
+			ClientRegistration{"Visual Studio Code", []string{"https://insiders.vscode.dev/redirect", "https://vscode.dev/redirect", "http://127.0.0.1/", "http://127.0.0.1:33418/"}, both, []string{}},
+		},
 		{ // minimal: the name from the host, authorization_code only (RFC 7591 §2)
 			`{"redirect_uris":["https://chatgpt.com/connector_platform_oauth_redirect"]}`,
 			ClientRegistration{"chatgpt.com", []string{"https://chatgpt.com/connector_platform_oauth_redirect"}, code, []string{}},

@@ -203,6 +203,14 @@ func TestMatchRedirectURI(t *testing.T) {
 	if got, ok := MatchRedirectURI(nil, "http://127.0.0.1/callback"); ok {
 		t.Errorf("nothing registered matched %q", got)
 	}
+	// VS Code registers these by DCR and, when port 33418 is taken, sends
+	// another port at /authorize (microsoft/vscode#278512).
+	vscode := []string{"https://insiders.vscode.dev/redirect", "https://vscode.dev/redirect", "http://127.0.0.1/", "http://127.0.0.1:33418/"}
+	for got, want := range map[string]string{"http://127.0.0.1:59656/": "http://127.0.0.1/", "http://127.0.0.1:33418/": "http://127.0.0.1:33418/", "http://127.0.0.1:59656": ""} {
+		if m, ok := MatchRedirectURI(vscode, got); m != want || ok != (want != "") {
+			t.Errorf("VS Code: MatchRedirectURI(%q) = %q, %v; want %q", got, m, ok, want)
+		}
+	}
 	if got, ok := MatchRedirectURI([]string{""}, ""); ok {
 		t.Errorf("an empty redirect URI matched %q", got)
 	}
