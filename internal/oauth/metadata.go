@@ -24,7 +24,6 @@ const (
 	AuthorizePath = "/oauth/authorize"
 	TokenPath     = "/oauth/token"
 	RegisterPath  = "/oauth/register"
-	RevokePath    = "/oauth/revoke"
 
 	// WellKnownResource is RFC 9728's protected resource metadata; a
 	// resource at path P also has it at WellKnownResource+P.
@@ -114,7 +113,6 @@ type ServerMetadata struct {
 	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
 	RegistrationEndpoint              string   `json:"registration_endpoint"`
-	RevocationEndpoint                string   `json:"revocation_endpoint"`
 	ScopesSupported                   []string `json:"scopes_supported"`
 	ResponseTypesSupported            []string `json:"response_types_supported"`
 	ResponseModesSupported            []string `json:"response_modes_supported"`
