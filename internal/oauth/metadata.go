@@ -140,7 +140,6 @@ func (c Config) ServerMetadataDoc() ServerMetadata {
 		AuthorizationEndpoint:                      c.PublicURL + AuthorizePath,
 		TokenEndpoint:                              c.PublicURL + TokenPath,
 		RegistrationEndpoint:                       c.PublicURL + RegisterPath,
-		RevocationEndpoint:                         c.PublicURL + RevokePath,
 		ScopesSupported:                            []string{ScopeMemory, ScopeOfflineAccess},
 		ResponseTypesSupported:                     []string{"code"},
 		ResponseModesSupported:                     []string{"query"},
