@@ -55,7 +55,8 @@ type ErrorDetail struct {
 const AuthChallenge = `Bearer realm="munin"`
 
 // WriteError answers err with the status of its code and the JSON error body.
-// A 401 carries WWW-Authenticate, a 429 carries Retry-After. Errors that are
+// A 401 carries WWW-Authenticate (AuthChallenge unless one is set
+// already), a 429 carries Retry-After. Errors that are
 // not a *memory.Error are logged here because no layer below has logged them.
 func WriteError(w http.ResponseWriter, err error) {
 	code := memory.ErrorCode(err)
@@ -68,7 +69,9 @@ func WriteError(w http.ResponseWriter, err error) {
 	}
 	switch code {
 	case memory.CodeUnauthorized:
-		w.Header().Set("WWW-Authenticate", AuthChallenge)
+		if w.Header().Get("WWW-Authenticate") == "" { // the front door may have named an OAuth challenge
+			w.Header().Set("WWW-Authenticate", AuthChallenge)
+		}
 	}
 	if me != nil && me.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(me.RetryAfter.Seconds()))))

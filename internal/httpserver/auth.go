@@ -7,6 +7,7 @@ import (
 
 	"munin/internal/api"
 	"munin/internal/memory"
+	"munin/internal/oauth"
 	"munin/internal/reqlog"
 	"munin/internal/service"
 )
@@ -17,17 +18,44 @@ import (
 // missing, malformed, unknown or revoked key is a 401 with WWW-Authenticate
 // (set by api.WriteError) that names its position in the list.
 func requireKey(svc *service.Service, next http.Handler) http.Handler {
+	return requireCaller(svc, bearerAuth{}, next)
+}
+
+// bearerAuth says what a route accepts besides keys.
+type bearerAuth struct {
+	// oauth, when set, is the server's OAuth configuration: an access
+	// token bound to the resource at path is accepted too, and a 401 names
+	// where its metadata is (RFC 9728), so that a client can sign in.
+	oauth *oauth.Config
+	path  string
+}
+
+// requireCaller is requireKey for a route that may also take OAuth access
+// tokens (auth.oauth set): a token acts as exactly the keys it was signed
+// in with, and only at the resource it was issued for.
+func requireCaller(svc *service.Service, auth bearerAuth, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, err := bearerToken(r)
 		if err == nil {
 			var c memory.Caller
-			if c, err = svc.Authenticate(r.Context(), token); err == nil {
+			switch {
+			case service.IsOAuthToken(token) && auth.oauth != nil:
+				c, err = svc.AuthenticateOAuth(r.Context(), token, auth.oauth.Resource(auth.path))
+			case service.IsOAuthToken(token):
+				err = memory.Errorf(memory.CodeUnauthorized, "OAuth tokens are not accepted here: send Authorization: Bearer munin_… with a key")
+			default:
+				c, err = svc.Authenticate(r.Context(), token)
+			}
+			if err == nil {
 				noteCaller(r, c)
 				next.ServeHTTP(w, r.WithContext(service.WithCaller(r.Context(), c)))
 				return
 			}
 		}
 		noteRefused(r, err)
+		if auth.oauth != nil && memory.ErrorCode(err) == memory.CodeUnauthorized {
+			w.Header().Set("WWW-Authenticate", auth.oauth.Challenge(auth.path, token != ""))
+		}
 		api.WriteError(w, err)
 	})
 }

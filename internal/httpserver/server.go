@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+
+	"munin/internal/oauth"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +87,13 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (ParseTrustedProxies); none: the peer is the client.
 	TrustedProxies []netip.Prefix
+	// OAuth, when set, is the server's OAuth sign-in (oauth.go): /mcp and
+	// /api/v1 also take access tokens, their 401s name the resource
+	// metadata, the discovery documents are served, and OAuthEndpoints
+	// answers the token and registration endpoints. Nil: keys only, and
+	// nothing is advertised.
+	OAuth          *oauth.Config
+	OAuthEndpoints http.Handler
 }
 
 func (c Config) withDefaults() Config {
@@ -150,8 +159,8 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	if perKey == nil || perKey.l == nil {
 		perKey = NewKeyLimits(cfg)
 	}
-	authed := func(refuse refuseFunc, h http.Handler) http.Handler {
-		return requireKey(svc, perKey.Limit(bufferBody(refuse, h)))
+	authed := func(path string, refuse refuseFunc, h http.Handler) http.Handler {
+		return requireCaller(svc, bearerAuth{oauth: cfg.OAuth, path: path}, perKey.Limit(bufferBody(refuse, h)))
 	}
 	// CORS sits outside the method and key checks: a preflight is an
 	// OPTIONS request without a key, answered before either.
@@ -163,8 +172,13 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	if cfg.Metrics != nil {
 		r.Handle("/metrics", allowMethods(requireKey(svc, requireServerAdmin(cfg.Metrics.Handler())), http.MethodGet, http.MethodHead))
 	}
-	r.Handle("/mcp", cors(allowMethods(authed(refuseRPC, streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
-	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(refuseREST, holdHandlerRefusals(perKey.l, apiHandler))))
+	r.Handle("/mcp", cors(allowMethods(authed("/mcp", refuseRPC, streaming(streams, mcp)), http.MethodGet, http.MethodPost, http.MethodDelete)))
+	r.PathPrefix(api.Prefix + "/").Handler(cors(authed(api.Prefix, refuseREST, holdHandlerRefusals(perKey.l, apiHandler))))
+	if cfg.OAuth != nil {
+		mountOAuth(r, cfg, func(h http.Handler) http.Handler {
+			return requireKey(svc, perKey.Limit(bufferBody(refuseRPC, h)))
+		}, streaming(streams, mcp), cors)
+	}
 	if cfg.Internal != nil {
 		r.PathPrefix(cfg.InternalPrefix).Handler(admitInternal(perKey.l, cfg.Internal))
 	}
@@ -177,7 +191,7 @@ func newHandler(cfg Config, svc *service.Service, mcp, apiHandler http.Handler, 
 	var h http.Handler = r
 	h = endChangeStreams(streams, h)
 	h = limitBody(cfg.MaxBodyBytes, h)
-	h = checkOrigin(newOriginPolicy(cfg.AllowedOrigins), h)
+	h = checkOrigin(newOriginPolicy(cfg.AllowedOrigins), cfg.OAuth != nil, h)
 	h = admitAnonymous(perKey.l, cfg.Metrics, h)
 	h = logRequests(cfg.Logger, cfg.Metrics, h)
 	h = recoverPanics(cfg.Logger, h)
