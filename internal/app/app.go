@@ -55,6 +55,9 @@ func Open(cfg Config) (*App, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if err := cfg.publicURL(); err != nil {
+		return nil, err
+	}
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -122,6 +125,7 @@ func Open(cfg Config) (*App, error) {
 		// Watchers (MCP subscriptions) hear other nodes' writes by reading.
 		svcOpts.FeedPoll = changestream.DefaultPoll
 	}
+	svcOpts.OAuth = oauthOptions(cfg, st)
 	svc := service.New(svcStore, index, svcOpts)
 	// One set of admission limits (key, project, server) for REST, MCP and
 	// the web UI's sessions.

@@ -97,6 +97,7 @@ func (a *App) httpConfig() httpserver.Config {
 	hc.Addr = a.cfg.Server.Addr
 	hc.AllowedOrigins = a.cfg.Server.AllowedOrigins
 	hc.TrustedProxies, _ = httpserver.ParseTrustedProxies(a.cfg.Server.TrustedProxies) // checked in Open
+	hc.OAuth = a.oauthConfig()
 	hc.Logger = a.log
 	hc.Web = a.Web
 	hc.KeyLimits = a.perKey

@@ -33,6 +33,9 @@ type Server struct {
 	// TrustedProxies are reverse proxies (addresses or prefixes) whose
 	// X-Forwarded-For names the client.
 	TrustedProxies []string
+	// PublicURL is the https origin clients reach the server at (behind a
+	// TLS reverse proxy); setting it switches OAuth sign-in on.
+	PublicURL string
 }
 
 func (s *Server) settings() []Setting {
@@ -43,6 +46,8 @@ func (s *Server) settings() []Setting {
 			Help: "comma-separated extra allowed `origins` (scheme://host[:port])"},
 		{Flag: "trusted-proxies", Env: "MUNIN_TRUSTED_PROXIES", field: (*list)(&s.TrustedProxies),
 			Help: "comma-separated `addresses` or prefixes of reverse proxies whose X-Forwarded-For names the client (none: the peer is the client)"},
+		{Flag: "public-url", Env: "MUNIN_PUBLIC_URL", field: &s.PublicURL,
+			Help: "the https `origin` clients reach this server at, e.g. https://munin.example.com behind a TLS reverse proxy; switches OAuth sign-in on for claude.ai, ChatGPT and other OAuth clients (empty: keys only)"},
 	}
 }
 

@@ -9,9 +9,11 @@ type Resource struct {
 }
 
 // Discovery serves the well-known documents: the authorization server's,
-// and each resource's at WellKnownResource+path. The first resource is
-// also served at WellKnownResource itself, where a client that finds no
-// path-suffixed document looks last (MCP authorization, 2025-11-25).
+// and each resource's at WellKnownResource+path. Nothing is served at
+// WellKnownResource itself: a client looks there only after the 401's
+// resource_metadata and the path-suffixed document (MCP authorization,
+// 2025-11-25), and a root document would name /mcp to a client of the
+// key-only endpoint, which must learn of no OAuth at all.
 func Discovery(c Config, resources ...Resource) http.Handler {
 	mux := http.NewServeMux()
 	get := func(path string, doc any) {
@@ -25,12 +27,8 @@ func Discovery(c Config, resources ...Resource) http.Handler {
 		})
 	}
 	get(WellKnownServer, c.ServerMetadataDoc())
-	for i, res := range resources {
-		doc := c.ResourceMetadataFor(res.Path, res.Name)
-		get(WellKnownResource+res.Path, doc)
-		if i == 0 {
-			get(WellKnownResource, doc)
-		}
+	for _, res := range resources {
+		get(WellKnownResource+res.Path, c.ResourceMetadataFor(res.Path, res.Name))
 	}
 	return mux
 }

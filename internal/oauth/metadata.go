@@ -53,9 +53,9 @@ type Config struct {
 	StaticSecrets bool
 }
 
-// ParsePublicURL checks a --public-url value and returns it without a
-// trailing slash: the issuer must be spelled the same everywhere, and
-// clients compare it byte for byte.
+// ParsePublicURL checks a --public-url value and returns it lowercased and
+// without a trailing slash: the issuer must be spelled the same
+// everywhere, and clients compare it byte for byte.
 func ParsePublicURL(s string) (string, error) {
 	u, err := url.Parse(strings.TrimSuffix(s, "/"))
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
@@ -67,7 +67,7 @@ func ParsePublicURL(s string) (string, error) {
 	if u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return "", fmt.Errorf("public URL %q must be an origin only (no path, query, fragment or user); serve Munin at the root of its host name", s)
 	}
-	return u.Scheme + "://" + u.Host, nil
+	return u.Scheme + "://" + strings.ToLower(u.Host), nil
 }
 
 func loopbackHost(h string) bool {

@@ -13,6 +13,7 @@ func TestParsePublicURL(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"https://munin.example.com", "https://munin.example.com"},
 		{"https://munin.example.com/", "https://munin.example.com"},
+		{"HTTPS://Munin.Example.COM", "https://munin.example.com"},
 		{"https://munin.example.com:8443", "https://munin.example.com:8443"},
 		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
 		{"http://localhost:8080/", "http://localhost:8080"},
@@ -61,8 +62,8 @@ func strs(v any) []string {
 // TestDiscoveryDocuments: what the MCP authorization specification and
 // the TypeScript SDK read from the documents — the issuer spelled exactly
 // as the resource names it, S256, code, both grants, "none" first, CIMD
-// and iss advertised, the resource at its path and at the root, and no
-// offline_access in the resource's scopes.
+// and iss advertised, each resource at its path, and no
+// offline_access in the resource's scopes; nothing at the root.
 func TestDiscoveryDocuments(t *testing.T) {
 	c := Config{PublicURL: "https://munin.example.com"}
 	h := Discovery(c, Resource{Path: "/mcp", Name: "Munin MCP"}, Resource{Path: "/api/v1", Name: "Munin REST"})
@@ -98,7 +99,6 @@ func TestDiscoveryDocuments(t *testing.T) {
 
 	for path, resource := range map[string]string{
 		WellKnownResource + "/mcp":    c.PublicURL + "/mcp",
-		WellKnownResource:             c.PublicURL + "/mcp",
 		WellKnownResource + "/api/v1": c.PublicURL + "/api/v1",
 	} {
 		prm := get(t, h, path)
@@ -122,6 +122,11 @@ func TestDiscoveryDocuments(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, WellKnownServer, strings.NewReader("{}")))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST %s: %d, want 405", WellKnownServer, rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, WellKnownResource, nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("root resource metadata: %d, want 404 (it would name /mcp to key-only clients)", rec.Code)
 	}
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/.well-known/openid-configuration", nil))

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"munin/internal/config"
+)
+
+// TestPublicURLSwitchesOAuthOn: with --public-url the server advertises
+// its authorization server and names the resource metadata in a 401; its
+// origin passes the Origin check; a bad URL or a cluster stops Open with
+// an error naming why.
+func TestPublicURLSwitchesOAuthOn(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := Open(Config{Config: config.Config{Server: config.Server{PublicURL: "https://Munin.example.com/"}, Storage: config.Storage{DataDir: t.TempDir()}}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	if !a.Svc.OAuthEnabled() {
+		t.Fatal("OAuth off with a public URL")
+	}
+	h := a.Handler()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/.well-known/oauth-authorization-server", nil))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"issuer":"https://munin.example.com"`) {
+		t.Fatalf("AS metadata: %d %s", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{}`))
+	req.Header.Set("Origin", "https://munin.example.com")
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Header().Get("WWW-Authenticate"), `resource_metadata="https://munin.example.com/.well-known/oauth-protected-resource/mcp"`) {
+		t.Errorf("401 at /mcp from the public origin: %d %q", rec.Code, rec.Header().Get("WWW-Authenticate"))
+	}
+
+	for _, tc := range []struct {
+		cfg  config.Config
+		want string
+	}{
+		{config.Config{Server: config.Server{PublicURL: "http://munin.example.com"}}, "https"},
+		{config.Config{Server: config.Server{PublicURL: "https://munin.example.com/munin"}}, "origin only"},
+		{config.Config{Server: config.Server{PublicURL: "https://munin.example.com"}, Cluster: config.Cluster{Enabled: true}}, "cluster"},
+	} {
+		tc.cfg.Storage.DataDir = t.TempDir()
+		if _, err := Open(Config{Config: tc.cfg, Logger: quiet}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%+v): %v, want an error about %s", tc.cfg.Server, err, tc.want)
+		}
+	}
+}
