@@ -28,6 +28,9 @@ type OAuthStore interface {
 	PutOAuthTokens(ctx context.Context, tokens ...memory.OAuthToken) error
 	OAuthAccess(ctx context.Context, hash string, now time.Time) (memory.OAuthGrant, error)
 	RotateOAuthRefresh(ctx context.Context, oldHash string, access, refresh memory.OAuthToken, now time.Time) (memory.OAuthGrant, error)
+	// PruneOAuth deletes a bounded batch of expired codes and tokens and
+	// long-dead grants and returns how many rows went.
+	PruneOAuth(ctx context.Context, now time.Time) (int64, error)
 }
 
 // ClientMetadataFetcher finds a client by the URL of its Client ID Metadata
@@ -232,6 +235,7 @@ func (s *Service) AuthorizeOAuth(ctx context.Context, c memory.Caller, req OAuth
 		}
 		ids = append(ids, k.ID)
 	}
+	s.pruneOAuth(ctx, o)
 	now := s.opts.Now()
 	grant, err := o.Store.CreateOAuthGrant(ctx, memory.OAuthGrant{ClientID: a.Client.ID, Resource: a.Resource,
 		Scope: strings.Join(a.Scope, " "), KeyIDs: ids, CreatedAt: now, ExpiresAt: now.Add(memory.OAuthGrantTTL)})

@@ -89,6 +89,7 @@ type Service struct {
 	recallLimit *recallLimiter
 	keyLimit    keyLimit
 	hub         *changehub.Hub // the watchers of the change feed (watch.go)
+	oauthPrune  oauthPruner    // when OAuth rows were last pruned (oauth_prune.go)
 }
 
 // New builds a Service over a store and an index and starts the search-log flusher.
