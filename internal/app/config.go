@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"munin/internal/clientmeta"
 
 	"munin/internal/cluster"
 	"munin/internal/config"
@@ -29,6 +30,11 @@ type Config struct {
 	// OnVectorsStored, when set, is told every batch of vectors the
 	// embedding worker stored (besides the search index, which always is).
 	OnVectorsStored func([]memory.Vector)
+	// ClientMetadata adjusts the fetcher of OAuth client metadata
+	// documents. Tests only: no flag sets it, so a server never fetches
+	// from loopback or private addresses (AllowPrefixes) or trusts another
+	// certificate authority (RootCAs).
+	ClientMetadata clientmeta.Options
 }
 
 // DefaultConfig is every setting at its default: what `munin serve`

@@ -45,9 +45,13 @@ func oauthOptions(c Config, st *store.Store) *service.OAuthOptions {
 	if c.Server.PublicURL == "" {
 		return nil
 	}
+	fetch := c.ClientMetadata
+	if fetch.Logger == nil {
+		fetch.Logger = c.Logger
+	}
 	return &service.OAuthOptions{
 		Store:     st,
-		Fetcher:   clientmeta.New(clientmeta.Options{Logger: c.Logger}),
+		Fetcher:   clientmeta.New(fetch),
 		Resources: oauthResources(c.Server.PublicURL),
 	}
 }
