@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"munin/internal/clientmeta"
 
+	"munin/internal/clientmeta"
 	"munin/internal/cluster"
 	"munin/internal/config"
 	"munin/internal/httpserver"
