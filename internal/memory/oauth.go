@@ -84,6 +84,12 @@ const (
 	OAuthCodePrefix    = KeyPrefix + "oac_"
 )
 
+// OAuthMaxNewClients bounds the clients registered or fetched in a day
+// that nobody has signed in with yet: registration needs no key, so without
+// it a flood could grow the control database without end. A day's unused
+// clients are pruned after a day.
+const OAuthMaxNewClients = 1000
+
 // OAuth lifetimes. Revocation does not wait for them: a revoked key or
 // grant ends its tokens at once.
 const (

@@ -28,6 +28,9 @@ type OAuthStore interface {
 	PutOAuthTokens(ctx context.Context, tokens ...memory.OAuthToken) error
 	OAuthAccess(ctx context.Context, hash string, now time.Time) (memory.OAuthGrant, error)
 	RotateOAuthRefresh(ctx context.Context, oldHash string, access, refresh memory.OAuthToken, now time.Time) (memory.OAuthGrant, error)
+	// CountNewOAuthClients counts the clients registered or fetched since
+	// then that nobody signed in with yet.
+	CountNewOAuthClients(ctx context.Context, since time.Time) (int, error)
 	// PruneOAuth deletes a bounded batch of expired codes and tokens and
 	// long-dead grants and returns how many rows went.
 	PruneOAuth(ctx context.Context, now time.Time) (int64, error)
@@ -76,6 +79,9 @@ func (s *Service) RegisterOAuthClient(ctx context.Context, reg memory.ClientRegi
 	if err != nil {
 		return memory.OAuthClient{}, err
 	}
+	if err := s.checkNewOAuthClients(ctx, o); err != nil {
+		return memory.OAuthClient{}, err
+	}
 	id, err := newSecret("munin_dcr_")
 	if err != nil {
 		return memory.OAuthClient{}, err
@@ -86,6 +92,24 @@ func (s *Service) RegisterOAuthClient(ctx context.Context, reg memory.ClientRegi
 		return memory.OAuthClient{}, err
 	}
 	return c, nil
+}
+
+// checkNewOAuthClients refuses a new client while the day's unused ones
+// are at memory.OAuthMaxNewClients: registration takes no key, so this
+// bounds what an anonymous flood stores. Clients people sign in with do
+// not count, so a flood delays new apps by at most a day and never ends a
+// working sign-in.
+func (s *Service) checkNewOAuthClients(ctx context.Context, o *OAuthOptions) error {
+	n, err := o.Store.CountNewOAuthClients(ctx, s.opts.Now().Add(-24*time.Hour))
+	if err != nil {
+		return err
+	}
+	if n >= memory.OAuthMaxNewClients {
+		e := memory.Errorf(memory.CodeUnavailable, "%d clients registered in the last day are not used yet; registration is paused, try again later", n)
+		e.RetryAfter = time.Hour
+		return e
+	}
+	return nil
 }
 
 // OAuthClient finds a client: by its metadata document when the id is an
@@ -109,6 +133,11 @@ func (s *Service) OAuthClient(ctx context.Context, id string) (memory.OAuthClien
 				return memory.OAuthClient{}, err
 			}
 			return memory.OAuthClient{}, memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidClient, "client %s: %s", id, publicText(err))
+		}
+		if _, err := o.Store.OAuthClient(ctx, id); memory.ErrorCode(err) == memory.CodeNotFound {
+			if err := s.checkNewOAuthClients(ctx, o); err != nil {
+				return memory.OAuthClient{}, err
+			}
 		}
 		c.CreatedAt = s.opts.Now()
 		if err := o.Store.PutOAuthClient(ctx, c); err != nil {

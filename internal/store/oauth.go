@@ -296,22 +296,39 @@ func loadGrant(ctx context.Context, q interface {
 	return scanGrant(q.QueryRowContext(ctx, grantSelect+`g.id = +?`, id))
 }
 
+// CountNewOAuthClients counts the clients registered (DCR) or fetched
+// (CIMD) since then that nobody has signed in with yet: what an
+// anonymous flood of registrations would grow.
+func (s *Store) CountNewOAuthClients(ctx context.Context, since time.Time) (int, error) {
+	var n int
+	err := s.control.reader.QueryRowContext(ctx, `SELECT count(*) FROM oauth_clients
+		WHERE kind IN ('dcr', 'cimd') AND last_used_at IS NULL AND created_at >= +?`, since.UnixNano()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count new oauth clients: %w", err)
+	}
+	return n, nil
+}
+
 // OAuth rows are kept a while past their end: a used code for reuse
 // detection after it expired, a grant ended for the people who look at
 // their sign-ins. oauthPruneChunk bounds each DELETE, so a prune holds the
 // control writer for a moment only.
 const (
-	oauthCodeKeep   = time.Hour
-	oauthGrantKeep  = 30 * 24 * time.Hour
-	oauthPruneChunk = 500
+	oauthCodeKeep = time.Hour
+	// oauthUnusedClientKeep: a registered (or fetched) client nobody
+	// signed in with is kept a day, time enough to finish a sign-in.
+	oauthUnusedClientKeep = 24 * time.Hour
+	oauthGrantKeep        = 30 * 24 * time.Hour
+	oauthPruneChunk       = 500
 	// A grant's deletion takes its codes and tokens with it (ON DELETE
 	// CASCADE): a grant refreshed hourly for 90 days has a few thousand.
 	oauthPruneGrants = 20
 )
 
 // PruneOAuth deletes what can no longer be used: codes expired more than
-// an hour ago, expired tokens, and grants that expired or were revoked more
-// than 30 days ago together with their codes, tokens and key ids. Each of
+// an hour ago, expired tokens, grants that expired or were revoked more
+// than 30 days ago together with their codes, tokens and key ids, and
+// registered or fetched clients that nobody signed in with for a day. Each of
 // its three DELETEs takes at most a bounded chunk; it returns the codes,
 // tokens and grants it deleted (rows deleted with a grant not counted), so
 // a caller repeats while the answer is positive.
@@ -327,6 +344,12 @@ func (s *Store) PruneOAuth(ctx context.Context, now time.Time) (int64, error) {
 		{"grants", `DELETE FROM oauth_grants WHERE id IN (SELECT id FROM oauth_grants WHERE expires_at <= +?1
 			UNION SELECT id FROM oauth_grants WHERE revoked_at <= +?1 LIMIT +?2)`,
 			[]any{now.Add(-oauthGrantKeep).UnixNano(), oauthPruneGrants}},
+		// Registered or fetched clients nobody signed in with for a day:
+		// anyone can register, so such rows must not pile up.
+		{"clients", `DELETE FROM oauth_clients WHERE id IN (SELECT c.id FROM oauth_clients c
+			WHERE c.kind IN ('dcr', 'cimd') AND c.last_used_at IS NULL AND c.created_at <= +?
+			AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id) LIMIT +?)`,
+			[]any{now.Add(-oauthUnusedClientKeep).UnixNano(), oauthPruneChunk}},
 	}
 	var total int64
 	for _, st := range steps {

@@ -1,0 +1,47 @@
+package service_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"munin/internal/memory"
+)
+
+// TestOAuthRegistrationFloodBounded: registration takes no key, so the
+// clients registered in a day that nobody signed in with are bounded;
+// past the bound a registration is refused (unavailable, retry later)
+// and stores nothing, a client people sign in with stops counting, and a
+// day later the unused ones are pruned and registration opens again.
+func TestOAuthRegistrationFloodBounded(t *testing.T) {
+	e := newOAuthEnv(t) // registered one client already
+	reg := func(i int) error {
+		_, err := e.env.Svc.RegisterOAuthClient(ctx, memory.ClientRegistration{Name: fmt.Sprint("flood ", i), RedirectURIs: []string{"https://flood.example/cb"}})
+		return err
+	}
+	for i := 1; i < memory.OAuthMaxNewClients; i++ {
+		if err := reg(i); err != nil {
+			t.Fatalf("registration %d of %d: %v", i+1, memory.OAuthMaxNewClients, err)
+		}
+	}
+	err := reg(memory.OAuthMaxNewClients)
+	var me *memory.Error
+	if memory.ErrorCode(err) != memory.CodeUnavailable || !errors.As(err, &me) || me.RetryAfter <= 0 {
+		t.Fatalf("registration past the bound: %v; want unavailable with Retry-After", err)
+	}
+	// A client people use no longer counts.
+	e.signIn(t)
+	if err := reg(0); err != nil {
+		t.Fatalf("registration after a sign-in freed a place: %v", err)
+	}
+	if err := reg(0); memory.ErrorCode(err) != memory.CodeUnavailable {
+		t.Fatalf("registration past the bound again: %v", err)
+	}
+	// A day on, a sign-in prunes the unused ones; the used client stays.
+	e.clock.add(25 * time.Hour)
+	e.signIn(t)
+	if err := reg(0); err != nil {
+		t.Fatalf("registration a day later: %v", err)
+	}
+}
