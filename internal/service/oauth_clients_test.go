@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // TestOAuthRegistrationFloodBounded: registration takes no key, so the
@@ -43,5 +44,28 @@ func TestOAuthRegistrationFloodBounded(t *testing.T) {
 	e.signIn(t)
 	if err := reg(0); err != nil {
 		t.Fatalf("registration a day later: %v", err)
+	}
+}
+
+// TestOAuthTokensExpire: an access token ends after memory.OAuthAccessTTL
+// (refreshing gives a new one), a refresh token after
+// memory.OAuthRefreshTTL, and nothing outlives the sign-in.
+func TestOAuthTokensExpire(t *testing.T) {
+	e := newOAuthEnv(t)
+	tok := e.signIn(t)
+	e.clock.add(memory.OAuthAccessTTL + time.Second)
+	if _, err := e.env.Svc.AuthenticateOAuth(ctx, tok.Access, mcpResource); memory.ErrorCode(err) != memory.CodeUnauthorized {
+		t.Fatalf("access token past its lifetime: %v, want unauthorized", err)
+	}
+	next, err := e.env.Svc.RefreshOAuth(ctx, service.OAuthRefresh{ClientID: e.client.ID, RefreshToken: tok.Refresh})
+	if err != nil {
+		t.Fatalf("refresh after the access token expired: %v", err)
+	}
+	if _, err := e.env.Svc.AuthenticateOAuth(ctx, next.Access, mcpResource); err != nil {
+		t.Fatalf("refreshed access token: %v", err)
+	}
+	e.clock.add(memory.OAuthRefreshTTL + time.Second)
+	if _, err := e.env.Svc.RefreshOAuth(ctx, service.OAuthRefresh{ClientID: e.client.ID, RefreshToken: next.Refresh}); memory.OAuthErrorCode(err) != "invalid_grant" {
+		t.Fatalf("refresh token past its lifetime: %v, want invalid_grant", err)
 	}
 }
