@@ -13,7 +13,25 @@ type Caller struct {
 	keys []Key
 	// person: a person in the web UI, not an agent (see AsPerson).
 	person bool
+	// client: the OAuth client a token was issued to (see WithClient).
+	client string
 }
+
+// WithClient returns c marked as acting through the OAuth client named
+// name (the grant's client name, e.g. "Claude"). A token acts exactly as
+// its keys, so the agent of every write stays the key's; the audit log
+// records the client beside it, so that a reader of the audit trail can
+// tell a write an app made on the person's behalf from one made with the
+// key itself.
+func (c Caller) WithClient(name string) Caller {
+	c.keys = slices.Clone(c.keys)
+	c.client = name
+	return c
+}
+
+// Client names the OAuth client c acts through (see WithClient): empty for
+// keys and web sessions.
+func (c Caller) Client() string { return c.client }
 
 // AsPerson returns c marked as a person signed in to the web UI. A person
 // with a write or admin key writes directly even where the project reviews

@@ -163,3 +163,23 @@ func TestParseProject(t *testing.T) {
 		t.Errorf("the field is named as given: %v", err)
 	}
 }
+
+// TestWithClientMarksACopy: WithClient names the client on the caller it
+// returns, keeps its keys and the person mark, and leaves the caller it was
+// called on without one; keys and web sessions name none.
+func TestWithClientMarksACopy(t *testing.T) {
+	key := NewCaller(Key{ID: 1, Agent: "a", Role: RoleWrite, Project: ProjectRef{Workspace: "w", Project: "p"}})
+	token := key.WithClient("Claude")
+	if token.Client() != "Claude" || key.Client() != "" {
+		t.Fatalf("token client %q, key client %q; want only the copy marked", token.Client(), key.Client())
+	}
+	if token.Owner() != key.Owner() || token.First() != key.First() || token.Person() {
+		t.Errorf("WithClient changed the keys or the person mark: %+v", token.Keys())
+	}
+	if p := key.AsPerson().WithClient("Claude"); !p.Person() || p.Client() != "Claude" {
+		t.Errorf("person %v client %q; want both kept", p.Person(), p.Client())
+	}
+	if (Caller{}).Client() != "" {
+		t.Error("a zero caller names a client")
+	}
+}

@@ -102,6 +102,10 @@ type Write struct {
 	// records the reviewer with the action approve.
 	ApprovedBy string
 	Proposal   int64
+	// Client is the OAuth client of the caller whose audit row the write
+	// makes (the writer's; for an approval the reviewer's), recorded beside
+	// the agent; "" for keys and web sessions (memory.Caller.Client).
+	Client string
 }
 
 // Review says whether a write becomes a version or a proposal. The store
@@ -224,4 +228,8 @@ type AuditRow struct {
 	Slug    string    `json:"slug"`
 	Version int       `json:"version"`
 	At      time.Time `json:"at"`
+	// Client names the OAuth client the write was made through, beside
+	// Agent (Caller.WithClient); empty for keys, web sessions and rows
+	// written before it was recorded.
+	Client string `json:"client,omitempty"`
 }

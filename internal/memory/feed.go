@@ -54,6 +54,9 @@ type FeedRow struct {
 	Version  int
 	At       time.Time
 	Proposal int64 // the proposal's row id, 0 if none
+	// Client is the OAuth client the row's write was made through ("" for
+	// none): see AuditRow.Client.
+	Client string
 }
 
 // FeedPage is what a feed read of one workspace found, all in one read

@@ -40,6 +40,9 @@ type Change struct {
 	Kind     string    `json:"kind"`
 	At       time.Time `json:"at"`
 	Proposal string    `json:"proposal,omitempty"`
+	// Client names the OAuth client (e.g. "Claude") the change was made
+	// through, beside Agent; left out for keys and the web UI.
+	Client string `json:"client,omitempty"`
 }
 
 // ChangesResult is one page of the feed and the cursor after it.
@@ -207,7 +210,7 @@ func mergeFeeds(wss []*feedWorkspace, limit int) (changes []Change, from []int) 
 
 func change(ws string, r memory.FeedRow) Change {
 	ref := memory.ProjectRef{Workspace: ws, Project: r.Project}
-	ch := Change{Project: ref.String(), Slug: r.Slug, Version: r.Version, Agent: r.Agent, Kind: r.Action, At: r.At.UTC()}
+	ch := Change{Project: ref.String(), Slug: r.Slug, Version: r.Version, Agent: r.Agent, Kind: r.Action, At: r.At.UTC(), Client: r.Client}
 	if r.Proposal != 0 {
 		ch.Proposal = ProposalID(ref, r.Proposal)
 	}

@@ -150,6 +150,7 @@ func IsOAuthToken(bearer string) bool {
 // live: a token never acts with fewer keys than it was given. A token of
 // another resource (audience) is refused as an unknown one (RFC 8707,
 // MCP authorization: servers MUST reject tokens not issued for them).
+// The caller names the grant's client (memory.Caller.Client).
 func (s *Service) AuthenticateOAuth(ctx context.Context, token, resource string) (memory.Caller, error) {
 	o, err := s.oauth()
 	if err != nil {
@@ -177,5 +178,8 @@ func (s *Service) AuthenticateOAuth(ctx context.Context, token, resource string)
 		}
 		keys = append(keys, k)
 	}
-	return memory.NewCaller(keys...), nil
+	// The client's name rides on the caller so that every write records it
+	// in the audit log beside the key's agent (issue 25: the same audit
+	// trail as the keys, and which app acted).
+	return memory.NewCaller(keys...).WithClient(grant.ClientName), nil
 }

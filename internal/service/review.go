@@ -274,6 +274,7 @@ func (s *Service) Approve(ctx context.Context, c memory.Caller, id string, req A
 	if err != nil {
 		return WriteResult{}, err
 	}
+	edit.Client = c.Client() // the reviewer's, for the approval's audit row
 	p, _, err := s.proposal(ctx, key, id, n, true)
 	if err != nil {
 		return WriteResult{}, err

@@ -56,7 +56,7 @@ func watchChanges(ref string, rows []memory.FeedRow) []Change {
 		if r.Proposal != 0 && r.Action != "approve" {
 			continue // a proposal or a decision against it: no resource changed
 		}
-		out = append(out, Change{Project: ref, Slug: r.Slug, Version: r.Version, Agent: r.Agent, Kind: r.Action, At: r.At.UTC()})
+		out = append(out, Change{Project: ref, Slug: r.Slug, Version: r.Version, Agent: r.Agent, Kind: r.Action, At: r.At.UTC(), Client: r.Client})
 	}
 	return out
 }

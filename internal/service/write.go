@@ -22,7 +22,8 @@ func (s *Service) remember(ctx context.Context, key memory.Key, req RememberRequ
 }
 
 // rememberBy is Remember with the key already chosen; c tells whether a
-// person makes the call (see reviewOf).
+// person makes the call (see reviewOf) and names the OAuth client its audit
+// row records (memory.Caller.Client).
 func (s *Service) rememberBy(ctx context.Context, c memory.Caller, key memory.Key, req RememberRequest) (WriteResult, error) {
 	if err := readsMemory(key); err != nil {
 		return WriteResult{}, err
@@ -41,6 +42,7 @@ func (s *Service) rememberBy(ctx context.Context, c memory.Caller, key memory.Ke
 		IdempotencyKey:  req.IdempotencyKey,
 		Supersedes:      req.Supersedes,
 		Review:          review,
+		Client:          c.Client(),
 	}
 	if err := s.checkRemember(&req, &w); err != nil {
 		return WriteResult{}, err
@@ -82,7 +84,8 @@ func (s *Service) Forget(ctx context.Context, c memory.Caller, req ForgetRequest
 }
 
 // forget is Forget with the key already chosen; c tells whether a person
-// makes the call (see reviewOf).
+// makes the call (see reviewOf) and names the OAuth client its audit row
+// records.
 func (s *Service) forget(ctx context.Context, c memory.Caller, key memory.Key, slug string, expectedVersion *int) (WriteResult, error) {
 	if err := readsMemory(key); err != nil {
 		return WriteResult{}, err
@@ -103,6 +106,7 @@ func (s *Service) forget(ctx context.Context, c memory.Caller, key memory.Key, s
 		Deleted:         true,
 		ExpectedVersion: expectedVersion,
 		Review:          review,
+		Client:          c.Client(),
 	})
 }
 

@@ -145,7 +145,7 @@ func (s *Store) AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.L
 		return nil, err
 	}
 	where, args := logWhere(f, ref.Project, true)
-	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT id, agent, action, slug, version, at FROM audit_log
+	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT id, agent, action, slug, version, at, coalesce(client, '') FROM audit_log
 		WHERE `+where+` ORDER BY id DESC LIMIT +?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("audit log of %s: %w", ref, err)
@@ -155,7 +155,7 @@ func (s *Store) AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.L
 	for rows.Next() {
 		var r memory.AuditRow
 		var at int64
-		if err := rows.Scan(&r.ID, &r.Agent, &r.Action, &r.Slug, &r.Version, &at); err != nil {
+		if err := rows.Scan(&r.ID, &r.Agent, &r.Action, &r.Slug, &r.Version, &at, &r.Client); err != nil {
 			return nil, fmt.Errorf("audit log of %s: %w", ref, err)
 		}
 		r.At = fromNanos(at)

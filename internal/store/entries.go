@@ -127,8 +127,8 @@ func applyWrite(tx *sql.Tx, project string, w memory.Write, tags string, ps proj
 	if w.ApprovedBy != "" {
 		action, auditAgent, proposal = actionApprove, w.ApprovedBy, sql.NullInt64{Int64: w.Proposal, Valid: true}
 	}
-	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		project, auditAgent, action, w.Slug, next, at, proposal); err != nil {
+	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		project, auditAgent, action, w.Slug, next, at, proposal, nullString(w.Client)); err != nil {
 		return memory.WriteResult{}, fmt.Errorf("insert audit row: %w", err)
 	}
 	if w.IdempotencyKey != "" {

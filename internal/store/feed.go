@@ -38,7 +38,7 @@ func errExpired(ws, why string) error {
 // snapshot's end, from a floor time on, in id order: a range scan of index
 // audit_log_project_id. +at keeps the planner off the index on (project,
 // at). +?: see stmtCacheSize.
-const feedRowsSQL = `SELECT id, agent, action, slug, version, at, coalesce(proposal, 0) FROM audit_log
+const feedRowsSQL = `SELECT id, agent, action, slug, version, at, coalesce(proposal, 0), coalesce(client, '') FROM audit_log
 	WHERE project = +? AND id > +? AND id <= +? AND +at >= +?`
 
 // feedEndSQL selects the last audit row up to the acknowledged end: a
@@ -141,7 +141,7 @@ func appendFeedRows(out []memory.FeedRow, rows *sql.Rows, project string) ([]mem
 	for rows.Next() {
 		r := memory.FeedRow{Project: project}
 		var at int64
-		if err := rows.Scan(&r.ID, &r.Agent, &r.Action, &r.Slug, &r.Version, &at, &r.Proposal); err != nil {
+		if err := rows.Scan(&r.ID, &r.Agent, &r.Action, &r.Slug, &r.Version, &at, &r.Proposal, &r.Client); err != nil {
 			return nil, err
 		}
 		r.At = fromNanos(at)

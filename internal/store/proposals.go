@@ -86,8 +86,8 @@ func applyProposal(tx *sql.Tx, project string, w memory.Write, tags string, now 
 	if err != nil {
 		return memory.WriteResult{}, true, fmt.Errorf("insert proposal: %w", err)
 	}
-	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal) VALUES (?, ?, ?, ?, 0, ?, ?)`,
-		project, w.Agent, actionPropose, w.Slug, at, id); err != nil {
+	if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal, client) VALUES (?, ?, ?, ?, 0, ?, ?, ?)`,
+		project, w.Agent, actionPropose, w.Slug, at, id, nullString(w.Client)); err != nil {
 		return memory.WriteResult{}, true, fmt.Errorf("insert audit row: %w", err)
 	}
 	if w.IdempotencyKey != "" {

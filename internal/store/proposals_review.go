@@ -137,7 +137,8 @@ func (s *Store) PendingCount(ctx context.Context, ref memory.ProjectRef) (int, e
 // and the proposal's new state commit together, so an approval is never
 // applied twice. edit carries the reviewer's changes: ExpectedVersion (must
 // equal the latest version when the entry moved past the proposal's base),
-// and Title, Content, Tags when set (nil Tags: keep the proposal's).
+// and Title, Content, Tags when set (nil Tags: keep the proposal's), and
+// Client, the reviewer's OAuth client for the approval's audit row.
 func (s *Store) Approve(ctx context.Context, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write) (memory.WriteResult, error) {
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
@@ -180,7 +181,7 @@ func applyApproval(tx *sql.Tx, ws *workspace, ref memory.ProjectRef, id int64, r
 	w := memory.Write{
 		Slug: p.Slug, Title: p.Title, Content: p.Content, Tags: p.Tags, Agent: p.Agent, Deleted: p.Deleted,
 		ExpectedVersion: &cur, ValidUntil: p.ValidUntil, Supersedes: p.Supersedes,
-		ApprovedBy: reviewer, Proposal: id,
+		ApprovedBy: reviewer, Proposal: id, Client: edit.Client,
 	}
 	tags, err := encodeTags(p.Tags)
 	if err != nil {
