@@ -39,6 +39,24 @@ func TestPublicURLSwitchesOAuthOn(t *testing.T) {
 		t.Errorf("401 at /mcp from the public origin: %d %q", rec.Code, rec.Header().Get("WWW-Authenticate"))
 	}
 
+	// The token and registration endpoints are mounted: a registration
+	// from another origin (a browser-based client) gets its client id.
+	rec = httptest.NewRecorder()
+	req = httptest.NewRequest(http.MethodPost, "/oauth/register", strings.NewReader(`{"redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"client_name":"Claude"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "https://inspector.example")
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"client_id"`) {
+		t.Errorf("registration: %d %s", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	req = httptest.NewRequest(http.MethodPost, "/oauth/token", strings.NewReader(`grant_type=authorization_code&code=munin_oac_x&client_id=x&code_verifier=`+strings.Repeat("a", 43)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"invalid_grant"`) {
+		t.Errorf("token with an unknown code: %d %s", rec.Code, rec.Body)
+	}
+
 	for _, tc := range []struct {
 		cfg  config.Config
 		want string

@@ -12,6 +12,7 @@ import (
 	"munin/internal/mcpserver"
 	"munin/internal/memory"
 	"munin/internal/metrics"
+	"munin/internal/oauth"
 	"munin/internal/remote"
 	"munin/internal/search"
 	"munin/internal/service"
@@ -97,7 +98,9 @@ func (a *App) httpConfig() httpserver.Config {
 	hc.Addr = a.cfg.Server.Addr
 	hc.AllowedOrigins = a.cfg.Server.AllowedOrigins
 	hc.TrustedProxies, _ = httpserver.ParseTrustedProxies(a.cfg.Server.TrustedProxies) // checked in Open
-	hc.OAuth = a.oauthConfig()
+	if hc.OAuth = a.oauthConfig(); hc.OAuth != nil {
+		hc.OAuthEndpoints = oauth.Endpoints(*hc.OAuth, a.Svc, a.log)
+	}
 	hc.Logger = a.log
 	hc.Web = a.Web
 	hc.KeyLimits = a.perKey
