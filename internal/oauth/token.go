@@ -158,10 +158,17 @@ func (e *endpoints) token(w http.ResponseWriter, r *http.Request) {
 // secret: invalid_client, 401, and a Basic challenge (RFC 6749 §5.2), so
 // that a client which can do without a secret learns it must.
 func (e *endpoints) refuseClient(w http.ResponseWriter, what string) {
-	w.Header().Set("WWW-Authenticate", `Basic realm=`+strconv.Quote(e.cfg.PublicURL))
-	w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate")
+	e.challenge(w)
 	writeError(w, http.StatusUnauthorized, memory.OAuthInvalidClient,
 		what+": this server registers public clients only; send client_id in the body and no secret (PKCE protects the code)")
+}
+
+// challenge puts the Basic challenge on a 401 invalid_client (RFC 6749
+// §5.2; RFC 9110 §15.5.2: every 401 carries one), readable by a
+// browser-based client.
+func (e *endpoints) challenge(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm=`+strconv.Quote(e.cfg.PublicURL))
+	w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate")
 }
 
 // readForm reads a token request body: form-encoded, at most
@@ -226,6 +233,7 @@ func (e *endpoints) fail(w http.ResponseWriter, r *http.Request, err error, fall
 		name = string(fallback)
 	case string(memory.OAuthInvalidClient):
 		status = http.StatusUnauthorized
+		e.challenge(w)
 	case "server_error":
 		status = http.StatusInternalServerError
 	case "temporarily_unavailable":
