@@ -75,6 +75,9 @@ func (e *endpoints) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
+	// A browser shows a script only the safelisted headers of an answer;
+	// these two say why a request was refused.
+	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After")
 	switch r.Method {
 	case http.MethodPost:
 		post(w, r)
@@ -164,11 +167,9 @@ func (e *endpoints) refuseClient(w http.ResponseWriter, what string) {
 }
 
 // challenge puts the Basic challenge on a 401 invalid_client (RFC 6749
-// §5.2; RFC 9110 §15.5.2: every 401 carries one), readable by a
-// browser-based client.
+// §5.2; RFC 9110 §15.5.2: every 401 carries one).
 func (e *endpoints) challenge(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Basic realm=`+strconv.Quote(e.cfg.PublicURL))
-	w.Header().Set("Access-Control-Expose-Headers", "WWW-Authenticate")
 }
 
 // readForm reads a token request body: form-encoded, at most

@@ -150,6 +150,9 @@ func checkHeaders(t *testing.T, what string, res *http.Response) {
 	if h.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("%s: Access-Control-Allow-Origin %q, want *", what, h.Get("Access-Control-Allow-Origin"))
 	}
+	if h.Get("Access-Control-Expose-Headers") != "WWW-Authenticate, Retry-After" {
+		t.Errorf("%s: Access-Control-Expose-Headers %q, want WWW-Authenticate, Retry-After", what, h.Get("Access-Control-Expose-Headers"))
+	}
 	if ct := h.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("%s: Content-Type %q, want application/json", what, ct)
 	}
