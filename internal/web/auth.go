@@ -17,16 +17,8 @@ import (
 // home is the overview for a signed-in person and the sign-in page for
 // anyone else.
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
-	rq, err := h.signedIn(r)
-	if err != nil {
-		if memory.ErrorCode(err) != memory.CodeUnauthorized {
-			h.renderError(w, r, nil, err)
-			return
-		}
-		if _, cerr := r.Cookie(cookieName); cerr == nil {
-			clearCookie(w, r)
-		}
-		h.render(w, r, nil, http.StatusOK, "login", view{Title: "Sign in"})
+	rq, ok := h.sessionOr(w, r, func() { h.render(w, r, nil, http.StatusOK, "login", view{Title: "Sign in"}) })
+	if !ok {
 		return
 	}
 	h.limited(w, r, rq, func(w http.ResponseWriter, r *http.Request) {
@@ -56,6 +48,25 @@ type overviewPage struct {
 	Keys []memory.Key
 	// MaxKeys is how many keys a session may hold.
 	MaxKeys int
+}
+
+// sessionOr returns the browser's session; without one it forgets a
+// stale cookie, has signIn show a sign-in page and returns false (any
+// other failure: an error page).
+func (h *Handler) sessionOr(w http.ResponseWriter, r *http.Request, signIn func()) (*request, bool) {
+	rq, err := h.signedIn(r)
+	if err == nil {
+		return rq, true
+	}
+	if memory.ErrorCode(err) != memory.CodeUnauthorized {
+		h.renderError(w, r, nil, err)
+		return nil, false
+	}
+	if _, cerr := r.Cookie(cookieName); cerr == nil {
+		clearCookie(w, r)
+	}
+	signIn()
+	return nil, false
 }
 
 // overview lists the workspaces and projects the session may see (the
@@ -122,13 +133,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, nil, err)
 		return
 	}
-	noteCaller(r, c)
-	// A new sign-in replaces any session this browser had.
-	if ck, cerr := r.Cookie(cookieName); cerr == nil {
-		h.sessions.delete(ck.Value)
-	}
-	sess := h.sessions.create(c)
-	setCookie(w, r, sess.id, 0)
+	sess := h.startSession(w, r, c)
 	key := c.First()
 	msg := "Signed in as " + key.Agent + " (" + string(key.Role) + " key of " + key.Project.String() + ")."
 	if key.ServerAdmin() {
@@ -139,6 +144,19 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	h.sessions.setFlash(sess.id, msg)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// startSession signs the browser in as c (the sign-in page, and the OAuth
+// authorize page's sign-in): a new session, which replaces any session this
+// browser had.
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, c memory.Caller) session {
+	noteCaller(r, c)
+	if ck, cerr := r.Cookie(cookieName); cerr == nil {
+		h.sessions.delete(ck.Value)
+	}
+	sess := h.sessions.create(c)
+	setCookie(w, r, sess.id, 0)
+	return sess
 }
 
 // describeKeys names keys for a message: "alice (write, ws/p), …".

@@ -6,8 +6,10 @@
 // JavaScript. Sessions live in server memory and hold key ids, never a key:
 // a person may add keys of further projects to a session ("Add a key"), and
 // the session is then one caller with several keys, as an agent with several
-// keys in its Authorization header. The web does no authorization of its
-// own: every page and write asks the service, exactly as an agent's call does.
+// keys in its Authorization header. With OAuth on, the same sign-in serves
+// the authorize page an app sends a person to (oauth_authorize.go). The web
+// does no authorization of its own: every page and write asks the service,
+// exactly as an agent's call does.
 package web
 
 import (
@@ -23,6 +25,7 @@ import (
 	"munin/internal/allow"
 	"munin/internal/changestream"
 	"munin/internal/memory"
+	"munin/internal/oauth"
 	"munin/internal/reqlog"
 	"munin/internal/service"
 )
@@ -52,6 +55,11 @@ type Options struct {
 	// (api.NewWithStreams) so that a key's streams count together. Nil:
 	// streams of the web UI's own with the default limits.
 	Streams *changestream.Streams
+	// Issuer is the OAuth authorization server's issuer identifier (the
+	// public URL, --public-url), sent as iss with every answer of the
+	// authorize page to the client (RFC 9207). The authorize page is served
+	// only when the service has OAuth on (svc.OAuthEnabled).
+	Issuer string
 }
 
 // Handler serves the web UI. Mount it at "/" behind the server's common
@@ -66,6 +74,7 @@ type Handler struct {
 	limitKey func(http.Handler) http.Handler // nil: no limits per key
 	streams  *changestream.Streams
 	now      func() time.Time
+	issuer   string // OAuth issuer (Options.Issuer)
 	h        http.Handler
 }
 
@@ -101,6 +110,7 @@ func New(svc *service.Service, opts Options) (*Handler, error) {
 		limitKey: opts.LimitKey,
 		streams:  streamsOr(opts.Streams, svc),
 		now:      opts.Now,
+		issuer:   opts.Issuer,
 	}
 	// CrossOriginProtection rejects state-changing requests a browser marks
 	// as cross-site (Sec-Fetch-Site, else Origin against Host); the
@@ -145,6 +155,12 @@ func (h *Handler) routes() http.Handler {
 	r.Handle("/keys", h.page(h.keys)).Methods(get...)
 	r.Handle("/keys", h.post(h.createKey)).Methods(http.MethodPost)
 	r.Handle("/keys/{id:[0-9]+}/revoke", h.post(h.revokeKey)).Methods(http.MethodPost)
+	// OAuth sign-in and consent (oauth_authorize.go), only with OAuth on:
+	// otherwise the path is an unknown page, as before.
+	if h.svc.OAuthEnabled() {
+		r.HandleFunc(oauth.AuthorizePath, h.authorizeGet).Methods(get...)
+		r.HandleFunc(oauth.AuthorizePath, h.authorizePost).Methods(http.MethodPost)
+	}
 
 	// Full paths on the root router: in a subrouter, a wrong method on one
 	// route can end as 404 instead of 405 (gorilla/mux).
@@ -178,13 +194,26 @@ func (h *Handler) routes() http.Handler {
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; "+
-			"form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+		hd.Set("Content-Security-Policy", contentSecurityPolicy(""))
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Referrer-Policy", "same-origin")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// contentSecurityPolicy is the web UI's CSP. formAction, when not empty,
+// is one more source form posts may lead to: the authorize page sets the
+// client's checked redirect origin there, because Chromium applies
+// form-action to the redirect that follows a form post as well
+// (oauth_csp.go). Every other directive is the same on every page.
+func contentSecurityPolicy(formAction string) string {
+	fa := "'self'"
+	if formAction != "" {
+		fa += " " + formAction
+	}
+	return "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; " +
+		"form-action " + fa + "; base-uri 'none'; frame-ancestors 'none'"
 }
 
 // request is what a signed-in handler knows about its caller.
@@ -303,10 +332,8 @@ func (h *Handler) post(fn handlerFunc) http.Handler {
 				h.renderError(w, r, rq, err)
 				return
 			}
-			token := r.PostFormValue("csrf")
-			if token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(rq.sess.csrf)) != 1 {
-				h.renderError(w, r, rq, memory.Errorf(memory.CodeForbidden,
-					"this form is out of date or did not come from Munin (missing or wrong CSRF token); reload the page and try again"))
+			if !csrfOK(r, rq) {
+				h.renderError(w, r, rq, errCSRF)
 				return
 			}
 			if err := fn(w, r, rq); err != nil {
@@ -314,6 +341,16 @@ func (h *Handler) post(fn handlerFunc) http.Handler {
 			}
 		})
 	})
+}
+
+// errCSRF refuses a form post without the session's CSRF token.
+var errCSRF = memory.Errorf(memory.CodeForbidden,
+	"this form is out of date or did not come from Munin (missing or wrong CSRF token); reload the page and try again")
+
+// csrfOK reports whether the posted form carries rq's session's CSRF token.
+func csrfOK(r *http.Request, rq *request) bool {
+	token := r.PostFormValue("csrf")
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(rq.sess.csrf)) == 1
 }
 
 // parseForm reads the posted form; a body over the server's cap is too_large.
