@@ -48,6 +48,9 @@ func (e *endpoints) register(w http.ResponseWriter, r *http.Request) {
 	}
 	writeBody(w, http.StatusCreated, registration{
 		ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name, RedirectURIs: c.RedirectURIs,
-		GrantTypes: reg.GrantTypes, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none",
+		// Every client may refresh (the service issues refresh tokens to
+		// all), so the answer says so whatever was asked (RFC 7591 §3.2.1
+		// lets the server replace requested values).
+		GrantTypes: []string{memory.OAuthGrantAuthorizationCode, memory.OAuthGrantRefreshToken}, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none",
 		Scope: strings.Join(reg.Scope, " ")})
 }

@@ -29,7 +29,7 @@ func TestRegister(t *testing.T) {
 				"grant_types": []any{"authorization_code", "refresh_token"}, "response_types": []any{"code"},
 				"token_endpoint_auth_method": "none", "scope": "memory"}},
 		{"minimal", `{"redirect_uris":["` + redirect + `"]}`,
-			map[string]any{"client_name": "claude.ai", "redirect_uris": []any{redirect}, "grant_types": []any{"authorization_code"},
+			map[string]any{"client_name": "claude.ai", "redirect_uris": []any{redirect}, "grant_types": []any{"authorization_code", "refresh_token"},
 				"response_types": []any{"code"}, "token_endpoint_auth_method": "none"}},
 	} {
 		res, body := e.post(t, oauth.RegisterPath, "application/json; charset=utf-8", tc.body, nil)

@@ -69,3 +69,25 @@ func TestOAuthTokensExpire(t *testing.T) {
 		t.Fatalf("refresh token past its lifetime: %v, want invalid_grant", err)
 	}
 }
+
+// TestOAuthTokenOfUnknownClient: a token request naming a client the
+// server does not know is invalid_client (Claude registers again on it)
+// and touches no code: the right client can still redeem it.
+func TestOAuthTokenOfUnknownClient(t *testing.T) {
+	e := newOAuthEnv(t)
+	code, err := e.env.Svc.AuthorizeOAuth(ctx, e.person, e.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := service.OAuthCodeExchange{ClientID: "gone", Code: code, Verifier: e.verifier, RedirectURI: redirect}
+	if _, err := e.env.Svc.ExchangeOAuthCode(ctx, x); memory.OAuthErrorCode(err) != "invalid_client" {
+		t.Fatalf("exchange by an unknown client: %v, want invalid_client", err)
+	}
+	if _, err := e.env.Svc.RefreshOAuth(ctx, service.OAuthRefresh{ClientID: "gone", RefreshToken: memory.OAuthRefreshPrefix + "x"}); memory.OAuthErrorCode(err) != "invalid_client" {
+		t.Fatalf("refresh by an unknown client: %v, want invalid_client", err)
+	}
+	x.ClientID = e.client.ID
+	if _, err := e.env.Svc.ExchangeOAuthCode(ctx, x); err != nil {
+		t.Fatalf("the code after an unknown client's try: %v", err)
+	}
+}

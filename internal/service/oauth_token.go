@@ -37,6 +37,9 @@ func (s *Service) ExchangeOAuthCode(ctx context.Context, req OAuthCodeExchange) 
 	if req.Code == "" {
 		return OAuthTokens{}, memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidRequest, "code is missing")
 	}
+	if err := s.knownOAuthClient(ctx, o, req.ClientID); err != nil {
+		return OAuthTokens{}, err
+	}
 	if err := memory.ValidateCodeVerifier(req.Verifier); err != nil {
 		return OAuthTokens{}, err
 	}
@@ -61,6 +64,21 @@ func (s *Service) ExchangeOAuthCode(ctx context.Context, req OAuthCodeExchange) 
 		}
 	}
 	return s.issueOAuthTokens(ctx, o, grant)
+}
+
+// knownOAuthClient refuses a token request of a client_id the server does
+// not know (never fetched here: a client met the server at /authorize
+// first) with invalid_client, which tells Claude to register again, before
+// a code or refresh token is touched.
+func (s *Service) knownOAuthClient(ctx context.Context, o *OAuthOptions, id string) error {
+	if id == "" {
+		return memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidRequest, "client_id is missing")
+	}
+	_, err := o.Store.OAuthClient(ctx, id)
+	if memory.ErrorCode(err) == memory.CodeNotFound {
+		return memory.OAuthErrorf(memory.CodeUnauthorized, memory.OAuthInvalidClient, "client_id is not registered here; register again")
+	}
+	return err
 }
 
 // issueOAuthTokens stores and returns a new access and refresh token of
@@ -111,6 +129,9 @@ func (s *Service) RefreshOAuth(ctx context.Context, req OAuthRefresh) (OAuthToke
 	}
 	if req.RefreshToken == "" {
 		return OAuthTokens{}, memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidRequest, "refresh_token is missing")
+	}
+	if err := s.knownOAuthClient(ctx, o, req.ClientID); err != nil {
+		return OAuthTokens{}, err
 	}
 	if _, err := oauthScope(req.Scope); err != nil {
 		return OAuthTokens{}, err
