@@ -39,6 +39,14 @@ func TestPublicURLSwitchesOAuthOn(t *testing.T) {
 		t.Errorf("401 at /mcp from the public origin: %d %q", rec.Code, rec.Header().Get("WWW-Authenticate"))
 	}
 
+	// The authorize page is the web UI's: an unknown client is shown an
+	// error, never redirected.
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/oauth/authorize?response_type=code&client_id=nobody&redirect_uri=https%3A%2F%2Fevil.example%2Fcb", nil))
+	if rec.Code < 400 || rec.Code >= 500 || rec.Header().Get("Location") != "" {
+		t.Errorf("authorize for an unknown client: %d Location %q; want a 4xx page and no redirect", rec.Code, rec.Header().Get("Location"))
+	}
+
 	// The token and registration endpoints are mounted: a registration
 	// from another origin (a browser-based client) gets its client id.
 	rec = httptest.NewRecorder()
@@ -53,8 +61,8 @@ func TestPublicURLSwitchesOAuthOn(t *testing.T) {
 	req = httptest.NewRequest(http.MethodPost, "/oauth/token", strings.NewReader(`grant_type=authorization_code&code=munin_oac_x&client_id=x&code_verifier=`+strings.Repeat("a", 43)))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"invalid_grant"`) {
-		t.Errorf("token with an unknown code: %d %s", rec.Code, rec.Body)
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), `"invalid_client"`) {
+		t.Errorf("token of an unknown client: %d %s", rec.Code, rec.Body)
 	}
 
 	for _, tc := range []struct {

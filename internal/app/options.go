@@ -110,10 +110,11 @@ func (a *App) httpConfig() httpserver.Config {
 }
 
 // webOptions are the web UI's: the origins its forms accept, the
-// admission limits of its signed-in requests and the change streams it
-// shares with REST.
+// admission limits of its signed-in requests, the change streams it
+// shares with REST, and the OAuth issuer its authorize page names.
 func webOptions(c Config, limitKey func(http.Handler) http.Handler, streams *changestream.Streams) web.Options {
-	return web.Options{Logger: c.Logger, TrustedOrigins: c.Server.AllowedOrigins, LimitKey: limitKey, Streams: streams}
+	return web.Options{Logger: c.Logger, TrustedOrigins: c.Server.AllowedOrigins, LimitKey: limitKey, Streams: streams,
+		Issuer: c.Server.PublicURL} // the OAuth issuer: empty while OAuth is off
 }
 
 // streamOptions are the change streams': a key's bound as for MCP's GET
