@@ -62,7 +62,7 @@ func trusted(t testing.TB, s *store.Store, ref memory.ProjectRef) {
 	if _, err := s.Approve(ctx, ref, approved, "rita", memory.Write{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Reject(ctx, ref, rejected, "rita", "memcached was never used here"); err != nil {
+	if _, err := s.Reject(ctx, ref, rejected, "rita", "", "memcached was never used here"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -161,7 +161,7 @@ func TestProposalsRoutedToOwner(t *testing.T) {
 	if _, err := y.router.Approve(ctx, p, qn, "lead", memory.Write{}); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Errorf("router: proposal %d of q approved as p's: %v; want not_found across the hop", qn, err)
 	}
-	if _, err := y.router.Reject(ctx, p, qn, "lead", "no"); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := y.router.Reject(ctx, p, qn, "lead", "", "no"); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Errorf("router: proposal %d of q rejected as p's: %v; want not_found across the hop", qn, err)
 	}
 	if pr, _, err := st.Proposal(ctx, q, qn); err != nil || pr.State != memory.ProposalPending {

@@ -57,9 +57,9 @@ type similarNoteArgs struct {
 }
 
 type rejectArgs struct {
-	Ref              memory.ProjectRef
-	ID               int64
-	Reviewer, Reason string
+	Ref                      memory.ProjectRef
+	ID                       int64
+	Reviewer, Client, Reason string
 }
 
 // inProject sets the project of proposals read over the wire, which their
@@ -108,8 +108,8 @@ func (r *Router) Approve(ctx context.Context, ref memory.ProjectRef, id int64, r
 	return on(ctx, r, ref.Workspace, func(b Backend) (memory.WriteResult, error) { return b.Approve(ctx, ref, id, reviewer, edit) })
 }
 
-func (r *Router) Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, reason string) (memory.Proposal, error) {
-	return on(ctx, r, ref.Workspace, func(b Backend) (memory.Proposal, error) { return b.Reject(ctx, ref, id, reviewer, reason) })
+func (r *Router) Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, client, reason string) (memory.Proposal, error) {
+	return on(ctx, r, ref.Workspace, func(b Backend) (memory.Proposal, error) { return b.Reject(ctx, ref, id, reviewer, client, reason) })
 }
 
 func (r *Router) NoteSimilar(ctx context.Context, ref memory.ProjectRef, id int64, similar []memory.Similar) error {
@@ -156,8 +156,8 @@ func (n node) Approve(ctx context.Context, ref memory.ProjectRef, id int64, revi
 	return r.result(), err
 }
 
-func (n node) Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, reason string) (memory.Proposal, error) {
-	p, err := invoke[rejectArgs, memory.Proposal](ctx, n, "Reject", rejectArgs{ref, id, reviewer, reason})
+func (n node) Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, client, reason string) (memory.Proposal, error) {
+	p, err := invoke[rejectArgs, memory.Proposal](ctx, n, "Reject", rejectArgs{ref, id, reviewer, client, reason})
 	p.Project = ref
 	return p, err
 }
@@ -194,7 +194,7 @@ func reviewMethods(d Data, x service.Index, log *slog.Logger, m map[string]handl
 		return wireResult(res), err
 	})
 	serve(m, "Reject", func(ctx context.Context, a rejectArgs) (memory.Proposal, error) {
-		return d.Reject(ctx, a.Ref, a.ID, a.Reviewer, a.Reason)
+		return d.Reject(ctx, a.Ref, a.ID, a.Reviewer, a.Client, a.Reason)
 	})
 }
 

@@ -57,7 +57,7 @@ func TestProposalsCrossTheHop(t *testing.T) {
 	if n, err := r.PendingCount(ctx, ref); err != nil || n != 2 {
 		t.Errorf("pending count over the hop: %d, %v", n, err)
 	}
-	if rej, err := r.Reject(ctx, ref, q.Proposal, "rita", "no"); err != nil || rej.State != memory.ProposalRejected || rej.Project != ref {
+	if rej, err := r.Reject(ctx, ref, q.Proposal, "rita", "", "no"); err != nil || rej.State != memory.ProposalRejected || rej.Project != ref {
 		t.Errorf("reject over the hop: %+v, %v", rej, err)
 	}
 	// The owner's index is open and knows nothing of the proposal.

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,9 +13,9 @@ import (
 
 // TestWritesRecordClient: every write of a caller acting through an OAuth
 // client (memory.Caller.WithClient) records the client beside the agent —
-// remember, forget, restore, a proposal, and an approval (the reviewer's
-// client) — and the audit log and the change feed show it; the same keys
-// without a client record none.
+// remember, forget, restore, a proposal, an approval and a rejection (the
+// reviewer's client) — and the audit log and the change feed show it; the
+// same keys without a client record none.
 func TestWritesRecordClient(t *testing.T) {
 	env := servicetest.New(t, service.Options{})
 	_, alice := env.Key(t, "acme", "a", "alice", memory.RoleAdmin)
@@ -51,9 +52,16 @@ func TestWritesRecordClient(t *testing.T) {
 	if _, err := env.Svc.Approve(ctx, claude, prop.Proposal, service.ApproveRequest{}); err != nil {
 		t.Fatal(err)
 	}
+	drop, err := env.Svc.Remember(ctx, pia, service.RememberRequest{Slug: "notes/z", Content: "dropped"})
+	if err != nil || drop.Proposal == "" {
+		t.Fatalf("propose: %+v, %v", drop, err)
+	}
+	if _, err := env.Svc.Reject(ctx, claude, drop.Proposal, service.RejectRequest{Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
 
 	want := []string{"remember:alice:Claude", "remember:alice:", "remember:alice:Claude", "forget:alice:Claude",
-		"propose:pia:ChatGPT", "approve:alice:Claude"}
+		"propose:pia:ChatGPT", "approve:alice:Claude", "propose:pia:", "reject:alice:Claude"}
 	rows, err := env.Svc.AuditLog(ctx, alice, ref, memory.LogFilter{})
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +84,9 @@ func TestWritesRecordClient(t *testing.T) {
 	if !slices.Equal(feed, want) {
 		t.Errorf("changes %q, want %q", feed, want)
 	}
-	// The live stream (Watch) shows the same, without the proposal, which
-	// changes no entry.
-	watchWant := slices.DeleteFunc(slices.Clone(want), func(s string) bool { return s == "propose:pia:ChatGPT" })
+	// The live stream (Watch) shows the same, without the proposals and the
+	// rejection, which change no entry.
+	watchWant := slices.DeleteFunc(slices.Clone(want), func(s string) bool { return strings.HasPrefix(s, "propose:") || strings.HasPrefix(s, "reject:") })
 	var watched []string
 	timeout := time.After(10 * time.Second) // a bound on a hung hub, not a speed check
 	for len(watched) < len(watchWant) {

@@ -42,6 +42,7 @@ type ReviewStore interface {
 	Approve(ctx context.Context, ref memory.ProjectRef, id int64, reviewer string, edit memory.Write) (memory.WriteResult, error)
 	// NoteSimilar records the duplicate hints of a pending proposal.
 	NoteSimilar(ctx context.Context, ref memory.ProjectRef, id int64, similar []memory.Similar) error
-	// Reject marks a pending proposal rejected with the reviewer's reason.
-	Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, reason string) (memory.Proposal, error)
+	// Reject marks a pending proposal rejected with the reviewer's reason;
+	// client is the reviewer's OAuth client for the audit row ("" for none).
+	Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, client, reason string) (memory.Proposal, error)
 }

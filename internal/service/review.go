@@ -335,7 +335,7 @@ func (s *Service) Reject(ctx context.Context, c memory.Caller, id string, req Re
 	if err := memory.ValidateText("reason", req.Reason, memory.MaxReason); err != nil {
 		return ProposalView{}, err
 	}
-	p, err := s.store.Reject(ctx, key.Project, n, key.Agent, req.Reason)
+	p, err := s.store.Reject(ctx, key.Project, n, key.Agent, c.Client(), req.Reason)
 	if memory.ErrorCode(err) == memory.CodeNotFound {
 		return ProposalView{}, noProposal(id)
 	}

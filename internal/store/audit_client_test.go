@@ -38,9 +38,9 @@ func feedClients(t *testing.T, s *Store, ref memory.ProjectRef) []string {
 }
 
 // TestAuditRecordsClient: a write with a client records it in its audit
-// row beside the agent — a remember, a forget, a proposal, and an approval
-// (the reviewer's client, not the proposer's) — and the audit page and the
-// change feed read it back; a write without one records none.
+// row beside the agent — a remember, a forget, a proposal, an approval and
+// a rejection (the reviewer's client, not the proposer's) — and the audit
+// page and the change feed read it back; a write without one records none.
 func TestAuditRecordsClient(t *testing.T) {
 	s := openTest(t)
 	ref := ensure(t, s, "ws", "p")
@@ -62,7 +62,15 @@ func TestAuditRecordsClient(t *testing.T) {
 	if _, err := s.Approve(ctx, ref, prop.Proposal, "rita", memory.Write{Client: "Claude"}); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"remember:alice:Claude", "remember:bob:", "forget:alice:Claude", "propose:pia:ChatGPT", "approve:rita:Claude"}
+	drop, err := s.Append(ctx, ref, memory.Write{Slug: "d", Title: "d", Content: "x", Agent: "pia", Review: memory.ProposeAlways})
+	if err != nil || drop.Proposal == 0 {
+		t.Fatalf("propose: %+v, %v", drop, err)
+	}
+	if _, err := s.Reject(ctx, ref, drop.Proposal, "rita", "Claude", "no"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"remember:alice:Claude", "remember:bob:", "forget:alice:Claude", "propose:pia:ChatGPT", "approve:rita:Claude",
+		"propose:pia:", "reject:rita:Claude"}
 	if got := auditClients(t, s, ref); !slices.Equal(got, want) {
 		t.Errorf("audit rows %q, want %q", got, want)
 	}
@@ -72,8 +80,8 @@ func TestAuditRecordsClient(t *testing.T) {
 	// No client is stored as NULL, not as "": a row without one is told
 	// from a client with an empty name by the column alone.
 	var nulls int
-	if err := rawDB(t, s.WorkspaceFile("ws")).QueryRow(`SELECT count(*) FROM audit_log WHERE client IS NULL`).Scan(&nulls); err != nil || nulls != 1 {
-		t.Errorf("rows with client NULL: %d, %v; want 1 (bob's)", nulls, err)
+	if err := rawDB(t, s.WorkspaceFile("ws")).QueryRow(`SELECT count(*) FROM audit_log WHERE client IS NULL`).Scan(&nulls); err != nil || nulls != 2 {
+		t.Errorf("rows with client NULL: %d, %v; want 2 (bob's, pia's second proposal)", nulls, err)
 	}
 }
 

@@ -118,10 +118,10 @@ func TestFeedVisibility(t *testing.T) {
 	mine := propose(t, s, ref, "pia", "mine", "x")
 	theirs := propose(t, s, ref, "otto", "theirs", "x")
 	approved := propose(t, s, ref, "otto", "approved", "x")
-	if _, err := s.Reject(fctx, ref, mine.Proposal, "rita", "no"); err != nil {
+	if _, err := s.Reject(fctx, ref, mine.Proposal, "rita", "", "no"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Reject(fctx, ref, theirs.Proposal, "rita", "no"); err != nil {
+	if _, err := s.Reject(fctx, ref, theirs.Proposal, "rita", "", "no"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Approve(fctx, ref, approved.Proposal, "rita", memory.Write{}); err != nil {

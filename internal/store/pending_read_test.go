@@ -37,7 +37,7 @@ func TestPendingOf(t *testing.T) {
 	if _, err := s.Approve(pctx, ref, approved.Proposal, "rita", memory.Write{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Reject(pctx, ref, rejected.Proposal, "rita", "no"); err != nil {
+	if _, err := s.Reject(pctx, ref, rejected.Proposal, "rita", "", "no"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -232,8 +232,8 @@ func pendingIn(tx *sql.Tx, ref memory.ProjectRef, id int64) (memory.Proposal, er
 
 // Reject decides a pending proposal against, with the reviewer's reason;
 // the proposal stays readable, with the reason, and an audit row records
-// the rejection.
-func (s *Store) Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, reason string) (memory.Proposal, error) {
+// the rejection, with client, the reviewer's OAuth client ("" for none).
+func (s *Store) Reject(ctx context.Context, ref memory.ProjectRef, id int64, reviewer, client, reason string) (memory.Proposal, error) {
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return memory.Proposal{}, err
@@ -248,8 +248,8 @@ func (s *Store) Reject(ctx context.Context, ref memory.ProjectRef, id int64, rev
 			reviewer, at, reason, id); err != nil {
 			return nil, fmt.Errorf("mark proposal rejected: %w", err)
 		}
-		if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal) VALUES (?, ?, ?, ?, 0, ?, ?)`,
-			ref.Project, reviewer, actionReject, p.Slug, at, id); err != nil {
+		if _, err := tx.Exec(`INSERT INTO audit_log (project, agent, action, slug, version, at, proposal, client) VALUES (?, ?, ?, ?, 0, ?, ?, ?)`,
+			ref.Project, reviewer, actionReject, p.Slug, at, id, nullString(client)); err != nil {
 			return nil, fmt.Errorf("insert audit row: %w", err)
 		}
 		decided := fromNanos(at)

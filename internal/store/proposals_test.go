@@ -164,7 +164,7 @@ func TestApproveAndReject(t *testing.T) {
 	}
 
 	q := propose(t, s, ref, "pia", "a", "third")
-	rej, err := s.Reject(pctx, ref, q.Proposal, "rita", "says the opposite of decision 4")
+	rej, err := s.Reject(pctx, ref, q.Proposal, "rita", "", "says the opposite of decision 4")
 	if err != nil || rej.State != memory.ProposalRejected || rej.Reason != "says the opposite of decision 4" {
 		t.Errorf("reject: %+v, %v", rej, err)
 	}
@@ -221,7 +221,7 @@ func TestProposalOfAnotherProject(t *testing.T) {
 	if _, err := s.Approve(pctx, other, p.Proposal, "rita", memory.Write{}); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Errorf("approve in another project: %v, want not_found", err)
 	}
-	if _, err := s.Reject(pctx, other, p.Proposal, "rita", "no"); memory.ErrorCode(err) != memory.CodeNotFound {
+	if _, err := s.Reject(pctx, other, p.Proposal, "rita", "", "no"); memory.ErrorCode(err) != memory.CodeNotFound {
 		t.Errorf("reject in another project: %v, want not_found", err)
 	}
 }
@@ -243,7 +243,7 @@ func TestPendingBound(t *testing.T) {
 	if memory.ErrorCode(err) != memory.CodeBudgetExhausted || !strings.Contains(err.Error(), "approve or reject") {
 		t.Fatalf("proposal %d: %v, want budget_exhausted saying what to do", memory.MaxPendingProposals+1, err)
 	}
-	if _, err := s.Reject(pctx, ref, first, "rita", "room"); err != nil {
+	if _, err := s.Reject(pctx, ref, first, "rita", "", "room"); err != nil {
 		t.Fatal(err)
 	}
 	propose(t, s, ref, "pia", "one-more", "x")
@@ -316,7 +316,7 @@ func TestBudgetCountsProposals(t *testing.T) {
 		t.Errorf("after its approval: %d writes, %d bytes, %v; want still 1 and 5", n, b, err)
 	}
 	q := propose(t, s, ref, "pia", "b", "xy")
-	if _, err := s.Reject(pctx, ref, q.Proposal, "rita", "no"); err != nil {
+	if _, err := s.Reject(pctx, ref, q.Proposal, "rita", "", "no"); err != nil {
 		t.Fatal(err)
 	}
 	put(t, s, ref, "c", "abc")
