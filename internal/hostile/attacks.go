@@ -72,8 +72,8 @@ func someOK(codes map[int]int) string {
 	return "keine Antwort 2xx: der Angriff kam nie durch (Schlüssel, Anmeldung, Seiten)"
 }
 
-// attacks are threats 1, 2, 4, 5 and 6 of Stufe 5 (AUSBAUSTUFEN.md) and
-// findings 1-3 of issue 21 as 12-15.
+// attacks are threats 1, 2, 4, 5 and 6 of Stufe 5 (AUSBAUSTUFEN.md),
+// findings 1-3 of issue 21 as 12-15, and issue 25's OAuth endpoints as 16.
 var attacks = []attack{
 	{1, "GET /mcp mit erfundener Sitzung", same, ghostStream, nil},
 	{2, "remember 64 KB Zufallswörter", quarter, bigRemember, nil},
@@ -88,6 +88,9 @@ var attacks = []attack{
 	{13, "MCP-Sitzungen aller Schlüssel", times4, manySessions, noneOf("Schlüssel abgelehnt", 401, 403)},
 	{14, "recall aller Schlüssel", times4, manyRecalls, someOK},
 	{15, "schwere Webseiten", half, heavyPages, someOK},
+	// Without a public URL the OAuth paths are 404: the flood would
+	// prove nothing (the server starts with --public-url, startChild).
+	{16, "OAuth ohne Schlüssel", same, oauthFlood, noneOf("OAuth aus", http.StatusNotFound)},
 }
 
 func same(p int) int    { return max(1, p) }

@@ -17,7 +17,9 @@
 // a key (more connections than the server has admission slots), 13 and 14
 // MCP sessions and recalls of all of -feind.schluessel read keys of the
 // attacker's project, 15 the web UI's heaviest pages (a diff of two 64 KiB
-// versions, an entry of 65,536 ">") from one signed-in read key.
+// versions, an entry of 65,536 ">") from one signed-in read key, 16 the
+// OAuth endpoints without a key (authorize for unknown clients, token with
+// codes nobody issued, registrations).
 //
 // Three processes take part: the server, the test (the victim, the heap
 // sampler, the checks) and, during each attack phase, an attacker process:
@@ -56,7 +58,7 @@ var (
 	feindProben         = flag.Int("feind.proben", 200, "recalls des Opfers je Angriffsphase mindestens (die Phase dauert so lange; p99 aus weniger ist Zufall)")
 	feindHoechstdauer   = flag.Duration("feind.hoechstdauer", 30*time.Second, "längste Dauer einer Angriffsphase, auch mit weniger als feind.proben recalls (dann scheitert sie)")
 	feindTakt           = flag.Duration("feind.takt", 20*time.Millisecond, "Abstand der recalls des Opfers (es muss unter der recall-Grenze je Schlüssel bleiben)")
-	feindAngriffe       = flag.String("feind.angriffe", "5,6,12,14,1,4,13,15,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6, 12, 13, 14, 15 einzeln, alle = gleichzeitig, ruhig = ohne Angriff, wie eine Angriffsphase gemessen und geprüft (das Rauschen der Messung)")
+	feindAngriffe       = flag.String("feind.angriffe", "5,6,12,14,16,1,4,13,15,2,alle", "Phasen in dieser Reihenfolge (was Zustand hinterlässt, zuletzt): Angriffe 1, 2, 4, 5, 6, 12, 13, 14, 15, 16 einzeln, alle = gleichzeitig, ruhig = ohne Angriff, wie eine Angriffsphase gemessen und geprüft (das Rauschen der Messung)")
 	feindParallel       = flag.Int("feind.parallel", 16, "gleichzeitige Anfragen je Angriff im Angreiferprozess (Angriff 2: ein Viertel, 15: die Hälfte, 13 und 14: das Vierfache, 12: das Fünffache und mindestens 80 Verbindungen)")
 	feindSchluessel     = flag.Int("feind.schluessel", 160, "Leseschlüssel des Angreiferprojekts (Angriffe 13, 14); 160 × 64 Sitzungen je Schlüssel sind mehr als die 10.000 des Servers")
 	feindFaktor         = flag.Float64("feind.faktor", 3, "erlaubtes Vielfaches des ruhigen p99 unter Angriff")

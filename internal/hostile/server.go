@@ -105,7 +105,9 @@ func startChild(t *testing.T, bin, data string) *child {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	args := []string{"serve", "--data", data, "--addr", addr}
+	// With a public URL the OAuth endpoints are on, for attack 16 (loopback
+	// http is accepted as a public URL for tests).
+	args := []string{"serve", "--data", data, "--addr", addr, "--public-url", "http://" + addr}
 	args = append(args, strings.Fields(*feindServerflag)...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = cleanEnv()
