@@ -60,6 +60,9 @@ func changesText(res service.ChangesResult, full bool) string {
 			fmt.Fprintf(&b, " v%d", ch.Version)
 		}
 		fmt.Fprintf(&b, ": %s by %s", ch.Kind, ch.Agent)
+		if ch.Client != "" {
+			fmt.Fprintf(&b, " via %s", ch.Client) // the OAuth client it came through
+		}
 		if ch.Proposal != "" {
 			fmt.Fprintf(&b, " (proposal %s)", ch.Proposal)
 		}

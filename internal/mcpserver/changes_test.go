@@ -271,3 +271,19 @@ func TestInstructionsSayWhatSchemasLeaveOut(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesToolNamesClient: a change made through an OAuth client says
+// so in the tool's text and structured result ("by alice via Claude").
+func TestChangesToolNamesClient(t *testing.T) {
+	h := newHarness(t, service.Options{})
+	tokA, alice := h.env.Key(t, "ws", "alpha", "alice", memory.RoleWrite)
+	c := connectEra(t, h.url, tokA, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	start, _ := callOK[service.ChangesResult](t, c, "changes", map[string]any{"since": "now"})
+	if _, err := h.env.Svc.Remember(t.Context(), alice.WithClient("Claude"), service.RememberRequest{Slug: "notes/x", Content: "via an app"}); err != nil {
+		t.Fatal(err)
+	}
+	got, text := callOK[service.ChangesResult](t, c, "changes", map[string]any{"since": start.NextCursor})
+	if len(got.Changes) != 1 || got.Changes[0].Client != "Claude" || !strings.Contains(text, "remember by alice via Claude") {
+		t.Fatalf("changes: %+v\n%s\nwant one change by alice via Claude", got.Changes, text)
+	}
+}
