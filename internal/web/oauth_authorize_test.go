@@ -286,7 +286,8 @@ func TestOAuthWrongKey(t *testing.T) {
 // TestOAuthContinueAndAddKey: a browser signed in to the web UI continues
 // with its session (the GET page cannot know it), adds a key of another
 // project on the consent page — which joins the web session too — and
-// allows both. Without a session, Continue asks to sign in.
+// allows both; signing in with other keys then replaces the session.
+// Without a session, Continue asks to sign in.
 func TestOAuthContinueAndAddKey(t *testing.T) {
 	o := newOAuthUI(t)
 	beta, _ := o.newKey(t, ws, "beta", "beta-writer", memory.RoleWrite)
@@ -319,6 +320,15 @@ func TestOAuthContinueAndAddKey(t *testing.T) {
 	}
 	if c, err := o.env.Svc.AuthenticateOAuth(context.Background(), tok.Access, oauthResource); err != nil || len(c.Keys()) != 2 {
 		t.Errorf("the token acts as %d keys (%v), want 2", len(c.Keys()), err)
+	}
+	// "Sign in with other keys instead": pasted keys start a new session
+	// with just them, as the sign-in page does.
+	resp, body = b.step(q, "signin", "key", o.writer)
+	if got := consentRows(body); resp.StatusCode != http.StatusOK || !slices.Equal(got, []string{"read and write ws/proj"}) || len(o.sessionKeys(t, b)) != 1 {
+		t.Errorf("signing in again on the consent page: %d, rows %q, session keys %v", resp.StatusCode, got, o.sessionKeys(t, b))
+	}
+	if !strings.Contains(body, `id="other-keys"`) {
+		t.Error("the consent page offers no sign-in with other keys")
 	}
 }
 

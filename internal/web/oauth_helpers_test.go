@@ -31,6 +31,9 @@ type oauthUI struct {
 	*ui
 	client   memory.OAuthClient
 	verifier string
+	// gets records, for each GET of the authorize page, whether the
+	// browser sent the session cookie along.
+	gets *requestLog
 }
 
 // newOAuthUI builds the web UI over a service with OAuth on and the issuer
@@ -46,14 +49,23 @@ func newOAuthUI(t *testing.T, redirects ...string) *oauthUI {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.streams.Close)
-	u.h, u.srv = h, httptest.NewServer(u.seen.wrap(h))
+	gets := &requestLog{}
+	u.h, u.srv = h, httptest.NewServer(u.seen.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == oauth.AuthorizePath {
+			_, err := r.Cookie(cookieName)
+			gets.mu.Lock()
+			gets.reqs = append(gets.reqs, map[bool]string{true: "cookie", false: "no cookie"}[err == nil])
+			gets.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})))
 	t.Cleanup(u.srv.Close)
 	client, err := env.Svc.RegisterOAuthClient(context.Background(), memory.ClientRegistration{Name: "Claude",
 		RedirectURIs: append([]string{claudeRedir}, redirects...), GrantTypes: []string{"authorization_code", "refresh_token"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oauthUI{ui: u, client: client, verifier: oauth2.GenerateVerifier()}
+	return &oauthUI{ui: u, client: client, verifier: oauth2.GenerateVerifier(), gets: gets}
 }
 
 // request is a good authorization request of the client, as claude.ai
