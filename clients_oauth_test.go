@@ -1,0 +1,533 @@
+//go:build clients
+
+// OAuth sign-in (issue 25) with real clients: the official TypeScript SDK
+// v2's OAuth client runs the whole flow against an in-process server with
+// a public URL (.ci/clients/oauth_flow.mjs: discovery from the 401,
+// registration, PKCE, the authorize page played as a person, the code
+// exchange with iss, tool calls, a forced refresh), and the MCP conformance
+// suite's authorization-server scenarios check the discovery document and
+// the authorization code grant. Node as in clients_test.go.
+//
+//	(cd .ci/clients && npm ci) && go test -tags clients -run TestClientsOAuth -count=1 -v .
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"munin/internal/app"
+	"munin/internal/memory"
+)
+
+// oauthServer is a server with OAuth on: its public URL is its loopback
+// address (oauth.ParsePublicURL allows http there), so it is the issuer.
+type oauthServer struct {
+	a     *app.App
+	base  string // the public URL, the issuer
+	key   string // a write key of acme/app, the one the person pastes
+	keyID int64
+}
+
+// startOAuthServer listens first, so that the public URL can name the
+// port, then opens the app with it and serves until the test ends.
+func startOAuthServer(t *testing.T) *oauthServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	var cfg app.Config
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Storage.DataDir, cfg.Server.Addr, cfg.Server.PublicURL = t.TempDir(), ln.Addr().String(), base
+	a, err := app.Open(cfg)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	tok, k, err := a.Svc.CreateKey(context.Background(), memory.ProjectRef{Workspace: "acme", Project: "app"}, "alice", memory.RoleWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	var once sync.Once
+	t.Cleanup(func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			if err := a.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+	})
+	return &oauthServer{a: a, base: base, key: tok, keyID: k.ID}
+}
+
+// oauthSummary is what oauth_flow.mjs prints when the flow went through.
+type oauthSummary struct {
+	Registration  string `json:"registration"`
+	ClientID      string `json:"client_id"`
+	ClientIDIsURL bool   `json:"client_id_is_url"`
+	Authorize     struct {
+		Path, Resource, Scope, Method string
+	} `json:"authorize"`
+	Callback struct {
+		Iss   string `json:"iss"`
+		State bool   `json:"state"`
+		Code  bool   `json:"code"`
+	} `json:"callback"`
+	Token struct {
+		Received bool   `json:"received"`
+		Type     string `json:"type"`
+		Refresh  bool   `json:"refresh"`
+	} `json:"token"`
+	Remember struct {
+		Slug    string `json:"slug"`
+		Version int    `json:"version"`
+	} `json:"remember"`
+	Recall         recallSummary `json:"recall"`
+	AfterRefresh   recallSummary `json:"after_refresh"`
+	Refreshed      bool          `json:"refreshed"`
+	RefreshRotated bool          `json:"refresh_rotated"`
+	Invalidated    []string      `json:"invalidated"`
+}
+
+type recallSummary struct {
+	Hits []struct {
+		Slug string `json:"slug"`
+	} `json:"hits"`
+}
+
+// oauthTokens are the last tokens the script held (written to a file, never
+// printed).
+type oauthTokens struct {
+	Access  string `json:"access_token"`
+	Refresh string `json:"refresh_token"`
+}
+
+// TestClientsOAuth: the SDK v2 client signs in by DCR, calls remember and
+// recall with its access token, refreshes when the token is refused; then
+// revoking the key the person signed in with ends its token at once.
+func TestClientsOAuth(t *testing.T) {
+	node := findNode(t)
+	s := startOAuthServer(t)
+	s.requireEndpoints(t)
+
+	t.Run("DCR", func(t *testing.T) {
+		sum, tok := s.runFlow(t, node, "")
+		if sum.Registration != "dcr" || sum.ClientID == "" || sum.ClientIDIsURL {
+			t.Errorf("registration: %q, client id %q (a URL: %v), want a DCR client id", sum.Registration, sum.ClientID, sum.ClientIDIsURL)
+		}
+		if sum.Authorize.Path != "/oauth/authorize" || sum.Authorize.Resource != s.base+"/mcp" || sum.Authorize.Method != "S256" {
+			t.Errorf("authorize request: %+v, want /oauth/authorize with resource %s/mcp and S256", sum.Authorize, s.base)
+		}
+		if sum.Callback.Iss != s.base || !sum.Callback.State || !sum.Callback.Code {
+			t.Errorf("callback: %+v, want iss %s, the state sent and a code", sum.Callback, s.base)
+		}
+		if !sum.Token.Received || !strings.EqualFold(sum.Token.Type, "bearer") || !sum.Token.Refresh {
+			t.Errorf("token response: %+v, want a bearer access token and a refresh token", sum.Token)
+		}
+		if sum.Remember.Slug != "oauth/ci" || sum.Remember.Version != 1 {
+			t.Errorf("remember: %+v, want oauth/ci version 1", sum.Remember)
+		}
+		for name, r := range map[string]recallSummary{"recall": sum.Recall, "recall after the refresh": sum.AfterRefresh} {
+			if len(r.Hits) == 0 || r.Hits[0].Slug != "oauth/ci" {
+				t.Errorf("%s: %+v, want oauth/ci first", name, r.Hits)
+			}
+		}
+		if !sum.Refreshed || !sum.RefreshRotated {
+			t.Errorf("refreshed %v, refresh token rotated %v: the junk access token should have made the SDK refresh", sum.Refreshed, sum.RefreshRotated)
+		}
+		if !strings.HasPrefix(tok.Access, "munin_oat_") || !strings.HasPrefix(tok.Refresh, "munin_ort_") {
+			t.Fatalf("the script's last tokens have the prefixes %.10q, %.10q", tok.Access, tok.Refresh)
+		}
+
+		// The token works, as the key does; revoking the key ends it at
+		// once, and the refresh token with it.
+		if res := s.rawMCP(t, tok.Access); res.StatusCode != http.StatusOK {
+			t.Fatalf("initialize with the access token: %d, want 200", res.StatusCode)
+		}
+		if err := s.a.Svc.RevokeKey(context.Background(), s.keyID); err != nil {
+			t.Fatal(err)
+		}
+		res := s.rawMCP(t, tok.Access)
+		wa := res.Header.Get("WWW-Authenticate")
+		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(wa, `resource_metadata="`+s.base+"/.well-known/oauth-protected-resource/mcp") {
+			t.Errorf("after revoking the key: %d, WWW-Authenticate %q; want 401 naming the resource metadata", res.StatusCode, wa)
+		}
+		code, body := s.postForm(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.Refresh},
+			"client_id": {sum.ClientID}, "resource": {s.base + "/mcp"}})
+		if code != http.StatusBadRequest || !strings.Contains(body, `"invalid_grant"`) {
+			t.Errorf("refresh after revoking the key: %d %s, want 400 invalid_grant", code, body)
+		}
+	})
+
+	// CIMD needs the server to fetch the client's metadata document from a
+	// loopback https server with a test CA. clientmeta.Options has
+	// AllowPrefixes and RootCAs for that, but app.Config passes neither
+	// (app.oauthOptions builds clientmeta.New with the logger only), so the
+	// fetcher refuses 127.0.0.1 before any connection.
+	t.Run("CIMD", func(t *testing.T) {
+		t.Skip("CIMD: app.Config has no way to give the CIMD fetcher clientmeta.Options{AllowPrefixes, RootCAs} for a loopback test server; oauth_flow.mjs takes the metadata URL as its 4th argument once it has")
+	})
+}
+
+// requireEndpoints skips, naming what is missing, while the pieces the
+// flow needs are not served yet; remove once all have landed.
+func (s *oauthServer) requireEndpoints(t *testing.T) {
+	t.Helper()
+	for _, p := range []struct{ method, path, who string }{
+		{http.MethodPost, "/oauth/register", "the registration endpoint (internal/oauth Endpoints mounted as httpserver.Config.OAuthEndpoints)"},
+		{http.MethodPost, "/oauth/token", "the token endpoint (internal/oauth Endpoints mounted as httpserver.Config.OAuthEndpoints)"},
+		{http.MethodGet, "/oauth/authorize", "the authorize page (internal/web oauth_authorize.go)"},
+	} {
+		req, _ := http.NewRequest(p.method, s.base+p.path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusMethodNotAllowed {
+			t.Skipf("%s %s answers %d: %s is not served yet", p.method, p.path, res.StatusCode, p.who)
+		}
+	}
+}
+
+// runFlow runs oauth_flow.mjs once (CIMD when cimdURL is set) and returns
+// its summary and last tokens; it fails the test unless the script exits 0.
+func (s *oauthServer) runFlow(t *testing.T, node nodeEnv, cimdURL string) (oauthSummary, oauthTokens) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), processWait)
+	defer cancel()
+	tokFile := filepath.Join(t.TempDir(), "tokens.json")
+	args := []string{"oauth_flow.mjs", s.base + "/mcp", s.key, tokFile}
+	if cimdURL != "" {
+		args = append(args, cimdURL)
+	}
+	cmd := node.command(ctx, "node", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var line struct {
+		Summary *json.RawMessage `json:"summary"`
+		Fatal   string           `json:"fatal"`
+	}
+	var raw []byte
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		if json.Unmarshal(l, &line) == nil && (line.Summary != nil || line.Fatal != "") {
+			raw = l
+			break
+		}
+	}
+	switch {
+	case line.Fatal != "":
+		t.Fatalf("oauth_flow.mjs failed (%v): %s\nstderr:\n%s", err, line.Fatal, redactTokens(stderr.String()))
+	case err != nil || line.Summary == nil:
+		t.Fatalf("oauth_flow.mjs: exit %v, no summary\nstdout:\n%s\nstderr:\n%s", err, redactTokens(string(out)), redactTokens(stderr.String()))
+	}
+	t.Logf("summary: %s", raw)
+	var sum oauthSummary
+	if err := json.Unmarshal(*line.Summary, &sum); err != nil {
+		t.Fatalf("summary: %v: %s", err, raw)
+	}
+	var tok oauthTokens
+	b, err := os.ReadFile(tokFile)
+	if err == nil {
+		err = json.Unmarshal(b, &tok)
+	}
+	if err != nil {
+		t.Fatalf("the script's tokens: %v", err)
+	}
+	return sum, tok
+}
+
+// tokenRE finds Munin credentials in output that is logged.
+var tokenRE = regexp.MustCompile(`munin_[A-Za-z0-9_-]+`)
+
+// redactTokens hides keys, tokens and codes in logged output.
+func redactTokens(s string) string { return tokenRE.ReplaceAllString(s, "munin_…") }
+
+// rawMCP sends an initialize to /mcp with token as bearer.
+func (s *oauthServer) rawMCP(t *testing.T, token string) *http.Response {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"munin-ci-raw","version":"1.0.0"}}}`
+	req, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
+}
+
+// postForm posts form to path and returns the status and body.
+func (s *oauthServer) postForm(t *testing.T, path string, form url.Values) (int, string) {
+	t.Helper()
+	res, err := http.PostForm(s.base+path, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestClientsOAuthConformance runs the conformance suite's authorization-
+// server scenarios against the issuer. authorization-code-grant needs a
+// client registered with the suite's loopback callback; it prints the
+// authorize URL and waits on its own listener, so the test plays the person
+// (the same form posts as oauth_flow.mjs) and sends the browser's last step,
+// the GET of the redirect, to the suite.
+func TestClientsOAuthConformance(t *testing.T) {
+	node := findNode(t)
+	s := startOAuthServer(t)
+	s.requireEndpoints(t)
+
+	t.Run("authorization-server-metadata-endpoint", func(t *testing.T) {
+		checks := s.authConformance(t, node, []string{"--scenario", "authorization-server-metadata-endpoint"}, nil)
+		judge(t, checks, "authorization-server-metadata", "authorization-server-metadata-cimd")
+	})
+	// The grant scenario reads the metadata scenario's result of the same
+	// run: started alone (--scenario authorization-code-grant) it fails
+	// with "Invalid authorization server metadata" (conformance
+	// 0.2.0-alpha.12), so it runs as the whole authorization suite, both
+	// scenarios in order.
+	t.Run("authorization-code-grant", func(t *testing.T) {
+		clientID := s.register(t, "munin-ci-conformance", "http://127.0.0.1/callback")
+		checks := s.authConformance(t, node,
+			[]string{"--client-id", clientID, "--resource", s.base + "/mcp", "-p", freePort(t)}, s.consent)
+		judge(t, checks, "authorization-server-metadata", "authorization-code-grant")
+	})
+}
+
+// judge requires every check SUCCESS (WARNING and SKIPPED exit 0 too) and
+// the checks named want among them.
+func judge(t *testing.T, checks []check, want ...string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range checks {
+		seen[c.ID] = true
+		if c.Status != "SUCCESS" {
+			t.Errorf("check %s: %s, want SUCCESS: %s", c.ID, c.Status, c.ErrorMessage)
+		}
+	}
+	for _, w := range want {
+		if !seen[w] {
+			t.Errorf("no check %s among %d", w, len(checks))
+		}
+	}
+}
+
+// authConformance runs `conformance authorization` with args against the
+// issuer and returns the checks of every scenario it ran. With person set,
+// it is given the authorize URL the CLI prints and completes the sign-in
+// while the CLI waits.
+func (s *oauthServer) authConformance(t *testing.T, node nodeEnv, args []string, person func(string) error) []check {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), processWait)
+	defer cancel()
+	dir := t.TempDir()
+	cmd := node.command(ctx, "conformance", append([]string{"authorization", "--url", s.base, "-o", dir}, args...)...)
+	var out lockedBuffer
+	cmd.Stderr = &out
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	personErr := make(chan error, 1)
+	prefix := s.base + "/oauth/authorize?"
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		asked := false
+		for sc.Scan() {
+			line := sc.Text()
+			out.Write([]byte(line + "\n"))
+			if strings.HasPrefix(line, prefix) && person != nil && !asked {
+				asked = true
+				go func() {
+					err := person(line)
+					if err != nil {
+						cancel() // the CLI would wait 5 minutes for the callback
+					}
+					personErr <- err
+				}()
+			}
+		}
+		if !asked {
+			personErr <- nil
+		}
+	}()
+	werr := cmd.Wait()
+	if perr := <-personErr; perr != nil {
+		t.Errorf("signing in on the authorize page: %s", redactTokens(perr.Error()))
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "checks.json"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	files = append(files, more...)
+	if len(files) == 0 {
+		t.Fatalf("conformance authorization %v: no checks.json (exit %v)\n%s", args, werr, redactTokens(out.String()))
+	}
+	var all []check
+	for _, f := range files {
+		var checks []check
+		if b, rerr := os.ReadFile(f); rerr != nil || json.Unmarshal(b, &checks) != nil {
+			t.Fatalf("conformance: unreadable %s: %v\n%s", f, rerr, b)
+		}
+		all = append(all, checks...)
+	}
+	for _, c := range all {
+		t.Logf("%s: %s %s", c.ID, c.Status, c.ErrorMessage)
+	}
+	if t.Failed() {
+		t.Logf("conformance output:\n%s", redactTokens(out.String()))
+	}
+	return all
+}
+
+// register registers a public client by DCR (POST /oauth/register) and
+// returns its id.
+func (s *oauthServer) register(t *testing.T, name string, redirects ...string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": redirects, "grant_types": []string{"authorization_code"},
+		"response_types": []string{"code"}, "token_endpoint_auth_method": "none"})
+	res, err := http.Post(s.base+"/oauth/register", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusCreated || json.Unmarshal(b, &reg) != nil || reg.ClientID == "" {
+		t.Fatalf("register: %d %s", res.StatusCode, b)
+	}
+	return reg.ClientID
+}
+
+// hiddenRE matches the hidden fields of the authorize page's forms.
+var hiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)"`)
+
+// formFields returns the hidden fields of the form with id in page.
+func formFields(page, id string) (url.Values, error) {
+	i := strings.Index(page, `id="`+id+`"`)
+	if i < 0 {
+		return nil, fmt.Errorf("the page has no form %s", id)
+	}
+	form := page[i:]
+	if j := strings.Index(form, "</form>"); j >= 0 {
+		form = form[:j]
+	}
+	v := url.Values{}
+	for _, m := range hiddenRE.FindAllStringSubmatch(form, -1) {
+		v.Set(m[1], html.UnescapeString(m[2]))
+	}
+	return v, nil
+}
+
+// consent plays the person on the authorize page at authorizeURL: paste the
+// key, allow, and follow the redirect to the client's callback as a browser
+// would (without Munin's cookie: the callback is another server).
+func (s *oauthServer) consent(authorizeURL string) error {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: replyWait,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	page := func(res *http.Response, err error) (*http.Response, string, error) {
+		if err != nil {
+			return nil, "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res, string(b), err
+	}
+	res, body, err := page(c.Get(authorizeURL))
+	if err != nil || res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET the authorize page: %v %v", err, statusOf(res))
+	}
+	form, err := formFields(body, "oauth-signin-form")
+	if err != nil {
+		return err
+	}
+	form.Set("key", s.key)
+	form.Set("step", "signin")
+	res, body, err = page(c.PostForm(s.base+"/oauth/authorize", form))
+	if err != nil || res.StatusCode != http.StatusOK {
+		return fmt.Errorf("sign in: %v %v", err, statusOf(res))
+	}
+	if form, err = formFields(body, "oauth-decide-form"); err != nil {
+		return err
+	}
+	form.Set("step", "allow")
+	res, _, err = page(c.PostForm(s.base+"/oauth/authorize", form))
+	if err != nil || res.StatusCode != http.StatusSeeOther {
+		return fmt.Errorf("allow: %v %v, want 303", err, statusOf(res))
+	}
+	loc := res.Header.Get("Location")
+	if !strings.HasPrefix(loc, "http://127.0.0.1:") {
+		return errors.New("allow sent the browser elsewhere than the loopback callback")
+	}
+	// The suite prints the URL before its callback listener is up: a
+	// refused connection is tried again, at most 50 times.
+	for range 50 {
+		res, _, err = page((&http.Client{Timeout: replyWait}).Get(loc))
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil || res.StatusCode != http.StatusOK {
+		return fmt.Errorf("the suite's callback: %v %v", err, statusOf(res))
+	}
+	return nil
+}
+
+func statusOf(res *http.Response) string {
+	if res == nil {
+		return "no answer"
+	}
+	return res.Status
+}
+
+// freePort returns a loopback port free a moment ago, for the suite's
+// callback listener (its CLI takes a port, not a listener).
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
