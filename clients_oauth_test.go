@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,32 +25,35 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"munin/internal/app"
+	"munin/internal/clientmeta"
 	"munin/internal/memory"
 )
 
 // oauthServer is a server with OAuth on: its public URL is its loopback
 // address (oauth.ParsePublicURL allows http there), so it is the issuer.
 type oauthServer struct {
-	a     *app.App
-	base  string // the public URL, the issuer
-	key   string // a write key of acme/app, the one the person pastes
-	keyID int64
+	a    *app.App
+	base string // the public URL, the issuer
 }
 
 // startOAuthServer listens first, so that the public URL can name the
-// port, then opens the app with it and serves until the test ends.
-func startOAuthServer(t *testing.T) *oauthServer {
+// port, then opens the app with it and serves until the test ends. fetch
+// is the CIMD fetcher's (app.Config.ClientMetadata).
+func startOAuthServer(t *testing.T, fetch clientmeta.Options) *oauthServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,13 +63,10 @@ func startOAuthServer(t *testing.T) *oauthServer {
 	var cfg app.Config
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.Storage.DataDir, cfg.Server.Addr, cfg.Server.PublicURL = t.TempDir(), ln.Addr().String(), base
+	cfg.ClientMetadata = fetch
 	a, err := app.Open(cfg)
 	if err != nil {
 		ln.Close()
-		t.Fatal(err)
-	}
-	tok, k, err := a.Svc.CreateKey(context.Background(), memory.ProjectRef{Workspace: "acme", Project: "app"}, "alice", memory.RoleWrite)
-	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -83,7 +84,45 @@ func startOAuthServer(t *testing.T) *oauthServer {
 			}
 		})
 	})
-	return &oauthServer{a: a, base: base, key: tok, keyID: k.ID}
+	return &oauthServer{a: a, base: base}
+}
+
+// newKey mints a write key of workspace acme's project for alice: the key
+// the person pastes. It returns the key and its id.
+func (s *oauthServer) newKey(t *testing.T, project string) (string, int64) {
+	t.Helper()
+	tok, k, err := s.a.Svc.CreateKey(context.Background(), memory.ProjectRef{Workspace: "acme", Project: project}, "alice", memory.RoleWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, k.ID
+}
+
+// cimdServer serves a Client ID Metadata Document over TLS on a loopback
+// port, at the URL it returns, for redirect; the server's fetcher reaches
+// it with fetchOptions. fetched counts the document's fetches.
+func cimdServer(t *testing.T, redirect string) (docURL string, fetch clientmeta.Options, fetched *atomic.Int32) {
+	t.Helper()
+	fetched = new(atomic.Int32)
+	srv := httptest.NewUnstartedServer(nil)
+	docURL = "https://" + srv.Listener.Addr().String() + "/oauth/client.json"
+	doc, _ := json.Marshal(map[string]any{"client_id": docURL, "client_name": "munin-ci-oauth (CIMD)", "redirect_uris": []string{redirect},
+		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"}, "token_endpoint_auth_method": "none"})
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/oauth/client.json" {
+			http.NotFound(w, r)
+			return
+		}
+		fetched.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=300")
+		w.Write(doc)
+	})
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	return docURL, clientmeta.Options{AllowPrefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, RootCAs: roots}, fetched
 }
 
 // oauthSummary is what oauth_flow.mjs prints when the flow went through.
@@ -128,80 +167,100 @@ type oauthTokens struct {
 	Refresh string `json:"refresh_token"`
 }
 
-// TestClientsOAuth: the SDK v2 client signs in by DCR, calls remember and
-// recall with its access token, refreshes when the token is refused; then
-// revoking the key the person signed in with ends its token at once.
+// TestClientsOAuth: the SDK v2 client signs in, once registered by DCR and
+// once by CIMD, calls remember and recall with its access token, refreshes
+// when the token is refused; then revoking the key the person signed in
+// with ends its token, and its refresh token, at once.
 func TestClientsOAuth(t *testing.T) {
 	node := findNode(t)
-	s := startOAuthServer(t)
+	docURL, fetch, fetched := cimdServer(t, flowRedirect)
+	s := startOAuthServer(t, fetch)
 
 	t.Run("DCR", func(t *testing.T) {
-		sum, tok := s.runFlow(t, node, "")
-		if sum.Registration != "dcr" || sum.ClientID == "" || sum.ClientIDIsURL {
-			t.Errorf("registration: %q, client id %q (a URL: %v), want a DCR client id", sum.Registration, sum.ClientID, sum.ClientIDIsURL)
+		key, keyID := s.newKey(t, "dcr")
+		sum, tok := s.runFlow(t, node, key, "")
+		if sum.Registration != "dcr" || !strings.HasPrefix(sum.ClientID, "dcr_") || sum.ClientIDIsURL {
+			t.Errorf("registration: %q, client id %q (the metadata URL: %v), want a DCR client id", sum.Registration, sum.ClientID, sum.ClientIDIsURL)
 		}
-		if sum.Authorize.Path != "/oauth/authorize" || sum.Authorize.Resource != s.base+"/mcp" || sum.Authorize.Method != "S256" {
-			t.Errorf("authorize request: %+v, want /oauth/authorize with resource %s/mcp and S256", sum.Authorize, s.base)
-		}
-		if sum.Callback.Iss != s.base || !sum.Callback.State || !sum.Callback.Code {
-			t.Errorf("callback: %+v, want iss %s, the state sent and a code", sum.Callback, s.base)
-		}
-		if !sum.Token.Received || !strings.EqualFold(sum.Token.Type, "bearer") || !sum.Token.Refresh {
-			t.Errorf("token response: %+v, want a bearer access token and a refresh token", sum.Token)
-		}
-		if sum.Remember.Slug != "oauth/ci" || sum.Remember.Version != 1 {
-			t.Errorf("remember: %+v, want oauth/ci version 1", sum.Remember)
-		}
-		for name, r := range map[string]recallSummary{"recall": sum.Recall, "recall after the refresh": sum.AfterRefresh} {
-			if len(r.Hits) == 0 || r.Hits[0].Slug != "oauth/ci" {
-				t.Errorf("%s: %+v, want oauth/ci first", name, r.Hits)
-			}
-		}
-		if !sum.Refreshed || !sum.RefreshRotated {
-			t.Errorf("refreshed %v, refresh token rotated %v: the junk access token should have made the SDK refresh", sum.Refreshed, sum.RefreshRotated)
-		}
-		if !strings.HasPrefix(tok.Access, "munin_oat_") || !strings.HasPrefix(tok.Refresh, "munin_ort_") {
-			t.Fatalf("the script's last tokens have the prefixes %.10q, %.10q", tok.Access, tok.Refresh)
-		}
-
-		// The token works, as the key does; revoking the key ends it at
-		// once, and the refresh token with it.
-		if res := s.rawMCP(t, tok.Access); res.StatusCode != http.StatusOK {
-			t.Fatalf("initialize with the access token: %d, want 200", res.StatusCode)
-		}
-		if err := s.a.Svc.RevokeKey(context.Background(), s.keyID); err != nil {
-			t.Fatal(err)
-		}
-		res := s.rawMCP(t, tok.Access)
-		wa := res.Header.Get("WWW-Authenticate")
-		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(wa, `resource_metadata="`+s.base+"/.well-known/oauth-protected-resource/mcp") {
-			t.Errorf("after revoking the key: %d, WWW-Authenticate %q; want 401 naming the resource metadata", res.StatusCode, wa)
-		}
-		code, body := s.postForm(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.Refresh},
-			"client_id": {sum.ClientID}, "resource": {s.base + "/mcp"}})
-		if code != http.StatusBadRequest || !strings.Contains(body, `"invalid_grant"`) {
-			t.Errorf("refresh after revoking the key: %d %s, want 400 invalid_grant", code, redactTokens(body))
-		}
+		s.checkFlow(t, sum)
+		s.checkRevoke(t, keyID, sum.ClientID, tok)
 	})
-
-	// CIMD needs the server to fetch the client's metadata document from a
-	// loopback https server with a test CA. clientmeta.Options has
-	// AllowPrefixes and RootCAs for that, but app.Config passes neither
-	// (app.oauthOptions builds clientmeta.New with the logger only), so the
-	// fetcher refuses 127.0.0.1 before any connection.
 	t.Run("CIMD", func(t *testing.T) {
-		t.Skip("CIMD: app.Config has no way to give the CIMD fetcher clientmeta.Options{AllowPrefixes, RootCAs} for a loopback test server; oauth_flow.mjs takes the metadata URL as its 4th argument once it has")
+		key, keyID := s.newKey(t, "cimd")
+		sum, tok := s.runFlow(t, node, key, docURL)
+		if sum.Registration != "cimd" || sum.ClientID != docURL || !sum.ClientIDIsURL {
+			t.Errorf("registration: %q, client id %q, want the metadata URL %s", sum.Registration, sum.ClientID, docURL)
+		}
+		if fetched.Load() == 0 {
+			t.Error("the server never fetched the client's metadata document")
+		}
+		s.checkFlow(t, sum)
+		s.checkRevoke(t, keyID, sum.ClientID, tok)
 	})
+}
+
+// flowRedirect is oauth_flow.mjs's redirect URI: never listened on, the
+// script reads the Location of the consent's answer.
+const flowRedirect = "http://127.0.0.1:1/callback"
+
+// checkFlow checks what the script saw of one sign-in and its calls.
+func (s *oauthServer) checkFlow(t *testing.T, sum oauthSummary) {
+	t.Helper()
+	if sum.Authorize.Path != "/oauth/authorize" || sum.Authorize.Resource != s.base+"/mcp" || sum.Authorize.Method != "S256" {
+		t.Errorf("authorize request: %+v, want /oauth/authorize with resource %s/mcp and S256", sum.Authorize, s.base)
+	}
+	if sum.Callback.Iss != s.base || !sum.Callback.State || !sum.Callback.Code {
+		t.Errorf("callback: %+v, want iss %s, the state sent and a code", sum.Callback, s.base)
+	}
+	if !sum.Token.Received || !strings.EqualFold(sum.Token.Type, "bearer") || !sum.Token.Refresh {
+		t.Errorf("token response: %+v, want a bearer access token and a refresh token", sum.Token)
+	}
+	if sum.Remember.Slug != "oauth/ci" || sum.Remember.Version != 1 {
+		t.Errorf("remember: %+v, want oauth/ci version 1", sum.Remember)
+	}
+	for name, r := range map[string]recallSummary{"recall": sum.Recall, "recall after the refresh": sum.AfterRefresh} {
+		if len(r.Hits) == 0 || r.Hits[0].Slug != "oauth/ci" {
+			t.Errorf("%s: %+v, want oauth/ci first", name, r.Hits)
+		}
+	}
+	if !sum.Refreshed || !sum.RefreshRotated {
+		t.Errorf("refreshed %v, refresh token rotated %v: the junk access token should have made the SDK refresh", sum.Refreshed, sum.RefreshRotated)
+	}
+}
+
+// checkRevoke: the script's last access token works, as the key does;
+// revoking the key ends it at once, and the refresh token with it.
+func (s *oauthServer) checkRevoke(t *testing.T, keyID int64, clientID string, tok oauthTokens) {
+	t.Helper()
+	if !strings.HasPrefix(tok.Access, "munin_oat_") || !strings.HasPrefix(tok.Refresh, "munin_ort_") {
+		t.Fatalf("the script's last tokens have the prefixes %.10q, %.10q", tok.Access, tok.Refresh)
+	}
+	if res := s.rawMCP(t, tok.Access); res.StatusCode != http.StatusOK {
+		t.Fatalf("initialize with the access token: %d, want 200", res.StatusCode)
+	}
+	if err := s.a.Svc.RevokeKey(context.Background(), keyID); err != nil {
+		t.Fatal(err)
+	}
+	res := s.rawMCP(t, tok.Access)
+	wa := res.Header.Get("WWW-Authenticate")
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(wa, `resource_metadata="`+s.base+"/.well-known/oauth-protected-resource/mcp") {
+		t.Errorf("after revoking the key: %d, WWW-Authenticate %q; want 401 naming the resource metadata", res.StatusCode, wa)
+	}
+	code, body := s.postForm(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.Refresh},
+		"client_id": {clientID}, "resource": {s.base + "/mcp"}})
+	if code != http.StatusBadRequest || !strings.Contains(body, `"invalid_grant"`) {
+		t.Errorf("refresh after revoking the key: %d %s, want 400 invalid_grant", code, redactTokens(body))
+	}
 }
 
 // runFlow runs oauth_flow.mjs once (CIMD when cimdURL is set) and returns
 // its summary and last tokens; it fails the test unless the script exits 0.
-func (s *oauthServer) runFlow(t *testing.T, node nodeEnv, cimdURL string) (oauthSummary, oauthTokens) {
+func (s *oauthServer) runFlow(t *testing.T, node nodeEnv, key, cimdURL string) (oauthSummary, oauthTokens) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), processWait)
 	defer cancel()
 	tokFile := filepath.Join(t.TempDir(), "tokens.json")
-	args := []string{"oauth_flow.mjs", s.base + "/mcp", s.key, tokFile}
+	args := []string{"oauth_flow.mjs", s.base + "/mcp", key, tokFile}
 	if cimdURL != "" {
 		args = append(args, cimdURL)
 	}
@@ -285,7 +344,7 @@ func (s *oauthServer) postForm(t *testing.T, path string, form url.Values) (int,
 // the GET of the redirect, to the suite.
 func TestClientsOAuthConformance(t *testing.T) {
 	node := findNode(t)
-	s := startOAuthServer(t)
+	s := startOAuthServer(t, clientmeta.Options{})
 
 	t.Run("authorization-server-metadata-endpoint", func(t *testing.T) {
 		checks := s.authConformance(t, node, []string{"--scenario", "authorization-server-metadata-endpoint"}, nil)
@@ -298,8 +357,9 @@ func TestClientsOAuthConformance(t *testing.T) {
 	// scenarios in order.
 	t.Run("authorization-code-grant", func(t *testing.T) {
 		clientID := s.register(t, "munin-ci-conformance", "http://127.0.0.1/callback")
+		key, _ := s.newKey(t, "app")
 		checks := s.authConformance(t, node,
-			[]string{"--client-id", clientID, "--resource", s.base + "/mcp", "-p", freePort(t)}, s.consent)
+			[]string{"--client-id", clientID, "--resource", s.base + "/mcp", "-p", freePort(t)}, func(u string) error { return s.consent(u, key) })
 		judge(t, checks, "authorization-server-metadata", "authorization-code-grant")
 	})
 }
@@ -436,7 +496,7 @@ func formFields(page, id string) (url.Values, error) {
 // consent plays the person on the authorize page at authorizeURL: paste the
 // key, allow, and follow the redirect to the client's callback as a browser
 // would (without Munin's cookie: the callback is another server).
-func (s *oauthServer) consent(authorizeURL string) error {
+func (s *oauthServer) consent(authorizeURL, key string) error {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: replyWait,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -456,7 +516,7 @@ func (s *oauthServer) consent(authorizeURL string) error {
 	if err != nil {
 		return err
 	}
-	form.Set("key", s.key)
+	form.Set("key", key)
 	form.Set("step", "signin")
 	res, body, err = page(c.PostForm(s.base+"/oauth/authorize", form))
 	if err != nil || res.StatusCode != http.StatusOK {

@@ -54,11 +54,17 @@ const unescape = (v) => v.replace(/&(#x[0-9a-f]+|#[0-9]+|amp|lt|gt|quot|apos);/g
   return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
 });
 
+// gist is a page's text without its markup, shortened: what an error says.
+const gist = (page) => {
+  const main = page.match(/<main[^>]*>([\s\S]*?)<\/main>/)?.[1] ?? page;
+  return unescape(main.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim()).slice(0, 400);
+};
+
 // hidden returns the hidden fields of the form with id in html: the
 // authorization request the page carries along, and the CSRF token.
 function hidden(html, id) {
   const start = html.indexOf(`id="${id}"`);
-  if (start < 0) throw new Error(`the page has no form ${id}: ${html.slice(0, 400)}`);
+  if (start < 0) throw new Error(`the page has no form ${id}: ${gist(html)}`);
   const form = html.slice(start, html.indexOf('</form>', start));
   const fields = {};
   for (const m of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) fields[m[1]] = unescape(m[2]);
@@ -71,7 +77,7 @@ function hidden(html, id) {
 async function signIn(url) {
   let res = await fetch(url, { redirect: 'manual' });
   let html = await res.text();
-  if (res.status !== 200) throw new Error(`GET authorize page: ${res.status}: ${html.slice(0, 400)}`);
+  if (res.status !== 200) throw new Error(`GET authorize page: ${res.status}: ${gist(html)}`);
   const post = (body, cookie) => fetch(new URL('/oauth/authorize', url), {
     method: 'POST', redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
@@ -79,11 +85,11 @@ async function signIn(url) {
   });
   res = await post({ ...hidden(html, 'oauth-signin-form'), key, step: 'signin' });
   html = await res.text();
-  if (res.status !== 200) throw new Error(`sign-in: ${res.status}: ${html.slice(0, 400)}`);
+  if (res.status !== 200) throw new Error(`sign-in: ${res.status}: ${gist(html)}`);
   const cookie = (res.headers.getSetCookie?.() ?? []).map((c) => c.split(';')[0]).join('; ');
   if (!cookie) throw new Error('sign-in set no session cookie');
   res = await post({ ...hidden(html, 'oauth-decide-form'), step: 'allow' }, cookie);
-  if (res.status !== 303 && res.status !== 302) throw new Error(`allow: ${res.status}: ${(await res.text()).slice(0, 400)}`);
+  if (res.status !== 303 && res.status !== 302) throw new Error(`allow: ${res.status}: ${gist(await res.text())}`);
   return new URL(res.headers.get('location'));
 }
 
