@@ -1,7 +1,7 @@
 //go:build clients
 
-// OAuth sign-in (issue 25) with real clients: the official TypeScript SDK
-// v2's OAuth client runs the whole flow against an in-process server with
+// OAuth sign-in (issue 25) with real clients: the official TypeScript SDK's
+// OAuth client (v2 and v1) runs the whole flow against an in-process server with
 // a public URL (.ci/clients/oauth_flow.mjs: discovery from the 401,
 // registration by DCR and by CIMD, PKCE, the authorize page played as a
 // person, the code exchange with state and iss, tool calls, a forced
@@ -121,6 +121,7 @@ func cimdServer(t *testing.T, redirect string) (docURL string, fetch clientmeta.
 
 // oauthSummary is what oauth_flow.mjs prints when the flow went through.
 type oauthSummary struct {
+	SDK           string `json:"sdk"`
 	Registration  string `json:"registration"`
 	ClientID      string `json:"client_id"`
 	ClientIDIsURL bool   `json:"client_id_is_url"`
@@ -161,36 +162,39 @@ type oauthTokens struct {
 	Refresh string `json:"refresh_token"`
 }
 
-// TestClientsOAuth: the SDK v2 client signs in, once registered by DCR and
-// once by CIMD, calls remember and recall with its access token, refreshes
-// when the token is refused; then revoking the key the person signed in
-// with ends its token, and its refresh token, at once.
+// TestClientsOAuth: the SDK's client (v2 and v1) signs in, once registered
+// by DCR and once by CIMD, calls remember and recall with its access token,
+// refreshes when the token is refused; then revoking the key the person
+// signed in with ends its token, and its refresh token, at once. Each run
+// signs in with a key of a project of its own.
 func TestClientsOAuth(t *testing.T) {
 	node := findNode(t)
 	docURL, fetch, fetched := cimdServer(t, flowRedirect)
 	s := startOAuthServer(t, fetch)
 
-	t.Run("DCR", func(t *testing.T) {
-		key, keyID := s.newKey(t, "dcr")
-		sum, tok := s.runFlow(t, node, key, "")
-		if sum.Registration != "dcr" || !strings.HasPrefix(sum.ClientID, "dcr_") || sum.ClientIDIsURL {
-			t.Errorf("registration: %q, client id %q (the metadata URL: %v), want a DCR client id", sum.Registration, sum.ClientID, sum.ClientIDIsURL)
-		}
-		s.checkFlow(t, sum)
-		s.checkRevoke(t, keyID, sum.ClientID, tok)
-	})
-	t.Run("CIMD", func(t *testing.T) {
-		key, keyID := s.newKey(t, "cimd")
-		sum, tok := s.runFlow(t, node, key, docURL)
-		if sum.Registration != "cimd" || sum.ClientID != docURL || !sum.ClientIDIsURL {
-			t.Errorf("registration: %q, client id %q, want the metadata URL %s", sum.Registration, sum.ClientID, docURL)
-		}
-		if fetched.Load() == 0 {
-			t.Error("the server never fetched the client's metadata document")
-		}
-		s.checkFlow(t, sum)
-		s.checkRevoke(t, keyID, sum.ClientID, tok)
-	})
+	for _, sdk := range []string{"v2", "v1"} {
+		t.Run("SDK"+sdk[1:]+"/DCR", func(t *testing.T) {
+			key, keyID := s.newKey(t, "dcr-"+sdk)
+			sum, tok := s.runFlow(t, node, sdk, key, "")
+			if sum.Registration != "dcr" || !strings.HasPrefix(sum.ClientID, "dcr_") || sum.ClientIDIsURL {
+				t.Errorf("registration: %q, client id %q (the metadata URL: %v), want a DCR client id", sum.Registration, sum.ClientID, sum.ClientIDIsURL)
+			}
+			s.checkFlow(t, sdk, sum)
+			s.checkRevoke(t, keyID, sum.ClientID, tok)
+		})
+		t.Run("SDK"+sdk[1:]+"/CIMD", func(t *testing.T) {
+			key, keyID := s.newKey(t, "cimd-"+sdk)
+			sum, tok := s.runFlow(t, node, sdk, key, docURL)
+			if sum.Registration != "cimd" || sum.ClientID != docURL || !sum.ClientIDIsURL {
+				t.Errorf("registration: %q, client id %q, want the metadata URL %s", sum.Registration, sum.ClientID, docURL)
+			}
+			if fetched.Load() == 0 {
+				t.Error("the server never fetched the client's metadata document")
+			}
+			s.checkFlow(t, sdk, sum)
+			s.checkRevoke(t, keyID, sum.ClientID, tok)
+		})
+	}
 }
 
 // flowRedirect is oauth_flow.mjs's redirect URI: never listened on, the
@@ -198,8 +202,11 @@ func TestClientsOAuth(t *testing.T) {
 const flowRedirect = "http://127.0.0.1:1/callback"
 
 // checkFlow checks what the script saw of one sign-in and its calls.
-func (s *oauthServer) checkFlow(t *testing.T, sum oauthSummary) {
+func (s *oauthServer) checkFlow(t *testing.T, sdk string, sum oauthSummary) {
 	t.Helper()
+	if sum.SDK != sdk {
+		t.Errorf("the script ran SDK %q, want %s", sum.SDK, sdk)
+	}
 	if sum.Authorize.Path != "/oauth/authorize" || sum.Authorize.Resource != s.base+"/mcp" || sum.Authorize.Method != "S256" {
 		t.Errorf("authorize request: %+v, want /oauth/authorize with resource %s/mcp and S256", sum.Authorize, s.base)
 	}
@@ -247,9 +254,10 @@ func (s *oauthServer) checkRevoke(t *testing.T, keyID int64, clientID string, to
 	}
 }
 
-// runFlow runs oauth_flow.mjs once (CIMD when cimdURL is set) and returns
-// its summary and last tokens; it fails the test unless the script exits 0.
-func (s *oauthServer) runFlow(t *testing.T, node nodeEnv, key, cimdURL string) (oauthSummary, oauthTokens) {
+// runFlow runs oauth_flow.mjs once with SDK sdk (v1 or v2), registering by
+// CIMD when cimdURL is set, and returns its summary and last tokens; it
+// fails the test unless the script exits 0.
+func (s *oauthServer) runFlow(t *testing.T, node nodeEnv, sdk, key, cimdURL string) (oauthSummary, oauthTokens) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), processWait)
 	defer cancel()
@@ -259,6 +267,7 @@ func (s *oauthServer) runFlow(t *testing.T, node nodeEnv, key, cimdURL string) (
 		args = append(args, cimdURL)
 	}
 	cmd := node.command(ctx, "node", args...)
+	cmd.Env = append(cmd.Env, "MUNIN_OAUTH_SDK="+sdk)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -1,16 +1,24 @@
-// The official TypeScript SDK v2 client (@modelcontextprotocol/client) signs
-// in to Munin with OAuth (issue 25), headless, driven by clients_oauth_test.go:
-// discovery from the 401, registration (DCR, or CIMD when a client metadata
-// URL is given), PKCE, the authorize page played as a person would (paste
-// the key, allow), the code exchange with iss checked (RFC 9207), tool calls
-// with the access token, then a refresh forced by a junk access token.
+// The official TypeScript SDK's OAuth client signs in to Munin (issue 25),
+// headless, driven by clients_oauth_test.go: discovery from the 401,
+// registration (DCR, or CIMD when a client metadata URL is given), PKCE, the
+// authorize page played as a person would (paste the key, allow), the code
+// exchange, tool calls with the access token, then a refresh forced by a
+// junk access token. SDK v2 (@modelcontextprotocol/client) by default, which
+// also checks iss (RFC 9207); MUNIN_OAUTH_SDK=v1 takes v1
+// (@modelcontextprotocol/sdk), the one most MCP hosts ship today.
 // Usage: node oauth_flow.mjs MCP_URL KEY TOKENS_FILE [CLIENT_METADATA_URL]
 // It prints one JSON summary line ({"summary":…}) and exits 0, or prints
 // {"fatal":…} and exits 1. Tokens never go to stdout: the last ones are
 // written to TOKENS_FILE (mode 0600) for the test's revocation check.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+
+const v1 = process.env.MUNIN_OAUTH_SDK === 'v1';
+const { Client, StreamableHTTPClientTransport, UnauthorizedError } = v1
+  ? { ...(await import('@modelcontextprotocol/sdk/client/index.js')),
+      ...(await import('@modelcontextprotocol/sdk/client/streamableHttp.js')),
+      ...(await import('@modelcontextprotocol/sdk/client/auth.js')) }
+  : await import('@modelcontextprotocol/client');
 
 const [mcpUrl, key, tokensFile, cimdUrl] = process.argv.slice(2);
 // Never listened on: the script reads the Location of the consent's answer.
@@ -108,7 +116,7 @@ async function call(client, name, args) {
 }
 
 try {
-  const summary = { registration: cimdUrl ? 'cimd' : 'dcr' };
+  const summary = { sdk: v1 ? 'v1' : 'v2', registration: cimdUrl ? 'cimd' : 'dcr' };
   let { client, transport, done } = await connect();
   try {
     await done;
@@ -124,7 +132,9 @@ try {
   const cb = await signIn(authorizeUrl);
   if (cb.searchParams.get('error')) throw new Error(`authorize answered ${cb.searchParams.get('error')}: ${cb.searchParams.get('error_description')}`);
   summary.callback = { iss: cb.searchParams.get('iss'), state: cb.searchParams.getAll('state').length === 1 && cb.searchParams.get('state') === s.state, code: cb.searchParams.has('code') };
-  await transport.finishAuth(cb.searchParams); // checks iss, redeems code + PKCE verifier + resource
+  // Redeems code + PKCE verifier + resource; v2 takes the whole answer and
+  // checks iss against the metadata, v1 takes the code alone.
+  await transport.finishAuth(v1 ? cb.searchParams.get('code') : cb.searchParams);
   summary.token = { received: Boolean(s.tokens?.access_token), type: s.tokens?.token_type, refresh: Boolean(s.tokens?.refresh_token),
                     expires_in: s.tokens?.expires_in };
   await client.close();
