@@ -93,6 +93,9 @@ func Open(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open data directory %s: %w", cfg.Storage.DataDir, err), cn.close(), lock.Unlock())
 	}
+	if err := configureOAuthClients(cfg, st); err != nil {
+		return nil, errors.Join(err, st.Close(), cn.close(), lock.Unlock())
+	}
 	// The worker tells the registry each batch it stored, so a loaded
 	// project's vectors follow; reg is set before the worker starts.
 	var reg *search.Registry

@@ -35,6 +35,9 @@ type Config struct {
 	// from loopback or private addresses (AllowPrefixes) or trusts another
 	// certificate authority (RootCAs).
 	ClientMetadata clientmeta.Options
+
+	// staticClients are the clients of --oauth-clients, read by Open.
+	staticClients []memory.OAuthClient
 }
 
 // DefaultConfig is every setting at its default: what `munin serve`

@@ -1,10 +1,14 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"munin/internal/api"
 	"munin/internal/clientmeta"
+	"munin/internal/memory"
 	"munin/internal/oauth"
 	"munin/internal/service"
 	"munin/internal/store"
@@ -19,7 +23,19 @@ import (
 // not go together.
 func (c *Config) publicURL() error {
 	if c.Server.PublicURL == "" {
+		if c.Server.OAuthClients != "" {
+			return errors.New("--oauth-clients needs --public-url: OAuth sign-in is off without it")
+		}
 		return nil
+	}
+	if c.Server.OAuthClients != "" {
+		data, err := os.ReadFile(c.Server.OAuthClients)
+		if err != nil {
+			return fmt.Errorf("--oauth-clients: %w", err)
+		}
+		if c.staticClients, err = memory.ParseStaticClients(data); err != nil {
+			return fmt.Errorf("--oauth-clients %s: %w", c.Server.OAuthClients, err)
+		}
 	}
 	if c.Cluster.Enabled {
 		return errors.New("cluster: OAuth sign-in (--public-url) is not available in cluster mode yet; agents use keys")
@@ -62,4 +78,16 @@ func (a *App) oauthConfig() *oauth.Config {
 		return nil
 	}
 	return &oauth.Config{PublicURL: a.cfg.Server.PublicURL}
+}
+
+// configureOAuthClients makes the store's configured clients exactly those
+// of --oauth-clients (none without the file) when OAuth is on.
+func configureOAuthClients(c Config, st *store.Store) error {
+	if c.Server.PublicURL == "" {
+		return nil
+	}
+	if err := st.SetStaticOAuthClients(context.Background(), c.staticClients); err != nil {
+		return fmt.Errorf("--oauth-clients: %w", err)
+	}
+	return nil
 }

@@ -1,14 +1,18 @@
 package app
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"munin/internal/config"
+	"munin/internal/memory"
 )
 
 // TestPublicURLSwitchesOAuthOn: with --public-url the server advertises
@@ -77,5 +81,52 @@ func TestPublicURLSwitchesOAuthOn(t *testing.T) {
 		if _, err := Open(Config{Config: tc.cfg, Logger: quiet}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open(%+v): %v, want an error about %s", tc.cfg.Server, err, tc.want)
 		}
+	}
+}
+
+// TestOAuthClientsFile: --oauth-clients pre-registers clients; one removed
+// from the file is gone at the next start; the file needs --public-url and
+// a bad file stops Open with an error naming the problem.
+func TestOAuthClientsFile(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir, data := t.TempDir(), t.TempDir()
+	file := filepath.Join(dir, "clients.json")
+	open := func(content string) (*App, error) {
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Open(Config{Config: config.Config{Server: config.Server{PublicURL: "https://munin.example.com", OAuthClients: file},
+			Storage: config.Storage{DataDir: data}}, Logger: quiet})
+	}
+	a, err := open(`[{"client_id":"team-gpt","client_name":"ChatGPT (team)","redirect_uris":["https://chatgpt.com/connector_platform_oauth_redirect"]},
+		{"client_id":"desk","redirect_uris":["http://127.0.0.1/callback"]}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Svc.OAuthClient(context.Background(), "team-gpt")
+	if err != nil || c.Name != "ChatGPT (team)" || c.RedirectURIs[0] != "https://chatgpt.com/connector_platform_oauth_redirect" {
+		t.Fatalf("configured client: %+v %v", c, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err = open(`[{"client_id":"desk","redirect_uris":["http://127.0.0.1/callback"]}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Svc.OAuthClient(context.Background(), "team-gpt"); memory.OAuthErrorCode(err) != "invalid_client" {
+		t.Errorf("client removed from the file: %v, want invalid_client", err)
+	}
+	if _, err := a.Svc.OAuthClient(context.Background(), "desk"); err != nil {
+		t.Errorf("client still in the file: %v", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(`[{"client_id":"x","client_secret":"s","redirect_uris":["https://a.example/cb"]}]`); err == nil || !strings.Contains(err.Error(), "client_secret") {
+		t.Errorf("a client with a secret: %v", err)
+	}
+	if _, err := Open(Config{Config: config.Config{Server: config.Server{OAuthClients: file}, Storage: config.Storage{DataDir: t.TempDir()}}, Logger: quiet}); err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Errorf("--oauth-clients without --public-url: %v", err)
 	}
 }

@@ -36,6 +36,8 @@ type Server struct {
 	// PublicURL is the https origin clients reach the server at (behind a
 	// TLS reverse proxy); setting it switches OAuth sign-in on.
 	PublicURL string
+	// OAuthClients is a JSON file of pre-registered OAuth clients.
+	OAuthClients string
 }
 
 func (s *Server) settings() []Setting {
@@ -48,6 +50,8 @@ func (s *Server) settings() []Setting {
 			Help: "comma-separated `addresses` or prefixes of reverse proxies whose X-Forwarded-For names the client (none: the peer is the client)"},
 		{Flag: "public-url", Env: "MUNIN_PUBLIC_URL", field: &s.PublicURL,
 			Help: "the https `origin` clients reach this server at, e.g. https://munin.example.com behind a TLS reverse proxy; switches OAuth sign-in on for claude.ai, ChatGPT and other OAuth clients (empty: keys only)"},
+		{Flag: "oauth-clients", Env: "MUNIN_OAUTH_CLIENTS", field: &s.OAuthClients,
+			Help: "a JSON `file` of pre-registered OAuth clients, [{\"client_id\", \"client_name\", \"redirect_uris\": [...]}] (public clients; needs --public-url; a client removed from the file loses its sign-ins at the next start)"},
 	}
 }
 

@@ -104,7 +104,7 @@ func TestFlagsAndEnvBindFields(t *testing.T) {
 func TestFlagAndEnvNamesKept(t *testing.T) {
 	want := map[string]string{
 		"data": "MUNIN_DATA", "synchronous": "MUNIN_SYNCHRONOUS", "addr": "MUNIN_ADDR",
-		"allowed-origins": "MUNIN_ALLOWED_ORIGINS", "trusted-proxies": "MUNIN_TRUSTED_PROXIES", "public-url": "MUNIN_PUBLIC_URL", "write-budget": "MUNIN_WRITE_BUDGET",
+		"allowed-origins": "MUNIN_ALLOWED_ORIGINS", "trusted-proxies": "MUNIN_TRUSTED_PROXIES", "public-url": "MUNIN_PUBLIC_URL", "oauth-clients": "MUNIN_OAUTH_CLIENTS", "write-budget": "MUNIN_WRITE_BUDGET",
 		"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
 		"max-inflight": "MUNIN_MAX_INFLIGHT", "max-inflight-per-key": "MUNIN_MAX_INFLIGHT_PER_KEY",
 		"rate-per-key": "MUNIN_RATE_PER_KEY", "session-idle-ttl": "MUNIN_SESSION_IDLE_TTL",
