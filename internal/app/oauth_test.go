@@ -13,6 +13,7 @@ import (
 
 	"munin/internal/config"
 	"munin/internal/memory"
+	"munin/internal/service"
 )
 
 // TestPublicURLSwitchesOAuthOn: with --public-url the server advertises
@@ -106,6 +107,20 @@ func TestOAuthClientsFile(t *testing.T) {
 	c, err := a.Svc.OAuthClient(context.Background(), "team-gpt")
 	if err != nil || c.Name != "ChatGPT (team)" || c.RedirectURIs[0] != "https://chatgpt.com/connector_platform_oauth_redirect" {
 		t.Fatalf("configured client: %+v %v", c, err)
+	}
+	// A sign-in with it, so that removing it must take the grant along.
+	key, err := a.Svc.Bootstrap(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	person, err := a.Svc.Authenticate(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Svc.AuthorizeOAuth(context.Background(), person, service.OAuthRequest{ClientID: "team-gpt",
+		RedirectURI: c.RedirectURIs[0], ResponseType: "code", CodeChallengeMethod: "S256",
+		CodeChallenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"}); err != nil {
+		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
