@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -69,8 +70,15 @@ func TestSubscribePace(t *testing.T) {
 		}
 	}
 
+	// sent counts a notification after it was handed over, so the client
+	// may read it first: the test waits for the count, bounded.
+	counted := func(n int64) {
+		t.Helper()
+		waitFor(t, fmt.Sprintf("%d notifications counted", n), func() bool { return r.sent.Load() >= n })
+	}
 	h.remember(t, h.w, "ws/p", "notes/a") // after a quiet spell: at once
 	ev.expect(t, updated, project)
+	counted(1)
 	const burst = 20
 	for range burst {
 		h.remember(t, h.w, "ws/p", "notes/a")
@@ -89,6 +97,7 @@ func TestSubscribePace(t *testing.T) {
 	passPace()
 	ev.expect(t, updated, project)
 	waitFor(t, "the pacer stopped", func() bool { r.mu.Lock(); defer r.mu.Unlock(); return !r.pacerRunning })
+	counted(2)
 	if got := r.sent.Load(); got != 2 {
 		t.Errorf("%d notifications for %d writes; want 2 (the first, then one for the rest)", got, burst+1)
 	}
