@@ -97,7 +97,7 @@ func (s *oauthServer) authConformance(t *testing.T, node nodeEnv, args []string,
 		t.Fatal(err)
 	}
 	personErr := make(chan error, 1)
-	prefix := s.base + "/oauth/authorize?"
+	prefix := s.base + "/authorize?"
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -147,13 +147,13 @@ func (s *oauthServer) authConformance(t *testing.T, node nodeEnv, args []string,
 	return all
 }
 
-// register registers a public client by DCR (POST /oauth/register) and
+// register registers a public client by DCR (POST /register) and
 // returns its id.
 func (s *oauthServer) register(t *testing.T, name string, redirects ...string) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"client_name": name, "redirect_uris": redirects, "grant_types": []string{"authorization_code"},
 		"response_types": []string{"code"}, "token_endpoint_auth_method": "none"})
-	res, err := http.Post(s.base+"/oauth/register", "application/json", bytes.NewReader(body))
+	res, err := http.Post(s.base+"/register", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func (s *oauthServer) consent(authorizeURL, key string) error {
 	}
 	form.Set("key", key)
 	form.Set("step", "signin")
-	res, body, err = page(c.PostForm(s.base+"/oauth/authorize", form))
+	res, body, err = page(c.PostForm(s.base+"/authorize", form))
 	if err != nil || res.StatusCode != http.StatusOK {
 		return fmt.Errorf("sign in: %v %v", err, statusOf(res))
 	}
@@ -221,7 +221,7 @@ func (s *oauthServer) consent(authorizeURL, key string) error {
 		return err
 	}
 	form.Set("step", "allow")
-	res, _, err = page(c.PostForm(s.base+"/oauth/authorize", form))
+	res, _, err = page(c.PostForm(s.base+"/authorize", form))
 	if err != nil || res.StatusCode != http.StatusSeeOther {
 		return fmt.Errorf("allow: %v %v, want 303", err, statusOf(res))
 	}

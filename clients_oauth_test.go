@@ -207,8 +207,8 @@ func (s *oauthServer) checkFlow(t *testing.T, sdk string, sum oauthSummary) {
 	if sum.SDK != sdk {
 		t.Errorf("the script ran SDK %q, want %s", sum.SDK, sdk)
 	}
-	if sum.Authorize.Path != "/oauth/authorize" || sum.Authorize.Resource != s.base+"/mcp" || sum.Authorize.Method != "S256" {
-		t.Errorf("authorize request: %+v, want /oauth/authorize with resource %s/mcp and S256", sum.Authorize, s.base)
+	if sum.Authorize.Path != "/authorize" || sum.Authorize.Resource != s.base+"/mcp" || sum.Authorize.Method != "S256" {
+		t.Errorf("authorize request: %+v, want /authorize with resource %s/mcp and S256", sum.Authorize, s.base)
 	}
 	if sum.Callback.Iss != s.base || !sum.Callback.State || !sum.Callback.Code {
 		t.Errorf("callback: %+v, want iss %s, the state sent and a code", sum.Callback, s.base)
@@ -247,7 +247,7 @@ func (s *oauthServer) checkRevoke(t *testing.T, keyID int64, clientID string, to
 	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(wa, `resource_metadata="`+s.base+"/.well-known/oauth-protected-resource/mcp") {
 		t.Errorf("after revoking the key: %d, WWW-Authenticate %q; want 401 naming the resource metadata", res.StatusCode, wa)
 	}
-	code, body := s.postForm(t, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.Refresh},
+	code, body := s.postForm(t, "/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.Refresh},
 		"client_id": {clientID}, "resource": {s.base + "/mcp"}})
 	if code != http.StatusBadRequest || !strings.Contains(body, `"invalid_grant"`) {
 		t.Errorf("refresh after revoking the key: %d %s, want 400 invalid_grant", code, redactTokens(body))

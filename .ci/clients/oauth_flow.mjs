@@ -86,7 +86,7 @@ async function signIn(url) {
   let res = await fetch(url, { redirect: 'manual' });
   let html = await res.text();
   if (res.status !== 200) throw new Error(`GET authorize page: ${res.status}: ${gist(html)}`);
-  const post = (body, cookie) => fetch(new URL('/oauth/authorize', url), {
+  const post = (body, cookie) => fetch(new URL('/authorize', url), {
     method: 'POST', redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
     body: new URLSearchParams(body),

@@ -47,7 +47,7 @@ func TestPublicURLSwitchesOAuthOn(t *testing.T) {
 	// The authorize page is the web UI's: an unknown client is shown an
 	// error, never redirected.
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/oauth/authorize?response_type=code&client_id=nobody&redirect_uri=https%3A%2F%2Fevil.example%2Fcb", nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/authorize?response_type=code&client_id=nobody&redirect_uri=https%3A%2F%2Fevil.example%2Fcb", nil))
 	if rec.Code < 400 || rec.Code >= 500 || rec.Header().Get("Location") != "" {
 		t.Errorf("authorize for an unknown client: %d Location %q; want a 4xx page and no redirect", rec.Code, rec.Header().Get("Location"))
 	}
@@ -55,7 +55,7 @@ func TestPublicURLSwitchesOAuthOn(t *testing.T) {
 	// The token and registration endpoints are mounted: a registration
 	// from another origin (a browser-based client) gets its client id.
 	rec = httptest.NewRecorder()
-	req = httptest.NewRequest(http.MethodPost, "/oauth/register", strings.NewReader(`{"redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"client_name":"Claude"}`))
+	req = httptest.NewRequest(http.MethodPost, "/register", strings.NewReader(`{"redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"client_name":"Claude"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Origin", "https://inspector.example")
 	h.ServeHTTP(rec, req)
@@ -63,7 +63,7 @@ func TestPublicURLSwitchesOAuthOn(t *testing.T) {
 		t.Errorf("registration: %d %s", rec.Code, rec.Body)
 	}
 	rec = httptest.NewRecorder()
-	req = httptest.NewRequest(http.MethodPost, "/oauth/token", strings.NewReader(`grant_type=authorization_code&code=munin_oac_x&client_id=x&code_verifier=`+strings.Repeat("a", 43)))
+	req = httptest.NewRequest(http.MethodPost, "/token", strings.NewReader(`grant_type=authorization_code&code=munin_oac_x&client_id=x&code_verifier=`+strings.Repeat("a", 43)))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), `"invalid_client"`) {

@@ -6,7 +6,7 @@
 //
 // It is a package of its own because it is the one place where Munin sends
 // requests to URLs that strangers choose: anyone can put any client_id into
-// /oauth/authorize. That network I/O is kept out of memory (pure), store
+// /authorize. That network I/O is kept out of memory (pure), store
 // (SQLite) and service (authorization), and fenced here:
 //   - the URL is checked before any network access (https, a name or a
 //     global address, a path, no userinfo, query, fragment or dot segments);

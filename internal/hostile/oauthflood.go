@@ -28,18 +28,18 @@ func oauthFlood(ctx context.Context, a *attacker, hc *http.Client, worker int, r
 			q := url.Values{"response_type": {"code"}, "client_id": {"nobody-" + randomWord(rng, 12)},
 				"redirect_uri": {"https://claude.ai/api/mcp/auth_callback"}, "state": {randomWord(rng, 16)},
 				"code_challenge": {challenge}, "code_challenge_method": {"S256"}}
-			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, a.base+"/oauth/authorize?"+q.Encode(), nil)
+			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, a.base+"/authorize?"+q.Encode(), nil)
 		case 1:
 			form := url.Values{"grant_type": {"authorization_code"}, "client_id": {"nobody"}, "code": {"munin_oac_" + randomWord(rng, 43)},
 				"code_verifier": {randomWord(rng, 43)}, "redirect_uri": {"https://claude.ai/api/mcp/auth_callback"}}
 			if rng.IntN(2) == 0 {
 				form = url.Values{"grant_type": {"refresh_token"}, "client_id": {"nobody"}, "refresh_token": {"munin_ort_" + randomWord(rng, 43)}}
 			}
-			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/oauth/token", strings.NewReader(form.Encode()))
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/token", strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		default:
 			body := fmt.Sprintf(`{"client_name":"flood %s","redirect_uris":["https://%s.example/cb"]}`, randomWord(rng, 8), randomWord(rng, 8))
-			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/oauth/register", strings.NewReader(body))
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/register", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 		}
 		send(hc, req)

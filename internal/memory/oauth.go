@@ -12,7 +12,7 @@ import "time"
 type OAuthClientKind string
 
 const (
-	// OAuthClientDCR registered itself (RFC 7591, POST /oauth/register); its
+	// OAuthClientDCR registered itself (RFC 7591, POST /register); its
 	// id is random.
 	OAuthClientDCR OAuthClientKind = "dcr"
 	// OAuthClientCIMD is known by its Client ID Metadata Document: its id is

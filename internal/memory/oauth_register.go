@@ -15,7 +15,7 @@ const (
 )
 
 // ClientRegistration is what Munin keeps of a dynamic client registration
-// request (RFC 7591, POST /oauth/register), checked. The service assigns
+// request (RFC 7591, POST /register), checked. The service assigns
 // the client's id and stores it as an OAuthClient of kind OAuthClientDCR.
 type ClientRegistration struct {
 	// Name is client_name, or when absent the host (else the scheme) of the

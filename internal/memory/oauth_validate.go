@@ -10,8 +10,8 @@ import (
 )
 
 // Validation of OAuth input (issue 25): pure functions the OAuth transport
-// and the service call on what a client sends to /oauth/register,
-// /oauth/authorize and /oauth/token. Each refusal is CodeInvalid and carries
+// and the service call on what a client sends to /register,
+// /authorize and /token. Each refusal is CodeInvalid and carries
 // the OAuth error name the response must use (OAuthErrorCode), because one
 // rule answers with different names at different endpoints: a bad scope is
 // invalid_scope at /authorize but invalid_client_metadata in a registration.

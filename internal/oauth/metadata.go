@@ -21,9 +21,9 @@ import (
 
 // Paths of the authorization server, under the public URL.
 const (
-	AuthorizePath = "/oauth/authorize"
-	TokenPath     = "/oauth/token"
-	RegisterPath  = "/oauth/register"
+	AuthorizePath = "/authorize"
+	TokenPath     = "/token"
+	RegisterPath  = "/register"
 
 	// WellKnownResource is RFC 9728's protected resource metadata; a
 	// resource at path P also has it at WellKnownResource+P.

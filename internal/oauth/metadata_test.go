@@ -73,9 +73,9 @@ func TestDiscoveryDocuments(t *testing.T) {
 		t.Errorf("issuer %v, want %s", as["issuer"], c.PublicURL)
 	}
 	for field, want := range map[string]string{
-		"authorization_endpoint": c.PublicURL + "/oauth/authorize",
-		"token_endpoint":         c.PublicURL + "/oauth/token",
-		"registration_endpoint":  c.PublicURL + "/oauth/register",
+		"authorization_endpoint": c.PublicURL + "/authorize",
+		"token_endpoint":         c.PublicURL + "/token",
+		"registration_endpoint":  c.PublicURL + "/register",
 	} {
 		if as[field] != want {
 			t.Errorf("%s = %v, want %s", field, as[field], want)
