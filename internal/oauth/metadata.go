@@ -48,9 +48,6 @@ type Config struct {
 	// https (http only for a loopback host, in tests), no path, query or
 	// fragment. It is the issuer.
 	PublicURL string
-	// StaticSecrets: some configured client has a secret, so the token
-	// endpoint also takes client_secret_basic and client_secret_post.
-	StaticSecrets bool
 }
 
 // ParsePublicURL checks a --public-url value and returns it lowercased and
@@ -127,14 +124,11 @@ type ServerMetadata struct {
 	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported"`
 }
 
-// ServerMetadataDoc is the authorization server's document. "none" comes
-// first among the auth methods: public clients (every MCP host) use PKCE
-// instead of a secret, and Claude picks CIMD only when "none" is listed.
+// ServerMetadataDoc is the authorization server's document. "none" is the
+// only auth method: every client is public (every MCP host uses PKCE
+// instead of a secret), and Claude picks CIMD only when "none" is listed.
 func (c Config) ServerMetadataDoc() ServerMetadata {
 	auth := []string{"none"}
-	if c.StaticSecrets {
-		auth = append(auth, "client_secret_basic", "client_secret_post")
-	}
 	return ServerMetadata{
 		Issuer:                                     c.PublicURL,
 		AuthorizationEndpoint:                      c.PublicURL + AuthorizePath,

@@ -91,7 +91,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 		t.Errorf("grant_types_supported %v", got)
 	}
 	if got := strs(as["token_endpoint_auth_methods_supported"]); !slices.Equal(got, []string{"none"}) {
-		t.Errorf("token_endpoint_auth_methods_supported %v, want [none] without static secrets", got)
+		t.Errorf("token_endpoint_auth_methods_supported %v, want [none]: public clients only", got)
 	}
 	if as["client_id_metadata_document_supported"] != true || as["authorization_response_iss_parameter_supported"] != true {
 		t.Errorf("CIMD %v, iss %v; want both true", as["client_id_metadata_document_supported"], as["authorization_response_iss_parameter_supported"])
@@ -113,10 +113,6 @@ func TestDiscoveryDocuments(t *testing.T) {
 		}
 	}
 
-	withSecrets := get(t, Discovery(Config{PublicURL: c.PublicURL, StaticSecrets: true}), WellKnownServer)
-	if got := strs(withSecrets["token_endpoint_auth_methods_supported"]); len(got) < 2 || got[0] != "none" {
-		t.Errorf("with static secrets: %v, want none first and the secret methods after", got)
-	}
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, WellKnownServer, strings.NewReader("{}")))
