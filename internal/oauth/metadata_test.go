@@ -113,7 +113,6 @@ func TestDiscoveryDocuments(t *testing.T) {
 		}
 	}
 
-
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, WellKnownServer, strings.NewReader("{}")))
 	if rec.Code != http.StatusMethodNotAllowed {
