@@ -13,6 +13,17 @@ const (
 	OrderTitle   = "title"   // title ascending, case-insensitive
 )
 
+// EntryFilter asks for one page of a project's entries: the live ones, or
+// with Forgotten the forgotten ones (whose latest version is a tombstone),
+// newest forget first unless Order says otherwise.
+type EntryFilter struct {
+	Tag       string // only entries carrying this tag ("": all)
+	Order     string // OrderUpdated (default), OrderSlug or OrderTitle
+	Offset    int
+	Limit     int
+	Forgotten bool
+}
+
 // LogFilter narrows the audit log or the search log. Zero fields do not filter.
 type LogFilter struct {
 	Agent string

@@ -71,6 +71,8 @@ type EntrySummary struct {
 	// slug whose write superseded the entry ("" when live).
 	ValidUntil   *time.Time `json:"valid_until,omitempty"`
 	SupersededBy string     `json:"superseded_by,omitempty"`
+	// Agent wrote the latest version (for a forgotten entry: who forgot it).
+	Agent string `json:"agent,omitempty"`
 }
 
 // Write asks the store to append the next version of a slug.
@@ -179,6 +181,11 @@ type Hit struct {
 	UpdatedAt time.Time  `json:"updated_at"`
 	// Match says how the hit was found: MatchWords, MatchMeaning or MatchBoth.
 	Match string `json:"match"`
+	// Explanation says in a few words how the hit matched when it was not
+	// by the query's words as written: "matched 'Datenbank' for
+	// 'Datenbnak'", "parts of 'Fehlerbericht'", "by meaning". Empty for a
+	// hit on the words as written.
+	Explanation string `json:"explanation,omitempty"`
 	// State is "" for a live entry, else StateExpired or StateSuperseded
 	// (found with SearchQuery.IncludeStale).
 	State string `json:"state,omitempty"`

@@ -116,9 +116,8 @@ type statsReply struct {
 }
 
 type entriesArgs struct {
-	Ref           memory.ProjectRef
-	Tag, Order    string
-	Offset, Limit int
+	Ref    memory.ProjectRef
+	Filter memory.EntryFilter
 }
 
 type entriesReply struct {
@@ -180,7 +179,7 @@ func dataMethods(d Data, x service.Index, log *slog.Logger) map[string]handler {
 		return statsReply{n, last}, err
 	})
 	serve(m, "ListEntries", func(ctx context.Context, a entriesArgs) (entriesReply, error) {
-		es, total, err := d.ListEntries(ctx, a.Ref, a.Tag, a.Order, a.Offset, a.Limit)
+		es, total, err := d.ListEntries(ctx, a.Ref, a.Filter)
 		return entriesReply{es, total}, err
 	})
 	serve(m, "AuditRows", func(ctx context.Context, a filterArgs) ([]memory.AuditRow, error) {

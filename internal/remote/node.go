@@ -97,8 +97,8 @@ func (n node) EntryStats(ctx context.Context, ref memory.ProjectRef) (int, time.
 	return r.Live, r.LastWrite, err
 }
 
-func (n node) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, order string, offset, limit int) ([]memory.EntrySummary, int, error) {
-	r, err := invoke[entriesArgs, entriesReply](ctx, n, "ListEntries", entriesArgs{ref, tag, order, offset, limit})
+func (n node) ListEntries(ctx context.Context, ref memory.ProjectRef, f memory.EntryFilter) ([]memory.EntrySummary, int, error) {
+	r, err := invoke[entriesArgs, entriesReply](ctx, n, "ListEntries", entriesArgs{ref, f})
 	return r.Entries, r.Total, err
 }
 

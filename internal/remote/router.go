@@ -150,9 +150,9 @@ func (r *Router) EntryStats(ctx context.Context, ref memory.ProjectRef) (int, ti
 	return out.Live, out.LastWrite, err
 }
 
-func (r *Router) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, order string, offset, limit int) ([]memory.EntrySummary, int, error) {
+func (r *Router) ListEntries(ctx context.Context, ref memory.ProjectRef, f memory.EntryFilter) ([]memory.EntrySummary, int, error) {
 	out, err := on(ctx, r, ref.Workspace, func(b Backend) (entriesReply, error) {
-		es, total, err := b.ListEntries(ctx, ref, tag, order, offset, limit)
+		es, total, err := b.ListEntries(ctx, ref, f)
 		return entriesReply{es, total}, err
 	})
 	return out.Entries, out.Total, err

@@ -111,10 +111,12 @@ type EntryQuery struct {
 	Order  string // memory.OrderUpdated (default), memory.OrderSlug or memory.OrderTitle
 	Offset int
 	Limit  int // default memory.DefaultListLimit, at most memory.MaxListLimit
+	// Forgotten lists the forgotten entries instead of the live ones.
+	Forgotten bool
 }
 
-// Entries returns one page of the live entries of a project of the caller
-// and how many match in all.
+// Entries returns one page of the live (or forgotten) entries of a project
+// of the caller and how many match in all.
 func (s *Service) Entries(ctx context.Context, c memory.Caller, ref memory.ProjectRef, q EntryQuery) ([]memory.EntrySummary, int, error) {
 	key, err := s.reader(ctx, c, ref)
 	if err != nil {
@@ -129,7 +131,9 @@ func (s *Service) Entries(ctx context.Context, c memory.Caller, ref memory.Proje
 			return nil, 0, err
 		}
 	}
-	entries, total, err := s.store.ListEntries(ctx, key.Project, q.Tag, q.Order, q.Offset, limit)
+	entries, total, err := s.store.ListEntries(ctx, key.Project, memory.EntryFilter{
+		Tag: q.Tag, Order: q.Order, Offset: q.Offset, Limit: limit, Forgotten: q.Forgotten,
+	})
 	if err != nil {
 		return nil, 0, s.internalErr("list entries", key, err)
 	}

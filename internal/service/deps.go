@@ -92,8 +92,9 @@ type DataStore interface {
 
 	// EntryStats counts live entries and returns the time of the last write.
 	EntryStats(ctx context.Context, ref memory.ProjectRef) (live int, lastWrite time.Time, err error)
-	// ListEntries returns a page of live entries in an order, and the total.
-	ListEntries(ctx context.Context, ref memory.ProjectRef, tag, order string, offset, limit int) ([]memory.EntrySummary, int, error)
+	// ListEntries returns a page of live (or forgotten) entries in an
+	// order, and the total.
+	ListEntries(ctx context.Context, ref memory.ProjectRef, f memory.EntryFilter) ([]memory.EntrySummary, int, error)
 	// AuditRows returns filtered audit rows, newest first.
 	AuditRows(ctx context.Context, ref memory.ProjectRef, f memory.LogFilter) ([]memory.AuditRow, error)
 	// SearchRows returns filtered search-log rows, newest first.

@@ -32,42 +32,56 @@ func (s *Store) EntryStats(ctx context.Context, ref memory.ProjectRef) (live int
 	return live, lastWrite, nil
 }
 
-// ListEntries returns one page of a project's live entries in the given
-// order (memory.OrderUpdated, memory.OrderSlug or memory.OrderTitle), optionally only those
-// carrying tag, and the number of matching entries in all.
-func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, order string, offset, limit int) ([]memory.EntrySummary, int, error) {
+// ListEntries returns one page of a project's live entries, or with
+// f.Forgotten its forgotten ones, in f.Order (memory.OrderUpdated,
+// memory.OrderSlug or memory.OrderTitle), optionally only those carrying
+// f.Tag, and the number of matching entries in all. Each row names the agent
+// of the latest version; a forgotten entry shows the title and tags of the
+// version before its tombstone (a tombstone has none), and the tag filter
+// applies to those.
+func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, f memory.EntryFilter) ([]memory.EntrySummary, int, error) {
 	var orderBy string
-	switch order {
+	switch f.Order {
 	case memory.OrderUpdated, "":
-		orderBy = "updated_at DESC, slug"
+		orderBy = "e.updated_at DESC, e.slug"
 	case memory.OrderSlug:
-		orderBy = "slug"
+		orderBy = "e.slug"
 	case memory.OrderTitle:
-		orderBy = "title COLLATE NOCASE, slug"
+		orderBy = "title COLLATE NOCASE, e.slug"
 	default:
-		return nil, 0, memory.Errorf(memory.CodeInvalid, "order %q must be updated, slug or title", order)
+		return nil, 0, memory.Errorf(memory.CodeInvalid, "order %q must be updated, slug or title", f.Order)
 	}
-	if offset < 0 {
-		return nil, 0, memory.Errorf(memory.CodeInvalid, "offset must not be negative, got %d", offset)
+	if f.Offset < 0 {
+		return nil, 0, memory.Errorf(memory.CodeInvalid, "offset must not be negative, got %d", f.Offset)
 	}
-	limit = clampLimit(limit, memory.DefaultListLimit, memory.MaxListLimit)
+	limit := clampLimit(f.Limit, memory.DefaultListLimit, memory.MaxListLimit)
 	ws, err := s.requireProject(ctx, ref)
 	if err != nil {
 		return nil, 0, err
 	}
-	// +?: see stmtCacheSize.
-	where := `project = +? AND deleted = 0`
-	args := []any{ref.Project}
-	if tag != "" {
-		where += ` AND EXISTS (SELECT 1 FROM json_each(entries.tags) WHERE json_each.value = +?)`
-		args = append(args, tag)
+	// A live entry's row holds its title and tags; a forgotten one's are
+	// those of the version before its tombstone (shown). The page's rows
+	// join their latest version for its agent. +?: see stmtCacheSize.
+	from, title, tags := `FROM entries e`, `e.title`, `e.tags`
+	if f.Forgotten {
+		from += ` JOIN versions shown ON shown.project = e.project AND shown.slug = e.slug
+			AND shown.version = e.latest_version - 1`
+		title, tags = `shown.title`, `shown.tags`
+	}
+	where := `e.project = +? AND e.deleted = +?`
+	args := []any{ref.Project, f.Forgotten}
+	if f.Tag != "" {
+		where += ` AND EXISTS (SELECT 1 FROM json_each(` + tags + `) WHERE json_each.value = +?)`
+		args = append(args, f.Tag)
 	}
 	var total int
-	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) FROM entries WHERE `+where, args...).Scan(&total); err != nil {
+	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) `+from+` WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count entries of %s: %w", ref, err)
 	}
-	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT slug, title, latest_version, tags, updated_at, valid_until, superseded_by FROM entries
-		WHERE `+where+` ORDER BY `+orderBy+` LIMIT +? OFFSET +?`, append(args, limit, offset)...)
+	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT e.slug, `+title+` AS title, e.latest_version, `+tags+`,
+		e.updated_at, e.valid_until, e.superseded_by, v.agent `+from+`
+		JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
+		WHERE `+where+` ORDER BY `+orderBy+` LIMIT +? OFFSET +?`, append(args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list entries of %s: %w", ref, err)
 	}
@@ -79,7 +93,7 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, tag, ord
 		var at int64
 		var until sql.NullInt64
 		var by sql.NullString
-		if err := rows.Scan(&e.Slug, &e.Title, &e.Version, &tags, &at, &until, &by); err != nil {
+		if err := rows.Scan(&e.Slug, &e.Title, &e.Version, &tags, &at, &until, &by, &e.Agent); err != nil {
 			return nil, 0, fmt.Errorf("list entries of %s: %w", ref, err)
 		}
 		e.ValidUntil, e.SupersededBy = timeOrNil(until), by.String
