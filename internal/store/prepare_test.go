@@ -127,8 +127,14 @@ func statementCases(t *testing.T, s *Store, ref memory.ProjectRef) []stmtCase {
 			_, _, err := s.List(ctx, ref, memory.ListQuery{Prefix: slug(i)[:8], Tag: "a", Limit: 1 + i})
 			return err
 		}},
-		{"ListEntries", func(i int) error { _, _, err := s.ListEntries(ctx, ref, memory.EntryFilter{Order: memory.OrderUpdated, Offset: i, Limit: 1 + i}); return err }},
-		{"ListEntries by tag", func(i int) error { _, _, err := s.ListEntries(ctx, ref, memory.EntryFilter{Tag: "a", Order: memory.OrderTitle, Offset: i, Limit: 1 + i}); return err }},
+		{"ListEntries", func(i int) error {
+			_, _, err := s.ListEntries(ctx, ref, memory.EntryFilter{Order: memory.OrderUpdated, Offset: i, Limit: 1 + i})
+			return err
+		}},
+		{"ListEntries by tag", func(i int) error {
+			_, _, err := s.ListEntries(ctx, ref, memory.EntryFilter{Tag: "a", Order: memory.OrderTitle, Offset: i, Limit: 1 + i})
+			return err
+		}},
 		{"AuditRows", func(i int) error {
 			_, err := s.AuditRows(ctx, ref, memory.LogFilter{Agent: "tester", Slug: slug(i), Since: hour, Limit: 1 + i})
 			return err
