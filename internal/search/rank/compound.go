@@ -49,7 +49,21 @@ var linkingElements = []string{"es", "en", "er", "s", "n", "e"}
 // it holds every part, a part when it holds any of the part's terms.
 type alt struct {
 	parts [][]string
+	// kind, word and known explain a hit the alternative found (Hit's
+	// Explanation): kind is altSplit, altJoin or altTypo; word is the query
+	// word (or the two joined words, as written) and known what it was met
+	// as: the parts, the compound or the correction.
+	kind  string
+	word  string
+	known []string
 }
+
+// The kinds of alternative.
+const (
+	altSplit = "split" // a query compound met by its parts
+	altJoin  = "join"  // neighbouring query words met as one compound
+	altTypo  = "typo"  // an unknown query word met by a known term one edit away
+)
 
 // key identifies an alt for deduplication.
 func (a alt) key() string {
@@ -83,7 +97,7 @@ func compounds(words []text.Word, v *vocab) []alt {
 	}
 	for _, w := range words {
 		for _, parts := range splits(w.Lower, v) {
-			a := alt{}
+			a := alt{kind: altSplit, word: w.Lower, known: parts}
 			for _, p := range parts {
 				a.parts = append(a.parts, text.StemsOf(p))
 			}
@@ -96,7 +110,8 @@ func compounds(words []text.Word, v *vocab) []alt {
 		a, b := words[i], words[i+1]
 		for _, pair := range [][2]text.Word{{a, b}, {b, a}} {
 			if c, ok := join(pair[0], pair[1], v); ok {
-				if !add(alt{parts: [][]string{text.StemsOf(c)}}) {
+				j := alt{parts: [][]string{text.StemsOf(c)}, kind: altJoin, word: a.Lower + " " + b.Lower, known: []string{c}}
+				if !add(j) {
 					return out
 				}
 			}

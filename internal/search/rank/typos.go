@@ -82,7 +82,7 @@ func typos(words []text.Word, v *vocab) []alt {
 			cands = cands[:maxTyposPerWord]
 		}
 		for _, c := range cands {
-			out = append(out, alt{parts: [][]string{{c}}})
+			out = append(out, alt{parts: [][]string{{c}}, kind: altTypo, word: w.Lower, known: []string{c}})
 		}
 	}
 	return out
