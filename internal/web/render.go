@@ -36,6 +36,7 @@ type pages struct {
 // funcs are the helpers templates may call.
 var funcs = template.FuncMap{
 	"when":      formatTime,
+	"ago":       timeElement,
 	"projURL":   projectURL,
 	"entryURL":  entryURL,
 	"reviewURL": reviewURL,
@@ -236,7 +237,20 @@ func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// timeElement shows t as a <time> element: the exact time to the second,
+// which app.js turns into a relative one ("5 min ago") with the exact time
+// on hover. The browser's clock decides "ago", so a page left open stays
+// right and the server renders no clock-dependent text; without script the
+// exact time stays. Use it where a time is text, formatTime in attributes.
+func timeElement(t time.Time) template.HTML {
+	if t.IsZero() {
+		return "never"
+	}
+	exact := formatTime(t)
+	return template.HTML(`<time class="ago" datetime="` + t.UTC().Format(time.RFC3339) + `" title="` + exact + `">` + exact + `</time>`)
 }
 
 // plural is the noun for a count of n: one for exactly 1, many otherwise

@@ -31,3 +31,29 @@ document.addEventListener("submit", function (e) {
   // trying; a reload shows why.
   source.addEventListener("failure", function () { source.close(); });
 })();
+
+// Times: the server writes each as the exact UTC time in a <time> element
+// (render.go, timeElement); here it reads relative ("5 min ago", "in 2
+// days") with the exact time kept as the hover title. Refreshed each
+// minute, so an open page stays right.
+(function () {
+  if (!window.Intl || !Intl.RelativeTimeFormat) return;
+  var fmt = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  var steps = [["second", 60], ["minute", 60], ["hour", 24], ["day", 30], ["month", 12], ["year", Infinity]];
+  function relative(ms) {
+    var v = ms / 1000;
+    for (var i = 0; i < steps.length; i++) {
+      if (Math.abs(v) < steps[i][1]) return fmt.format(Math.round(v), steps[i][0]);
+      v /= steps[i][1];
+    }
+  }
+  function update() {
+    var now = Date.now();
+    document.querySelectorAll("time.ago[datetime]").forEach(function (el) {
+      var t = Date.parse(el.getAttribute("datetime"));
+      if (!isNaN(t)) el.textContent = relative(t - now);
+    });
+  }
+  update();
+  setInterval(update, 60000);
+})();
