@@ -77,3 +77,15 @@ func PublicMessage(err error) string {
 	}
 	return "internal: internal error"
 }
+
+// PublicText is PublicMessage without the code, to restate it in
+// another error (an OAuth error, a file's error): a client's error as
+// written, anything else (an internal error, a foreign error) as "internal
+// error", so nothing internal leaks.
+func PublicText(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Code != CodeInternal {
+		return e.Message
+	}
+	return "internal error"
+}

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -59,7 +58,7 @@ func ParseClientRegistration(body []byte) (ClientRegistration, error) {
 		return OAuthErrorf(CodeInvalid, OAuthInvalidClientMetadata, format, args...)
 	}
 	if err := CheckJSONText(body); err != nil {
-		return reg, meta("%s", messageOf(err))
+		return reg, meta("%s", PublicText(err))
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
@@ -127,7 +126,7 @@ func ParseClientRegistration(body []byte) (ClientRegistration, error) {
 
 	parsed, err := ParseScope(scope)
 	if err != nil {
-		return reg, meta("%s", messageOf(err))
+		return reg, meta("%s", PublicText(err))
 	}
 	reg.Scope = parsed
 
@@ -163,14 +162,4 @@ func redirectHost(uri string) string {
 		return strings.ToLower(scheme)
 	}
 	return strings.ToLower(auth)
-}
-
-// messageOf is the client-facing message of err without its code prefix,
-// to restate an error under another OAuth error name.
-func messageOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Message
-	}
-	return "invalid"
 }

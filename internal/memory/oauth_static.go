@@ -18,7 +18,7 @@ const OAuthMaxStaticClients = 100
 // names the entry by its position.
 func ParseStaticClients(data []byte) ([]OAuthClient, error) {
 	if err := CheckJSONText(data); err != nil {
-		return nil, Errorf(CodeInvalid, "OAuth clients file: %s", messageOf(err))
+		return nil, Errorf(CodeInvalid, "OAuth clients file: %s", PublicText(err))
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(data, &entries); err != nil {
@@ -48,7 +48,7 @@ func ParseStaticClients(data []byte) ([]OAuthClient, error) {
 		seen[head.ID] = true
 		reg, err := ParseClientRegistration(raw)
 		if err != nil {
-			return nil, Errorf(CodeInvalid, "OAuth clients file, client %d (%s): %s", i+1, head.ID, messageOf(err))
+			return nil, Errorf(CodeInvalid, "OAuth clients file, client %d (%s): %s", i+1, head.ID, PublicText(err))
 		}
 		out = append(out, OAuthClient{ID: head.ID, Kind: OAuthClientStatic, Name: reg.Name, RedirectURIs: reg.RedirectURIs})
 	}

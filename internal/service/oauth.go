@@ -132,7 +132,7 @@ func (s *Service) OAuthClient(ctx context.Context, id string) (memory.OAuthClien
 			if memory.ErrorCode(err) == memory.CodeInternal {
 				return memory.OAuthClient{}, err
 			}
-			return memory.OAuthClient{}, memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidClient, "client %s: %s", id, publicText(err))
+			return memory.OAuthClient{}, memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidClient, "client %s: %s", id, memory.PublicText(err))
 		}
 		if _, err := o.Store.OAuthClient(ctx, id); memory.ErrorCode(err) == memory.CodeNotFound {
 			if err := s.checkNewOAuthClients(ctx, o); err != nil {
@@ -302,14 +302,5 @@ func asInvalidGrant(err error) error {
 	if errors.As(err, &name) {
 		return err
 	}
-	return memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidGrant, "%s", publicText(err))
-}
-
-// publicText is the message of a client's error without its code.
-func publicText(err error) string {
-	var e *memory.Error
-	if errors.As(err, &e) && e.Code != memory.CodeInternal {
-		return e.Message
-	}
-	return "internal error"
+	return memory.OAuthErrorf(memory.CodeInvalid, memory.OAuthInvalidGrant, "%s", memory.PublicText(err))
 }
