@@ -23,8 +23,16 @@ type editPage struct {
 	Content      string
 	// Expected is the version the form was opened on (0: the slug must be
 	// new); saving is conditional on it, so a concurrent write is a conflict,
-	// not a silent overwrite.
+	// not a silent overwrite. After a conflict it is the version the person
+	// was shown as theirs, so saving the merge succeeds unless someone
+	// wrote again meanwhile.
 	Expected int
+	// ExpectedSlug is the slug Expected is a version of. A new-entry form
+	// whose slug is changed after a conflict writes a new entry again
+	// (expected 0), instead of conflicting with the slug it left.
+	ExpectedSlug string
+	// Conflict, when set, is what the save conflicted with.
+	Conflict *conflictView
 }
 
 // newForm shows an empty entry form.
@@ -48,7 +56,7 @@ func (h *Handler) editForm(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
-	d := editPage{Slug: got.Slug, Title: got.Title, Tags: strings.Join(got.Tags, ", "), Content: got.Content, Expected: got.LatestVersion}
+	d := editPage{Slug: got.Slug, Title: got.Title, Tags: strings.Join(got.Tags, ", "), Content: got.Content, Expected: got.LatestVersion, ExpectedSlug: got.Slug}
 	// A title equal to the one the first line gives was derived (or set to
 	// the same words): the form leaves it empty, so saving derives it again
 	// from the new first line. A title a person set is kept as it is.
@@ -84,6 +92,9 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request, rq *request) erro
 		Content: normalizeNewlines(r.PostFormValue("content")),
 	}
 	d.Expected, err = intParam(r, "expected_version", 0, 0)
+	if d.ExpectedSlug = strings.TrimSpace(r.PostFormValue("expected_slug")); d.ExpectedSlug != "" && d.ExpectedSlug != d.Slug {
+		d.Expected = 0
+	}
 	if err == nil {
 		expected := d.Expected
 		var res service.WriteResult
@@ -104,15 +115,81 @@ func (h *Handler) save(w http.ResponseWriter, r *http.Request, rq *request) erro
 			return h.redirect(w, r, rq, entryURL(key.Project, res.Slug), "Saved "+res.Slug+" as version "+strconv.Itoa(res.Version)+".")
 		}
 	}
-	v := projectView(key, "Edit "+d.Slug, d)
 	if memory.ErrorCode(err) == memory.CodeConflict {
-		err = memory.Errorf(memory.CodeConflict, "%s; someone wrote this entry since you opened the form. Your text is below: open the entry in another tab, then merge and save again", message(err))
+		return h.conflict(w, r, rq, key, d)
 	}
+	v := projectView(key, "Edit "+d.Slug, d)
 	if c := memory.ErrorCode(err); c == memory.CodeInternal || c == memory.CodeForbidden || c == memory.CodeNotFound {
 		return err
 	}
 	v.Error = message(err)
 	h.render(w, r, rq, statusOf(err), "edit", v)
+	return nil
+}
+
+// conflictView is what a save conflicted with: the version the person
+// started from (Base; nil for a new entry, BaseGone when it cannot be read,
+// a tombstone for one), the latest version now (Theirs, and TheirsText
+// unless it is a tombstone), the person's own text, and the diff from base
+// to theirs — what the other writer changed.
+type conflictView struct {
+	Base       *service.Entry
+	BaseGone   bool
+	Theirs     memory.VersionInfo
+	TheirsText string
+	TheirsTags []string
+	Yours      string
+	Diff       diffTable
+	New        bool // the form was for a new entry and the slug exists
+}
+
+// conflict shows the edit form again after a save that conflicted, with
+// base, theirs and yours and the form filled with yours. The form then
+// expects the version shown as theirs: saving the merge writes the next
+// version, and a write that lands meanwhile is a conflict again, shown the
+// same way with the newer theirs. Nothing was written.
+func (h *Handler) conflict(w http.ResponseWriter, r *http.Request, rq *request, key memory.Key, d editPage) error {
+	ctx, project := r.Context(), key.Project.String()
+	hist, err := h.svc.History(ctx, rq.caller, service.HistoryRequest{Project: project, Slug: d.Slug, Limit: 1})
+	if err != nil {
+		return err
+	}
+	c := &conflictView{Theirs: hist.Versions[0], Yours: d.Content, New: d.Expected == 0}
+	// Theirs is read at the version History named, so what the page shows
+	// and the version the form now expects are the same one.
+	if !c.Theirs.Deleted {
+		theirs, err := h.svc.Get(ctx, rq.caller, service.GetRequest{Project: project, Slug: d.Slug, Version: c.Theirs.Version})
+		if err != nil {
+			return err
+		}
+		c.TheirsText, c.TheirsTags = theirs.Content, theirs.Tags
+	}
+	base := ""
+	if d.Expected >= c.Theirs.Version {
+		c.BaseGone = d.Expected > 0 // a version that never was (a hand-made form)
+	} else if d.Expected > 0 {
+		got, err := h.svc.Get(ctx, rq.caller, service.GetRequest{Project: project, Slug: d.Slug, Version: d.Expected})
+		switch code := memory.ErrorCode(err); {
+		case err == nil:
+			c.Base, base = &got, got.Content
+		case code == memory.CodeNotFound || code == memory.CodeInvalid:
+			c.BaseGone = true // a tombstone
+		default:
+			return err
+		}
+	}
+	c.Diff = boundedDiff(base, c.TheirsText).table()
+	what := d.Slug + " changed since you opened the form: it is now at version " + strconv.Itoa(c.Theirs.Version) + " by " + c.Theirs.Agent
+	if c.New {
+		what = d.Slug + " already exists: version " + strconv.Itoa(c.Theirs.Version) + " by " + c.Theirs.Agent
+	}
+	if c.Theirs.Deleted {
+		what += " (forgotten)"
+	}
+	d.Expected, d.ExpectedSlug, d.Conflict = c.Theirs.Version, d.Slug, c
+	v := projectView(key, "Conflict: "+d.Slug, d)
+	v.Error = "Not saved: " + what + ". Compare below, merge into your text and save again."
+	h.render(w, r, rq, http.StatusConflict, "edit", v)
 	return nil
 }
 

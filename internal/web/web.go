@@ -172,6 +172,7 @@ func (h *Handler) routes() http.Handler {
 	r.Handle(proj+"/edit/{slug:.+}", h.page(h.editForm)).Methods(get...)
 	r.Handle(proj+"/forget/{slug:.+}", h.post(h.forget)).Methods(http.MethodPost)
 	r.Handle(proj+"/restore/{slug:.+}", h.post(h.restore)).Methods(http.MethodPost)
+	r.Handle(proj+"/forgotten", h.page(h.forgotten)).Methods(get...)
 	r.Handle(proj+"/audit", h.page(h.audit)).Methods(get...)
 	r.Handle(proj+changestream.Suffix, http.HandlerFunc(h.changeStream)).Methods(http.MethodGet)
 	r.Handle(proj+"/searches", h.page(h.searches)).Methods(get...)
