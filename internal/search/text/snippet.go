@@ -8,9 +8,10 @@ import (
 )
 
 // Snippet shape. A snippet is plain text: at most snippetRunes runes of the
-// content, whitespace collapsed to single spaces, "…" where the content was
-// cut, and matched words wrapped in « and » (at most maxMarks of them). So a
-// snippet is never longer than 1+160+2*16+1 = 194 runes.
+// content's visible text (its Markdown rendered, plain.go), whitespace
+// collapsed to single spaces, "…" where the text was cut, and matched words
+// wrapped in « and » (at most maxMarks of them). So a snippet is never
+// longer than 1+160+2*16+1 = 194 runes.
 const (
 	snippetRunes = 160
 	contextRunes = 30 // kept before the first match, so it reads in context
@@ -23,30 +24,34 @@ const (
 // Span is a matched term's byte range in the content.
 type Span struct{ Start, End int }
 
-// Snippet returns the window of content with the most matches, marked; or
-// the content's beginning when nothing matched in it (a title or tag hit).
+// Snippet returns the window of content's visible text with the most
+// matches, marked; or the text's beginning when nothing matched in it (a
+// title or tag hit). spans are byte ranges in content (Marker.Spans); each
+// mark lands on the same word in the visible text. Only the blocks around
+// the best window of the raw content are rendered (region, plain.go).
 func Snippet(content string, spans []Span) string {
+	spans = cleanSpans(content, spans)
+	from, to := region(content, spans)
+	var local []Span
+	for _, s := range spans {
+		if s.Start >= from && s.End <= to {
+			local = append(local, Span{s.Start - from, s.End - from})
+		}
+	}
+	p := plainOf(content[from:to])
+	return window(p.text, p.spans(local), from > 0, strings.TrimSpace(content[to:]) != "")
+}
+
+// window is Snippet of a plain text and spans in it; before and after say
+// that the content goes on before and after the text.
+func window(content string, spans []Span, before, after bool) string {
 	spans = cleanSpans(content, spans)
 	if len(spans) == 0 {
 		end := advance(content, 0, snippetRunes)
 		end = cutAtSpace(content, 0, end)
-		return render(content, 0, end, nil)
+		return render(content, 0, end, nil, before, after)
 	}
-
-	// The best window starts at the match followed by the most matches
-	// within snippetRunes; the earliest wins a tie.
-	best, bestN := 0, 0
-	for i := range spans {
-		limit := advance(content, spans[i].Start, snippetRunes-contextRunes)
-		n := 0
-		for j := i; j < len(spans) && spans[j].End <= limit; j++ {
-			n++
-		}
-		if n > bestN {
-			best, bestN = i, n
-		}
-	}
-
+	best := bestSpan(content, spans)
 	start := backToWord(content, spans[best].Start)
 	end := advance(content, start, snippetRunes)
 	// A matched word longer than the window (a class path, a base64 blob)
@@ -59,7 +64,35 @@ func Snippet(content string, spans []Span) string {
 		}
 		inside = append(inside, s)
 	}
-	return render(content, start, end, inside)
+	return render(content, start, end, inside, before, after)
+}
+
+// bestSpan is the match the best window starts at: the one followed by the
+// most matches within snippetRunes-contextRunes runes; the earliest wins a
+// tie. The spans' rune offsets are counted once, so a long content with many
+// matches is walked once, not once per match.
+func bestSpan(content string, spans []Span) int {
+	type runeSpan struct{ start, end int }
+	at := make([]runeSpan, len(spans))
+	pos, runes := 0, 0
+	for k, s := range spans {
+		runes += utf8.RuneCountInString(content[pos:s.Start])
+		at[k].start = runes
+		runes += utf8.RuneCountInString(content[s.Start:s.End])
+		at[k].end = runes
+		pos = s.End
+	}
+	best, bestN, j := 0, 0, 0
+	for i := range at {
+		j = max(j, i)
+		for j < len(at) && at[j].end-at[i].start <= snippetRunes-contextRunes {
+			j++
+		}
+		if n := j - i; n > bestN {
+			best, bestN = i, n
+		}
+	}
+	return best
 }
 
 // cleanSpans sorts spans and drops those out of range, not on rune boundaries
@@ -125,10 +158,11 @@ func cutAtSpace(s string, min, end int) int {
 	return end
 }
 
-// render writes s[start:end] with marks around spans and collapsed spaces.
-func render(s string, start, end int, marks []Span) string {
+// render writes s[start:end] with marks around spans and collapsed spaces;
+// before and after say that the content goes on beyond s.
+func render(s string, start, end int, marks []Span, before, after bool) string {
 	var b strings.Builder
-	if start > 0 {
+	if start > 0 || before {
 		b.WriteString(ellipsis)
 	}
 	pos := start
@@ -141,7 +175,7 @@ func render(s string, start, end int, marks []Span) string {
 	}
 	writeCollapsed(&b, s[pos:end])
 	out := strings.TrimSpace(b.String())
-	if end < len(s) && strings.TrimSpace(s[end:]) != "" {
+	if after || end < len(s) && strings.TrimSpace(s[end:]) != "" {
 		out += " " + ellipsis
 	}
 	return out
