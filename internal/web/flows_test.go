@@ -180,3 +180,27 @@ func TestForgottenPage(t *testing.T) {
 		t.Error("the forgotten page still lists the restored entry")
 	}
 }
+
+// TestEditConflictWithForget: an entry forgotten while the form was open
+// is a conflict whose theirs is the tombstone; saving then writes the text
+// over it and brings the entry back.
+func TestEditConflictWithForget(t *testing.T) {
+	u := newUI(t)
+	u.remember(t, u.writerKey, "notes/a", "first")
+	b := u.signIn(t, u.writer)
+	if code, _ := b.post(projPath+"/forget/notes/a", url.Values{"expected_version": {"1"}}); code != http.StatusSeeOther {
+		t.Fatalf("forget: %d", code)
+	}
+	form := url.Values{"slug": {"notes/a"}, "is_new": {"0"}, "content": {"mine"}, "expected_version": {"1"}, "expected_slug": {"notes/a"}}
+	code, body := b.post(projPath+"/save", form)
+	if code != http.StatusConflict || !strings.Contains(body, `id="text-theirs">(forgotten)`) || !strings.Contains(body, `id="text-base">first`) {
+		t.Fatalf("save over a forget: %d %s", code, errorText(body))
+	}
+	form.Set("expected_version", formField(t, body, expectedRe))
+	if code, body := b.post(projPath+"/save", form); code != http.StatusSeeOther {
+		t.Fatalf("saving after the conflict: %d %s", code, errorText(body))
+	}
+	if got, err := u.get(u.writerKey, "notes/a"); err != nil || got.Version != 3 || got.Content != "mine" {
+		t.Fatalf("after saving over the tombstone: %+v %v", got, err)
+	}
+}
