@@ -1,6 +1,8 @@
 package web
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +24,11 @@ type logPage struct {
 	MissedDays int
 	// Older is the sealed cursor to page on from ("": this is the last page).
 	Older string
+	// Invalid: the filter form could not be read; the page shows the
+	// error and the form, and no rows.
+	Invalid bool
+	// TimeHint names the date forms the filters take.
+	TimeHint string
 }
 
 // logRows is the page size of the logs.
@@ -41,34 +48,61 @@ func (h *Handler) logFilter(r *http.Request) (logPage, error) {
 		},
 		SinceText: strings.TrimSpace(r.FormValue("since")),
 		UntilText: strings.TrimSpace(r.FormValue("until")),
+		TimeHint:  timeFormatHint,
 	}
-	var err error
-	if d.Filter.Since, err = parseTime("since", d.SinceText); err != nil {
+	since, _, err := parseTime("since", d.SinceText)
+	if err != nil {
 		return d, err
 	}
-	if d.Filter.Until, err = parseTime("until", d.UntilText); err != nil {
+	until, step, err := parseTime("until", d.UntilText)
+	if err != nil {
 		return d, err
 	}
+	// Until is inclusive at the precision typed: "until 2026-12-04" keeps
+	// that whole day, "until …T10:30" that minute. The store's bound is
+	// exclusive (memory.LogFilter), so it gets the end of that step.
+	d.Filter.Since, d.Filter.Until = since, until.Add(step)
 	d.Filter.BeforeID, err = h.cursors.open(strings.TrimSpace(r.FormValue("before")))
 	return d, err
 }
 
-// parseTime reads a date or a date and time (as an HTML date or
-// datetime-local input sends them), in UTC; empty is the zero time.
-func parseTime(field, s string) (time.Time, error) {
+// timeLayouts are the ISO 8601 forms the log filters take (UTC), each with
+// the span it names: a day, a minute, a second. A "T" or a space may
+// separate date and time; RFC 3339 with a zone is taken to the second.
+var timeLayouts = []struct {
+	layout string
+	step   time.Duration
+}{
+	{"2006-01-02", 24 * time.Hour},
+	{"2006-01-02T15:04", time.Minute},
+	{"2006-01-02 15:04", time.Minute},
+	{"2006-01-02T15:04:05", time.Second},
+	{"2006-01-02 15:04:05", time.Second},
+	{time.RFC3339, time.Second},
+}
+
+// timeFormatHint names the forms parseTime takes, for the form and its errors.
+const timeFormatHint = "2026-12-04, 2026-12-04T10:30 or 2026-12-04T10:30:05 (UTC)"
+
+// parseTime reads an ISO 8601 date, or date and time, in UTC; empty is the
+// zero time. step is the span the text names (a whole day for a date), so
+// an "until" can include it.
+func parseTime(field, s string) (t time.Time, step time.Duration, err error) {
 	if s == "" {
-		return time.Time{}, nil
+		return time.Time{}, 0, nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04", "2006-01-02", time.RFC3339} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l.layout, s); err == nil {
+			return t.UTC(), l.step, nil
 		}
 	}
-	return time.Time{}, memory.Errorf(memory.CodeInvalid, "%s must be a date like 2026-11-30 or 2026-11-30T14:05 (UTC), got %q", field, truncate(s, 40))
+	return time.Time{}, 0, memory.Errorf(memory.CodeInvalid, "%s must be an ISO date like %s, got %q", field, timeFormatHint, truncate(s, 40))
 }
 
 // logView renders a log page: scope, read the filter form, let fill load
-// the rows (it returns the id to page on from), render.
+// the rows (it returns the id to page on from), render. A filter that does
+// not read (a bad date, since after until) answers 400 on the page itself,
+// with the form as typed to correct and no rows.
 func (h *Handler) logView(w http.ResponseWriter, r *http.Request, rq *request, name, title string,
 	fill func(key memory.Key, d *logPage) (older int64, err error)) error {
 	key, err := h.scoped(r, rq)
@@ -76,10 +110,17 @@ func (h *Handler) logView(w http.ResponseWriter, r *http.Request, rq *request, n
 		return err
 	}
 	d, err := h.logFilter(r)
-	if err != nil {
-		return err
+	var older int64
+	if err == nil {
+		older, err = fill(key, &d)
 	}
-	older, err := fill(key, &d)
+	if memory.ErrorCode(err) == memory.CodeInvalid {
+		d.Invalid, d.Audit, d.Searches, d.Missed = true, nil, nil, nil
+		v := projectView(key, title, d)
+		v.Error = message(err)
+		h.render(w, r, rq, statusOf(err), name, v)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -208,9 +249,14 @@ type keysPage struct {
 	// Admins are the session's admin keys (a project admin's view): the
 	// projects whose keys are listed and that a new key may be for.
 	Admins []memory.Key
-	// Token is a key just created, shown this once.
+	// Token is a key just created, shown this once, with a client
+	// configuration that holds it (Setup).
 	Token   string
 	Created *memory.Key
+	Setup   clientSetup
+	// Session marks the keys the session signed in with: the page says so
+	// and offers no revoke button for them (revoking one ends this session).
+	Session map[int64]bool
 	// Form holds what was typed when creating failed.
 	Workspace, Project, Agent, Role string
 }
@@ -232,6 +278,10 @@ func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	d.Keys = keys
+	d.Session = map[int64]bool{}
+	for _, k := range rq.caller.Keys() {
+		d.Session[k.ID] = true
+	}
 	v := view{Title: "Keys", Error: errMsg, Data: d}
 	if !rq.caller.ServerAdmin() {
 		d.Admins = rq.caller.Administering()
@@ -275,6 +325,9 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, rq *request)
 		return h.renderKeys(w, r, rq, statusOf(err), d, message(err))
 	}
 	d.Token, d.Created = token, &k
+	if d.Setup, err = newClientSetup(h.baseURL(r), token); err != nil {
+		return err
+	}
 	return h.renderKeys(w, r, rq, http.StatusOK, d, "")
 }
 
@@ -289,4 +342,47 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	return h.redirect(w, r, rq, "/keys", "Revoked key "+strconv.FormatInt(id, 10)+"; it works nowhere any more, and leaves every session that held it.")
+}
+
+// clientSetup is what a person pastes into an MCP client to use a new key
+// (docs/mcp-tools.md#connecting): the Claude Code command line, and the
+// mcpServers block that Cursor, Claude Desktop and others read.
+type clientSetup struct {
+	URL     string // the MCP endpoint
+	Command string
+	JSON    string
+}
+
+// newClientSetup builds the configuration of key for the server at base.
+func newClientSetup(base, key string) (clientSetup, error) {
+	u := base + "/mcp"
+	type server struct {
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	block := map[string]map[string]server{"mcpServers": {"munin": {Type: "http", URL: u, Headers: map[string]string{"Authorization": "Bearer " + key}}}}
+	b, err := json.MarshalIndent(block, "", "  ")
+	if err != nil {
+		return clientSetup{}, fmt.Errorf("client configuration: %w", err)
+	}
+	return clientSetup{
+		URL:     u,
+		Command: "claude mcp add --transport http munin " + u + ` --header "Authorization: Bearer ` + key + `"`,
+		JSON:    string(b),
+	}, nil
+}
+
+// baseURL is the server's address as the browser reached it: the public
+// URL when one is configured (--public-url, behind a proxy), else the
+// scheme and the Host the request came to (the front door checked it).
+func (h *Handler) baseURL(r *http.Request) string {
+	if h.issuer != "" {
+		return strings.TrimSuffix(h.issuer, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }

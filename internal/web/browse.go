@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,12 +66,14 @@ type projectPage struct {
 	Stale string
 	// Search mode.
 	Searched bool
-	Hits     []memory.Hit
+	Hits     []hitRow
 	// Live is the feed's cursor when the page was made: the page's live
 	// stream (static/app.js) announces the changes after it.
 	Live string
-	// List mode.
+	// List mode. TagOptions are the tags the tag filter offers: those of
+	// the entries on this page, and the one filtered by.
 	Entries     []entryRow
+	TagOptions  []string
 	Total       int
 	Page, Pages int
 }
@@ -103,7 +106,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 	}
 	if r.FormValue("scope") == "all" {
 		// "All my projects" on this project's search form.
-		http.Redirect(w, r, "/search"+queryString("q", d.Query, "tag", d.Tag), http.StatusSeeOther)
+		http.Redirect(w, r, "/search"+queryString("q", d.Query, "tag", d.Tag, "stale", d.Stale), http.StatusSeeOther)
 		return nil
 	}
 	if d.Summary, err = h.svc.Project(r.Context(), rq.caller, key.Project); err != nil {
@@ -118,9 +121,11 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 		// At: what has expired is judged at this clock (time.Now outside
 		// tests, as the service's); Search takes the time from its caller.
 		d.Searched = true
-		if d.Hits, err = h.svc.Search(r.Context(), rq.caller, key.Project, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags, IncludeStale: d.Stale == "1", At: h.now().UTC()}); err != nil {
+		hits, err := h.svc.Search(r.Context(), rq.caller, key.Project, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags, IncludeStale: d.Stale == "1", At: h.now().UTC()})
+		if err != nil {
 			return err
 		}
+		d.Hits = hitRows(hits)
 		h.render(w, r, rq, http.StatusOK, "project", projectView(key, "Search: "+d.Query, d))
 		return nil
 	}
@@ -142,8 +147,22 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, rq *request) e
 		d.Entries = append(d.Entries, entryRow{EntrySummary: e, Expired: e.ValidUntil != nil && !now.Before(*e.ValidUntil)})
 	}
 	d.Pages = max(1, (d.Total+pageSize-1)/pageSize)
+	d.TagOptions = tagOptions(entries, d.Tag)
 	h.render(w, r, rq, http.StatusOK, "project", projectView(key, key.Project.String(), d))
 	return nil
+}
+
+// tagOptions are the distinct tags of entries plus the current filter, sorted.
+func tagOptions(entries []memory.EntrySummary, current string) []string {
+	var out []string
+	if current != "" {
+		out = append(out, current)
+	}
+	for _, e := range entries {
+		out = append(out, e.Tags...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // entryPage is the data of an entry's page.

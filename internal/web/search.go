@@ -12,8 +12,45 @@ type searchPage struct {
 	Query, Tag string
 	// Projects are the session's projects, for the scope select.
 	Projects []memory.ProjectRef
+	// Stale, when "1", also finds expired and superseded entries.
+	Stale    string
 	Searched bool
-	Hits     []memory.Hit // each names its project
+	Hits     []hitRow // each names its project
+}
+
+// hitRow is a search hit as the pages show it. How says in a few words how
+// it matched when that was not by the query's words as written (the
+// search's Explanation, or the way it was found): "" for a plain hit.
+type hitRow struct {
+	memory.Hit
+	How string
+}
+
+// hitRows are hits as the pages show them.
+func hitRows(hits []memory.Hit) []hitRow {
+	out := make([]hitRow, len(hits))
+	for i, h := range hits {
+		out[i] = hitRow{Hit: h, How: howMatched(h)}
+	}
+	return out
+}
+
+// howMatched is h's explanation as a line under the hit. The search words
+// it as a phrase ("matched 'Datenbank' for 'Datenbnak'", "parts of
+// 'Fehlerbericht'", "by meaning"); a bare "by …" reads as "found by …".
+// Without one, a hit found by meaning still says so.
+func howMatched(h memory.Hit) string {
+	switch e := h.Explanation; {
+	case strings.HasPrefix(e, "by "):
+		return "found " + e
+	case e != "":
+		return e
+	case h.Match == memory.MatchMeaning:
+		return "found by meaning"
+	case h.Match == memory.MatchBoth:
+		return "found by words and meaning"
+	}
+	return ""
 }
 
 // searchAll searches every project of the session as one ranked list (the
@@ -25,6 +62,7 @@ func (h *Handler) searchAll(w http.ResponseWriter, r *http.Request, rq *request)
 		Query:    strings.TrimSpace(r.FormValue("q")),
 		Tag:      strings.TrimSpace(r.FormValue("tag")),
 		Projects: rq.caller.Projects(),
+		Stale:    map[bool]string{true: "1"}[r.FormValue("stale") == "1"],
 	}
 	if p := r.FormValue("project"); p != "" {
 		ref, err := memory.ParseProject("project", p)
@@ -32,7 +70,7 @@ func (h *Handler) searchAll(w http.ResponseWriter, r *http.Request, rq *request)
 			return err
 		}
 		// The project page decides whether the session reaches ref.
-		http.Redirect(w, r, projectURL(ref)+queryString("q", d.Query, "tag", d.Tag), http.StatusSeeOther)
+		http.Redirect(w, r, projectURL(ref)+queryString("q", d.Query, "tag", d.Tag, "stale", d.Stale), http.StatusSeeOther)
 		return nil
 	}
 	if d.Query != "" {
@@ -41,10 +79,11 @@ func (h *Handler) searchAll(w http.ResponseWriter, r *http.Request, rq *request)
 			tags = []string{d.Tag}
 		}
 		d.Searched = true
-		var err error
-		if d.Hits, err = h.svc.Search(r.Context(), rq.caller, memory.ProjectRef{}, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags}); err != nil {
+		hits, err := h.svc.Search(r.Context(), rq.caller, memory.ProjectRef{}, memory.SearchQuery{Text: d.Query, Limit: pageSize, Tags: tags, IncludeStale: d.Stale == "1", At: h.now().UTC()})
+		if err != nil {
 			return err
 		}
+		d.Hits = hitRows(hits)
 	}
 	title := "Search all my projects"
 	if d.Searched {

@@ -70,7 +70,7 @@ func TestSearchShowsRankNotScore(t *testing.T) {
 		t.Error("project page with 2 entries does not say \"2 entries\"")
 	}
 	_, body = b.get(projPath + "?q=zeppelin")
-	if !strings.Contains(body, "0 hits for") {
+	if !strings.Contains(body, "No hits for “zeppelin”") {
 		t.Errorf("no hits: heading is %q", heading(body))
 	}
 }

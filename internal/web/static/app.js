@@ -47,13 +47,59 @@ document.addEventListener("submit", function (e) {
       v /= steps[i][1];
     }
   }
+  // In the logs (a cell marked exact-too) the exact time stays visible
+  // beside the relative one: events within a minute are ordered by it, and
+  // a touch screen has no hover.
+  function keepExact(el) {
+    if (!el.parentNode.classList.contains("exact-too") || el.nextElementSibling) return;
+    var exact = document.createElement("span");
+    exact.className = "exact";
+    exact.textContent = el.getAttribute("title");
+    el.parentNode.appendChild(exact);
+  }
   function update() {
     var now = Date.now();
     document.querySelectorAll("time.ago[datetime]").forEach(function (el) {
       var t = Date.parse(el.getAttribute("datetime"));
-      if (!isNaN(t)) el.textContent = relative(t - now);
+      if (isNaN(t)) return;
+      el.textContent = relative(t - now);
+      keepExact(el);
     });
   }
   update();
   setInterval(update, 60000);
+})();
+
+// Copy buttons (the keys page's new key and client configuration): shown
+// only with script, as without it there is nothing to click — the text is
+// there to select. The clipboard API needs a secure context (https or
+// localhost) and may be refused; then the text is selected instead, for
+// Ctrl+C. The outcome is said in a status region for screen readers.
+(function () {
+  var status = document.getElementById("copy-status");
+  function say(msg) { if (status) status.textContent = msg; }
+  function select(el) {
+    var range = document.createRange();
+    range.selectNodeContents(el);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+  }
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) return;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var what = button.textContent.replace(/^Copy /, "");
+      var fallback = function () {
+        select(source);
+        say("Selected the " + what + ": press Ctrl+C (⌘C) to copy it.");
+      };
+      if (!navigator.clipboard || !window.isSecureContext) { fallback(); return; }
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        say("Copied the " + what + " to the clipboard.");
+        button.classList.add("copied");
+      }, fallback);
+    });
+  });
 })();
