@@ -25,14 +25,15 @@ func TestBrowserEditConflict(t *testing.T) {
 		chromedp.Click("#edit"),
 		chromedp.WaitVisible("#edit-form"),
 		chromedp.SetValue("#content", "We use SQLite.\nOne writer, group commit.\n"))
-	u.remember(t, u.adminKey, "decisions/db", "We use SQLite in WAL mode.\nOne writer.\n", "db")
+	// Theirs adds a long unbroken line, which must not widen the page on a phone.
+	u.remember(t, u.adminKey, "decisions/db", "We use SQLite in WAL mode.\nOne writer.\nSee https://sqlite.org/"+strings.Repeat("wal", 60)+"\n", "db")
 	run(t, ctx, "save the stale form", chromedp.Click("#save"), chromedp.WaitVisible("#conflict"))
 	if n := u.versions(t, "decisions/db"); n != 2 {
 		t.Fatalf("the conflict wrote: %d versions, want 2", n)
 	}
 	for sel, want := range map[string]string{
 		"#text-base":    "We use SQLite.\nOne writer.",
-		"#text-theirs":  "We use SQLite in WAL mode.\nOne writer.",
+		"#text-theirs":  "We use SQLite in WAL mode.\nOne writer.\nSee https://sqlite.org/walwal",
 		"#text-yours":   "We use SQLite.\nOne writer, group commit.",
 		"#theirs-agent": "root",
 		"#save-hint":    "version 3",
@@ -56,6 +57,10 @@ func TestBrowserEditConflict(t *testing.T) {
 			s[2].getBoundingClientRect().top >= s[1].getBoundingClientRect().bottom; })()`))
 	if !stacked {
 		t.Error("at 390 px base, theirs and yours are not stacked")
+	}
+	// The page does not scroll sideways: a wide diff scrolls in its own box.
+	if w := value(t, ctx, "page width at 390 px", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
+		t.Errorf("at 390 px the conflict page is %d px wide", w)
 	}
 	run(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 900))
 
