@@ -92,6 +92,12 @@ func TestBrowserForgottenRestore(t *testing.T) {
 	if got := textOf(t, ctx, `tr.forgotten-row[data-slug="people/ada"] .entry-link`); got != "Ada" {
 		t.Errorf("the forgotten row shows %q, want the title Ada", got)
 	}
+	// On a phone the table scrolls in its own box, not the page.
+	run(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
+	if w := value(t, ctx, "page width at 390 px", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
+		t.Errorf("at 390 px the forgotten page is %d px wide", w)
+	}
+	run(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 900))
 	if got := flashAfter(t, ctx, "restore", chromedp.Click(`tr.forgotten-row[data-slug="people/ada"] button.restore`)); got != "Restored version 1 as version 3." {
 		t.Errorf("after restore: %q", got)
 	}
