@@ -123,6 +123,7 @@ func (r *Registry) readFused(ctx context.Context, query string, cands []fusedHit
 				mk = text.NewMarker(query)
 			}
 			h.Snippet = text.Snippet(c.content, mk.Spans(c.content))
+			h.Explanation = explainMeaning
 		}
 		h.Score, h.Match = c.score, c.hit.Match
 		out = append(out, h)

@@ -19,7 +19,9 @@ import (
 // the read is left out, so a forgotten entry never comes back (invariant 3,
 // docs/architecture.md#invariant-3-read-your-writes); one replaced meanwhile
 // shows its new version. The snippet's marks are found by analyzing the content
-// with the same analyzers as the query (text.Marker).
+// with the same analyzers as the query (text.Marker). A hit a lower tier found
+// (a compound's parts, a typo's correction) says how it matched and marks the
+// words that matched instead (explain.go).
 //
 // Whether an entry still holds (past its valid_until, or superseded by
 // another entry's write) is read here too, from the latest version and its
@@ -65,7 +67,10 @@ func (r *Registry) readHits(ctx context.Context, query string, matches []rank.Ma
 		return nil, memory.Internal(fmt.Errorf("search %s: read hit %s: %w", es[i].ref, es[i].slug, err))
 	}
 	hits := make([]*memory.Hit, len(matches))
-	var mk *text.Marker // built on the first hit
+	var (
+		mk *text.Marker // built on the first hit
+		ex *explainer   // built on the first hit of a lower tier
+	)
 	for i, m := range matches {
 		v, ok := latest[i]
 		if !ok {
@@ -79,7 +84,16 @@ func (r *Registry) readHits(ctx context.Context, query string, matches []rank.Ma
 			UpdatedAt: v.CreatedAt, Tags: append([]string{}, v.Tags...), Project: m.Ref,
 			Match: memory.MatchWords, State: v.StaleState(at),
 		}
-		h.Snippet = text.Snippet(v.Content, mk.Spans(v.Content))
+		spans := mk.Spans(v.Content)
+		if len(m.Alts) > 0 {
+			if ex == nil {
+				ex = newExplainer(query)
+			}
+			var more []text.Span
+			h.Explanation, more = ex.explain(m.Alts, v.Title, v.Content)
+			spans = append(spans, more...)
+		}
+		h.Snippet = text.Snippet(v.Content, spans)
 		hits[i] = h
 	}
 	return hits, nil

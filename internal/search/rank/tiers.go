@@ -178,6 +178,10 @@ func altsQuery(bs *booster, groups ...weighted) query.Query {
 type Match struct {
 	Ref memory.ProjectRef
 	DM  *search.DocumentMatch
+	// Alts are the alternatives of the tier that found the match when it
+	// was not tier 0 (the words as written): it holds one of them at least
+	// (explain.go). Nil for a tier-0 match.
+	Alts []Alt
 }
 
 // Query is a validated, analyzed recall as the ranking needs it: its terms,
@@ -252,9 +256,11 @@ func Tiers(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, q 
 			return nil, err
 		}
 		var ms []Match
+		alts := p.alts()
 		for _, m := range found {
 			if id := (hitID{m.Ref, m.DM.ID}); !listed[id] && len(out)+len(ms) < q.Limit {
 				listed[id] = true
+				m.Alts = alts
 				ms = append(ms, m)
 			}
 		}

@@ -23,24 +23,48 @@ var snippetAnalyzers = []string{AnalyzerEN}
 // hits of one recall share most of their words.
 type Marker struct {
 	analyzers []analysis.Analyzer
-	terms     []map[string]bool   // per analyzer: the query's terms
-	prefixes  []*prefixSet        // per analyzer: their first bytes
-	pieces    []map[string][]Span // per analyzer: the marks in a piece of content, relative to it
+	terms     []map[string]string  // per analyzer: the query's terms (each its own value, so a match names it without allocating)
+	prefixes  []*prefixSet         // per analyzer: their first bytes
+	pieces    []map[string][]Found // per analyzer: the marks in a piece of content, relative to it
+}
+
+// Found is a matched word's byte range and the term it matched.
+type Found struct {
+	Span
+	Term string
 }
 
 // NewMarker analyzes the query text as the content fields' match queries do.
 func NewMarker(text string) *Marker {
+	return newMarker(func(a analysis.Analyzer, terms map[string]string) {
+		for _, tok := range a.Analyze([]byte(text)) {
+			terms[string(tok.Term)] = string(tok.Term)
+		}
+	})
+}
+
+// NewTermMarker finds terms that are already analyzed (the stems a compound
+// part or a typo correction searches, internal/search/rank) rather than the
+// words of a query text.
+func NewTermMarker(terms []string) *Marker {
+	return newMarker(func(_ analysis.Analyzer, set map[string]string) {
+		for _, t := range terms {
+			set[t] = t
+		}
+	})
+}
+
+// newMarker makes a Marker whose terms per analyzer fill puts in.
+func newMarker(fill func(a analysis.Analyzer, terms map[string]string)) *Marker {
 	m := &Marker{}
 	for _, name := range snippetAnalyzers {
 		a := Analyzer(name)
-		terms := map[string]bool{}
-		for _, tok := range a.Analyze([]byte(text)) {
-			terms[string(tok.Term)] = true
-		}
+		terms := map[string]string{}
+		fill(a, terms)
 		m.analyzers = append(m.analyzers, a)
 		m.terms = append(m.terms, terms)
 		m.prefixes = append(m.prefixes, newPrefixSet(terms))
-		m.pieces = append(m.pieces, map[string][]Span{})
+		m.pieces = append(m.pieces, map[string][]Found{})
 	}
 	return m
 }
@@ -56,6 +80,22 @@ func NewMarker(text string) *Marker {
 // piece once per recall.
 func (m *Marker) Spans(content string) []Span {
 	var spans []Span
+	m.scan(content, func(at int, f Found) { spans = append(spans, Span{at + f.Start, at + f.End}) })
+	return spans
+}
+
+// Find is Spans with the term each span matched.
+func (m *Marker) Find(content string) []Found {
+	var found []Found
+	m.scan(content, func(at int, f Found) {
+		found = append(found, Found{Span{at + f.Start, at + f.End}, f.Term})
+	})
+	return found
+}
+
+// scan calls match for every mark in content: the piece's offset and the
+// mark relative to it.
+func (m *Marker) scan(content string, match func(at int, f Found)) {
 	for i, terms := range m.terms {
 		if len(terms) == 0 {
 			continue
@@ -79,26 +119,25 @@ func (m *Marker) Spans(content string) []Span {
 				rel = m.pieceSpans(i, piece)
 				m.pieces[i][piece] = rel
 			}
-			for _, s := range rel {
-				spans = append(spans, Span{start + s.Start, start + s.End})
+			for _, f := range rel {
+				match(start, f)
 			}
 			start = end
 		}
 	}
-	return spans
 }
 
 // pieceSpans is Spans for one piece of content without whitespace, with
 // analyzer i.
-func (m *Marker) pieceSpans(i int, piece string) []Span {
-	var rel []Span
+func (m *Marker) pieceSpans(i int, piece string) []Found {
+	var rel []Found
 	for _, word := range wordTokenizer.Tokenize([]byte(piece)) {
 		if !mayMatch(word.Term, m.prefixes[i]) {
 			continue
 		}
 		for _, tok := range m.analyzers[i].Analyze(word.Term) {
-			if m.terms[i][string(tok.Term)] {
-				rel = append(rel, Span{word.Start + tok.Start, word.Start + tok.End})
+			if t, ok := m.terms[i][string(tok.Term)]; ok {
+				rel = append(rel, Found{Span{word.Start + tok.Start, word.Start + tok.End}, t})
 			}
 		}
 	}
@@ -184,7 +223,7 @@ type prefixSet struct {
 	first [256]bool
 }
 
-func newPrefixSet(terms map[string]bool) *prefixSet {
+func newPrefixSet(terms map[string]string) *prefixSet {
 	ps := &prefixSet{heads: make(map[string]bool, len(terms))}
 	for t := range terms {
 		if t == "" {

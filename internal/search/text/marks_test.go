@@ -43,7 +43,7 @@ func TestMatchSpansAsFullAnalysis(t *testing.T) {
 			var want []Span
 			for i, name := range snippetAnalyzers {
 				for _, tok := range Analyzer(name).Analyze([]byte(text)) {
-					if terms[i][string(tok.Term)] {
+					if _, ok := terms[i][string(tok.Term)]; ok {
 						want = append(want, Span{tok.Start, tok.End})
 					}
 				}
