@@ -25,6 +25,16 @@ var (
 	expectedSlugRe = regexp.MustCompile(`name="expected_slug" value="([^"]*)"`)
 )
 
+// elementText is the unescaped text of the element with this id in body,
+// up to its first child element ("" when there is none).
+func elementText(body, id string) string {
+	m := regexp.MustCompile(`id="` + regexp.QuoteMeta(id) + `"[^>]*>([^<]*)`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
+}
+
 // formField returns the first submatch of re in body, or fails.
 func formField(t *testing.T, body string, re *regexp.Regexp) string {
 	t.Helper()
@@ -61,11 +71,17 @@ func TestEditConflictCarriesCurrentVersion(t *testing.T) {
 	if n := u.versions(t, "decisions/db"); n != 2 {
 		t.Fatalf("a conflict wrote: %d versions, want 2", n)
 	}
+	for id, want := range map[string]string{
+		"text-base":   "We use SQLite.\nOne writer.\n",
+		"text-theirs": "We use SQLite in WAL mode.\nOne writer.\n",
+		"text-yours":  "We use SQLite.\nOne writer, group commit.\n",
+	} {
+		if got := elementText(body, id); got != want {
+			t.Errorf("#%s reads %q, want %q", id, got, want)
+		}
+	}
 	page := html.UnescapeString(body)
 	for _, want := range []string{
-		`id="text-base">We use SQLite.` + "\nOne writer.",
-		`id="text-theirs">We use SQLite in WAL mode.`,
-		`id="text-yours">We use SQLite.` + "\nOne writer, group commit.",
 		`id="theirs-agent">root<`,
 		`<tr class="add">`, // the diff base→theirs
 		"One writer, group commit.\n</textarea>",
@@ -193,7 +209,7 @@ func TestEditConflictWithForget(t *testing.T) {
 	}
 	form := url.Values{"slug": {"notes/a"}, "is_new": {"0"}, "content": {"mine"}, "expected_version": {"1"}, "expected_slug": {"notes/a"}}
 	code, body := b.post(projPath+"/save", form)
-	if code != http.StatusConflict || !strings.Contains(body, `id="text-theirs">(forgotten)`) || !strings.Contains(body, `id="text-base">first`) {
+	if code != http.StatusConflict || elementText(body, "text-theirs") != "(forgotten)" || elementText(body, "text-base") != "first" {
 		t.Fatalf("save over a forget: %d %s", code, errorText(body))
 	}
 	form.Set("expected_version", formField(t, body, expectedRe))
