@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -295,17 +296,18 @@ func TestBrowserHostileContentInert(t *testing.T) {
 	}
 }
 
-// TestScreenshot renders, in Chromium, the project page of a small,
-// realistic project, a search across two projects of one session, and the
-// project's review queue and one proposal's diff, and writes the
-// repository's docs/project-page.png, docs/search-all.png,
-// docs/review-queue.png and docs/review-proposal.png for the README (tests
-// run in their package's directory, hence ../../docs). It runs only with
+// TestScreenshot renders, in Chromium, the main pages of a small,
+// realistic project — the entry list, a search, an entry and a diff of two
+// of its versions, the review queue and one proposal, the keys page — at
+// 1280 and 390 px (a laptop and a phone) into docs/screens/NAME-WIDTH.png,
+// and the README's docs/project-page.png, docs/search-all.png,
+// docs/review-queue.png and docs/review-proposal.png (tests run in their
+// package's directory, hence ../../docs). It runs only with
 // MUNIN_SCREENSHOT=1:
 // MUNIN_SCREENSHOT=1 go test -run TestScreenshot ./internal/web/
 func TestScreenshot(t *testing.T) {
 	if os.Getenv("MUNIN_SCREENSHOT") == "" {
-		t.Skip("set MUNIN_SCREENSHOT=1 to write docs/project-page.png and docs/search-all.png")
+		t.Skip("set MUNIN_SCREENSHOT=1 to write docs/screens/*.png and the README's screenshots")
 	}
 	ctx := newChrome(t)
 	u := newUI(t)
@@ -339,34 +341,56 @@ func TestScreenshot(t *testing.T) {
 	run(t, ctx, "add a key", chromedp.SetValue("#add-key-input", ops))
 	flashAfter(t, ctx, "add key", chromedp.Click("#add-key-btn"))
 	shoot(t, ctx, u, []shot{
-		{"../../docs/project-page.png", projPath, "#entries", 0},
-		{"../../docs/search-all.png", "/search?q=backup", "#hits", 0},
+		{"../../docs/project-page.png", projPath, "#entries", 1200, 0},
+		{"../../docs/search-all.png", "/search?q=backup", "#hits", 1200, 0},
 	})
 	n := screenshotProposals(t, u)
 	shoot(t, ctx, u, []shot{
-		{"../../docs/review-queue.png", projPath + "/review", "#proposals", 0},
+		{"../../docs/review-queue.png", projPath + "/review", "#proposals", 1200, 0},
 		// Base, current and proposed side by side, and the diff below.
-		{"../../docs/review-proposal.png", projPath + "/review/" + n, "#diff", 820},
+		{"../../docs/review-proposal.png", projPath + "/review/" + n, "#diff", 1200, 820},
 	})
+	if err := os.MkdirAll("../../docs/screens", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int64{1280, 390} {
+		var shots []shot
+		for _, p := range []struct{ name, path, wait string }{
+			{"project", projPath, "#entries"},
+			{"search", projPath + "?q=backup", "#hits"},
+			{"search-all", "/search?q=backup", "#hits"},
+			{"entry", projPath + "/e/decisions/db-choice", "#content"},
+			{"diff", projPath + "/e/decisions/db-choice?diff=1..2", "#diff"},
+			{"review", projPath + "/review", "#proposals"},
+			{"proposal", projPath + "/review/" + n, "#diff"},
+			{"keys", "/keys", "#create-key"},
+		} {
+			shots = append(shots, shot{fmt.Sprintf("../../docs/screens/%s-%d.png", p.name, width), p.path, p.wait, width, 0})
+		}
+		shoot(t, ctx, u, shots)
+	}
 }
 
-// shot is a screenshot of the page at path, once wait is visible, 1200
-// pixels wide and height high (0: 640).
+// shot is a screenshot of the page at path, once wait is visible, width
+// pixels wide and height high (0: 640 on a laptop, 844 on a phone).
 type shot struct {
 	file, path, wait string
-	height           int64
+	width, height    int64
 }
 
-// shoot navigates to each page and writes its screenshot.
+// shoot navigates to each page and writes its screenshot, of the viewport
+// only (a page's full length would make large files).
 func shoot(t *testing.T, ctx context.Context, u *ui, shots []shot) {
 	t.Helper()
 	for _, s := range shots {
 		height := s.height
 		if height == 0 {
 			height = 640
+			if s.width < 600 {
+				height = 844
+			}
 		}
-		run(t, ctx, s.path, chromedp.Navigate(u.srv.URL+s.path), chromedp.WaitVisible(s.wait),
-			chromedp.EmulateViewport(1200, height))
+		run(t, ctx, s.path, chromedp.EmulateViewport(s.width, height), chromedp.Navigate(u.srv.URL+s.path), chromedp.WaitVisible(s.wait))
 		png := value(t, ctx, "screenshot", chromedp.CaptureScreenshot())
 		if err := os.WriteFile(s.file, png, 0o644); err != nil {
 			t.Fatal(err)
