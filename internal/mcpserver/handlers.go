@@ -60,7 +60,9 @@ func (h handlers) recall(ctx context.Context, c memory.Caller, a service.RecallR
 }
 
 // recallText renders recall hits for clients that read only the text. A hit
-// found by meaning says so: its snippet may hold none of the query's words.
+// found by meaning says so: its snippet may hold none of the query's words;
+// so does a hit matched otherwise than by the query's words as written
+// (its explanation).
 func recallText(query string, hits []service.Hit) string {
 	var b strings.Builder
 	if len(hits) == 0 {
@@ -70,7 +72,7 @@ func recallText(query string, hits []service.Hit) string {
 	}
 	for i, hit := range hits {
 		fmt.Fprintf(&b, "\n%d. %s v%d (%s) — %s%s%s%s\n   %s", i+1, hit.Slug, hit.Version, hit.Project,
-			oneLine(hit.Title, 80), tagList(hit.Tags), matchNote(hit.Match), stateNote(hit.State), oneLine(hit.Snippet, 240))
+			oneLine(hit.Title, 80), tagList(hit.Tags), matchNote(hit.Match)+explainNote(hit), stateNote(hit.State), oneLine(hit.Snippet, 240))
 	}
 	return b.String()
 }
@@ -85,6 +87,15 @@ func matchNote(match string) string {
 		return " · found by words and meaning"
 	}
 	return ""
+}
+
+// explainNote is a hit's explanation, unless matchNote said it already ("by
+// meaning").
+func explainNote(hit service.Hit) string {
+	if hit.Explanation == "" || hit.Match == memory.MatchMeaning {
+		return ""
+	}
+	return " · " + oneLine(hit.Explanation, 80)
 }
 
 // stateNote marks a hit or list entry that is not a live entry: the

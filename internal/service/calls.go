@@ -72,6 +72,9 @@ type Hit struct {
 	Tags      []string  `json:"tags"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Match     string    `json:"match" jsonschema:"words, meaning or both"`
+	// Explanation says how the hit matched when not by the query's words
+	// as written (memory.Hit's Explanation).
+	Explanation string `json:"explanation,omitempty" jsonschema:"how it matched if not by the words as written"`
 	// State marks a hit that is not a live entry: "pending" (the caller's
 	// own proposal), "expired" or "superseded" (with include_stale).
 	State string `json:"state,omitempty"`

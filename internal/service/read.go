@@ -25,7 +25,7 @@ func (s *Service) Recall(ctx context.Context, c memory.Caller, req RecallRequest
 		out.Hits = append(out.Hits, Hit{
 			Project: h.Project.String(), Slug: h.Slug, Title: h.Title, Version: h.Version,
 			Score: h.Score, Snippet: h.Snippet, Tags: nonNil(h.Tags), UpdatedAt: h.UpdatedAt.UTC(),
-			Match: h.Match, State: h.State,
+			Match: h.Match, Explanation: h.Explanation, State: h.State,
 		})
 	}
 	// The caller's own pending proposals: read-your-writes for what it
