@@ -112,7 +112,9 @@ func plainOf(content string) plain {
 	w := plainWriter{src: src}
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
-			if n.Type() == ast.TypeBlock {
+			if _, ok := n.(*ast.Heading); ok {
+				w.endHeading()
+			} else if n.Type() == ast.TypeBlock {
 				w.space()
 			}
 			return ast.WalkContinue, nil
@@ -215,6 +217,18 @@ func (w *plainWriter) found(text []byte) {
 		return
 	}
 	w.b.Write(text)
+}
+
+// endHeading separates a heading from the text after it by a dash, so a
+// snippet does not run "Backups Copy the files" together; a heading that
+// ends in punctuation needs only the space.
+func (w *plainWriter) endHeading() {
+	t := strings.TrimRight(w.b.String(), " ")
+	if t == "" || strings.ContainsRune(".:!?;", rune(t[len(t)-1])) {
+		w.space()
+		return
+	}
+	w.b.WriteString(" — ")
 }
 
 // space separates blocks and lines by one space (whitespace is collapsed
