@@ -297,7 +297,7 @@ func TestBrowserHostileContentInert(t *testing.T) {
 }
 
 // TestScreenshot renders, in Chromium, the main pages of a small,
-// realistic project — the entry list, a search, an entry and a diff of two
+// realistic project — the entry list, a search (with a typo), an entry and a diff of two
 // of its versions, the review queue and one proposal, the keys page — at
 // 1280 and 390 px (a laptop and a phone) into docs/screens/NAME-WIDTH.png,
 // and the README's docs/project-page.png, docs/search-all.png,
@@ -357,7 +357,7 @@ func TestScreenshot(t *testing.T) {
 		var shots []shot
 		for _, p := range []struct{ name, path, wait string }{
 			{"project", projPath, "#entries"},
-			{"search", projPath + "?q=backup", "#hits"},
+			{"search", projPath + "?q=bakup", "#hits"}, // a typo: the hits say how they matched
 			{"search-all", "/search?q=backup", "#hits"},
 			{"entry", projPath + "/e/decisions/db-choice", "#content"},
 			{"diff", projPath + "/e/decisions/db-choice?diff=1..2", "#diff"},
