@@ -47,7 +47,7 @@ var concepts = map[string][]string{
 	"night-duty":   {"nachts", "nacht*", "night*", "geweckt", "wake*", "woke", "paged", "page", "pager*", "bereitschaft*", "shift*", "schicht*", "oncall", "rotation"},
 	"bug-report":   {"bug", "bugs", "fehler", "bericht*", "report*", "melden", "meldet", "ticket*", "issue*", "file"},
 	"sign-in":      {"sso", "login*", "sign", "signs", "anmeld*", "keycloak", "identity", "redirect"},
-	"frontend":     {"interface", "ui", "browser*", "frontend*", "library", "framework*", "javascript", "react", "spa", "html", "htmx", "rendered", "rendering"},
+	"frontend":     {"interface", "ui", "browser*", "frontend*", "library", "framework*", "javascript", "react", "spa", "html", "htmx", "render*"},
 	"meeting":      {"meeting*", "besprechung*", "sitzung*", "retro*", "rückblick*", "termin*"},
 	"decision":     {"beschlossen", "beschluss*", "entschieden", "entscheidung*", "decided", "decision*", "vereinbart", "agreed"},
 	"record":       {"protokoll*", "notiz*", "minutes", "steht", "festhalten", "aufschreiben"},
@@ -73,6 +73,9 @@ var concepts = map[string][]string{
 	"full":         {"voll", "full", "filled", "fill", "filling"},
 	"build-host":   {"build", "builds", "ci", "runner", "runners", "maschine", "machine", "agents", "host"},
 	"release-plan": {"releaseplan", "release", "releases", "version", "versionen", "termin"},
+	"data-export":  {"csv", "export*", "mandant", "mandanten", "download*"},
+	"cost":         {"kosten", "cost", "costs", "preis*", "price*", "günstig*", "teuer*", "cheap*", "expensive"},
+	"performance":  {"leistung", "performance", "latenz*", "latency", "durchsatz", "throughput", "langsam*", "slow*", "renderzeit*", "antwortzeit*", "messwert*", "dauer"},
 }
 
 // conceptIndex maps a concept name to its dimension, in sorted order so the
@@ -140,18 +143,35 @@ func conceptVector(text string) []float32 {
 	return out
 }
 
+// matchesConcept tells whether w is one of list's words, or a compound
+// whose head is (agentenschlüssel: schlüssel; supportticket: ticket*), as a
+// model's subword tokens would see the head in it. A head has
+// minHeadBytes letters at least and follows minModifierBytes; a word with a
+// hyphen is met as written only.
 func matchesConcept(w string, list []string) bool {
 	for _, e := range list {
-		if p, ok := strings.CutSuffix(e, "*"); ok {
-			if strings.HasPrefix(w, p) {
+		p, prefix := strings.CutSuffix(e, "*")
+		for i := 0; i < len(w); i++ {
+			if i > 0 && (len(p) < minHeadBytes || strings.Contains(w, "-")) {
+				break
+			}
+			if i > 0 && i < minModifierBytes {
+				continue
+			}
+			if rest := w[i:]; prefix && strings.HasPrefix(rest, p) || !prefix && rest == p {
 				return true
 			}
-		} else if w == e {
-			return true
 		}
 	}
 	return false
 }
+
+// minModifierBytes and minHeadBytes bound the compounds matchesConcept
+// meets by their head.
+const (
+	minModifierBytes = 3
+	minHeadBytes     = 5
+)
 
 func cosine(a, b []float32) float64 {
 	var s float64

@@ -25,16 +25,17 @@ type floor struct{ hit1, hit5, mrr float64 }
 
 // floors per kind for recall by words alone (meaning off), set just below
 // what recall measured on 2026-12-01 with compounds and typos (forms
-// 0.82/1.00/0.90, compound-split 0.95/0.95/0.95, compound-join
-// 0.50/0.95/0.66 with one query per linking element, typo 1/1/1, acronym
-// 1/1/1; keyword recall before them:
+// 0.82/1.00/0.90, typo 1/1/1, acronym 1/1/1; keyword recall before them:
 // AUSBAUSTUFEN.md, Stufe 6). Raise them when recall gets better; never
 // lower one to let a change pass. Paraphrases have no floor here: words
-// alone are not meant to find them.
+// alone are not meant to find them. The compound kinds' floors are from
+// 2026-12-04, with modifiers in other forms, modifiers known only inside
+// compounds and joins ranked as the two words they join (compound-split
+// 0.96/0.96/0.96, compound-join 0.85/1.00/0.90).
 var floors = map[string]floor{
 	kindForms:   {hit1: 0.80, hit5: 0.95, mrr: 0.88},
-	kindSplit:   {hit1: 0.90, hit5: 0.90, mrr: 0.90},
-	kindJoin:    {hit1: 0.45, hit5: 0.90, mrr: 0.62},
+	kindSplit:   {hit1: 0.92, hit5: 0.92, mrr: 0.92},
+	kindJoin:    {hit1: 0.80, hit5: 0.95, mrr: 0.85},
 	kindTypo:    {hit1: 0.95, hit5: 0.95, mrr: 0.95},
 	kindAcronym: {hit1: 0.93, hit5: 0.93, mrr: 0.93},
 }
@@ -260,7 +261,8 @@ func check(t testing.TB, su setup, fl map[string]floor, kind string, sc score) s
 // note is the first hit), hit@5 and the mean reciprocal rank over the first
 // recallLimit hits. It fails when a kind scores below its floor in either
 // run. With -v it also lists the queries of word kinds that fusion ranks
-// worse than words alone, and every query whose note was not the first hit.
+// worse than words alone, and every query whose note was not the first hit
+// (words alone: of the word kinds).
 func TestRecallQuality(t *testing.T) {
 	notes, qs := loadNotes(t), loadQueries(t)
 	words := measure(t, wordsOnly, notes, qs)
@@ -305,14 +307,19 @@ func TestRecallQuality(t *testing.T) {
 	if sense != nil {
 		t.Log("\n" + changes(qs, words, *sense))
 	}
-	final, name := words, wordsOnly.name
+	logMisses(t, qs, words, wordsOnly.name, func(q query) bool { return q.kind != kindParaphrase })
 	if sense != nil {
-		final, name = *sense, withMeaning.name
+		logMisses(t, qs, *sense, withMeaning.name, func(query) bool { return true })
 	}
+}
+
+// logMisses logs the queries (those keep accepts) whose note r did not
+// rank first.
+func logMisses(t testing.TB, qs []query, r result, name string, keep func(query) bool) {
 	var misses strings.Builder
 	for _, q := range qs {
-		if rank := final.rank[q.line]; rank != 1 {
-			got := final.got[q.line]
+		if rank := r.rank[q.line]; rank != 1 && keep(q) {
+			got := r.got[q.line]
 			fmt.Fprintf(&misses, "  %-14s rank %-2s %-45q want %s, got %s\n", q.kind, rankText(rank), q.text,
 				strings.Join(q.want, " "), strings.Join(got[:min(3, len(got))], " "))
 		}

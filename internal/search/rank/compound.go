@@ -22,6 +22,13 @@ import (
 // A split matches an entry holding all its parts (anywhere, any field); a
 // join matches an entry holding the compound. Both rank below entries that
 // match a query word as written (see tiers.go).
+//
+// A modifier is often written in another form than in the compound: a verb
+// stem (Lese-leistung: "Leistung beim Lesen", Speicher-fehler: "Fehler beim
+// Speichern") or the stem of an -ung noun (Prüf-dauer: "Dauer der
+// Prüfung"); and a part may be known only inside other compounds
+// ("Projektleitung" for the modifier of "Projektplan"). compound_forms.go
+// and compound_prefix.go add those.
 const (
 	// minPartRunes is the shortest part a compound is split into or joined
 	// from: shorter parts ("ab", "um") would split almost any word.
@@ -36,8 +43,11 @@ const (
 	// maxJoinPairs is how many neighbouring word pairs are tried as a compound.
 	maxJoinPairs = 8
 	// maxCompoundAlts bounds the compound alternatives of one recall, each
-	// one to three parts of up to two terms in two fields (altFields): at
-	// most 96 term searches, in a tier of their own.
+	// one to three parts in two fields (altFields); a part searches up to
+	// two terms (its stems), four with the stems of a modifier's -ung noun
+	// (compound_forms.go), or up to maxPrefixTerms (a modifier known inside
+	// other compounds, compound_prefix.go): at most 8 × 3 × 4 × 2 = 192
+	// term searches, in a tier of their own.
 	maxCompoundAlts = 8
 )
 
@@ -95,25 +105,44 @@ func compounds(words []text.Word, v *vocab) []alt {
 		}
 		return len(out) < maxCompoundAlts
 	}
+	prefixWords := 0
 	for _, w := range words {
-		for _, parts := range splits(w.Lower, v) {
-			a := alt{kind: altSplit, word: w.Lower, known: parts}
+		found := splits(w.Lower, v)
+		if len(found) == 0 && prefixWords < maxPrefixWords && !v.hasAnyStem(w.Stems) {
+			prefixWords++
+			if parts, ok := prefixSplit(w.Lower, v); ok {
+				found = append(found, parts)
+			}
+		}
+		for _, parts := range found {
+			a := alt{kind: altSplit, word: w.Lower}
 			for _, p := range parts {
-				a.parts = append(a.parts, text.StemsOf(p))
+				a.known = append(a.known, p.name)
+				a.parts = append(a.parts, p.terms)
 			}
 			if !add(a) {
 				return out
 			}
 		}
 	}
-	for i := 0; i+1 < len(words) && i < maxJoinPairs; i++ {
-		a, b := words[i], words[i+1]
+	for _, j := range joins(words, v) {
+		if !add(j) {
+			return out
+		}
+	}
+	return out
+}
+
+// joins returns the joins of neighbouring query words (pairWords) that the
+// vocabulary knows, in either order, at most maxCompoundAlts.
+func joins(words []text.Word, v *vocab) []alt {
+	var out []alt
+	pairs := pairWords(words)
+	for i := 0; i+1 < len(pairs) && i < maxJoinPairs && len(out) < maxCompoundAlts; i++ {
+		a, b := pairs[i], pairs[i+1]
 		for _, pair := range [][2]text.Word{{a, b}, {b, a}} {
 			if c, ok := join(pair[0], pair[1], v); ok {
-				j := alt{parts: [][]string{text.StemsOf(c)}, kind: altJoin, word: a.Lower + " " + b.Lower, known: []string{c}}
-				if !add(j) {
-					return out
-				}
+				out = append(out, alt{parts: [][]string{text.StemsOf(c)}, kind: altJoin, word: a.Lower + " " + b.Lower, known: []string{c}})
 			}
 		}
 	}
@@ -126,7 +155,7 @@ func compounds(words []text.Word, v *vocab) []alt {
 // is tried as three parts, the head split once more
 // (Datenbank-migration-s-skript): at most maxThreePartRunes letters, so the
 // lookups stay bounded by the square of a short word.
-func splits(word string, v *vocab) [][]string {
+func splits(word string, v *vocab) [][]part {
 	n := utf8.RuneCountInString(word)
 	if n < minCompoundRunes || n > maxCompoundRunes || !isWord(word) {
 		return nil
@@ -142,7 +171,7 @@ func splits(word string, v *vocab) [][]string {
 			continue
 		}
 		if rest := splitTwo(string(runes[i:]), v); len(rest) > 0 {
-			return [][]string{append([]string{mod}, rest[0]...)}
+			return [][]part{append([]part{mod}, rest[0]...)}
 		}
 	}
 	return nil
@@ -151,18 +180,28 @@ func splits(word string, v *vocab) [][]string {
 // maxThreePartRunes bounds the words split into three parts.
 const maxThreePartRunes = 30
 
+// part is one part of a split: the word the split met (known explains it)
+// and the terms an entry holds one of to match it.
+type part struct {
+	name  string
+	terms []string
+}
+
+// wordPart is a part met as a word: its stems.
+func wordPart(w string) part { return part{name: w, terms: text.StemsOf(w)} }
+
 // splitTwo is splits into two parts.
-func splitTwo(word string, v *vocab) [][]string {
+func splitTwo(word string, v *vocab) [][]part {
 	runes := []rune(word)
 	n := len(runes)
-	var out [][]string
+	var out [][]part
 	for i := minPartRunes; i <= n-minPartRunes; i++ {
 		head := string(runes[i:])
 		if !v.hasWord(head) {
 			continue
 		}
 		if mod, ok := knownModifier(string(runes[:i]), v); ok {
-			out = append(out, []string{mod, head})
+			out = append(out, []part{mod, wordPart(head)})
 		}
 		if len(out) == maxSplitsPerWord {
 			break
@@ -172,14 +211,25 @@ func splitTwo(word string, v *vocab) [][]string {
 }
 
 // knownModifier returns the left part of a compound as the vocabulary knows
-// it: as written or without its linking element.
-func knownModifier(left string, v *vocab) (string, bool) {
+// it: as written or without its linking element, as a word or as the stem of
+// an -ung noun (Prüf-dauer: "Prüfung"). Its terms are the word's stems and
+// the known stems of the -ung noun, so "Prüfdauer" finds "Dauer der Prüfung"
+// as well as "Dauer beim Prüfen".
+func knownModifier(left string, v *vocab) (part, bool) {
 	for _, mod := range modifiers(left) {
-		if v.hasWord(mod) {
-			return mod, true
+		noun := ungNoun(mod, v)
+		if len(noun) == 0 && !v.hasWord(mod) {
+			continue
 		}
+		p := wordPart(mod)
+		for _, t := range noun {
+			if !slices.Contains(p.terms, t) {
+				p.terms = append(p.terms, t)
+			}
+		}
+		return p, true
 	}
-	return "", false
+	return part{}, false
 }
 
 // modifiers is a compound's left part as written and without each linking
@@ -195,25 +245,21 @@ func modifiers(left string) []string {
 }
 
 // join returns the compound of modifier and head (modifier first) that the
-// vocabulary knows, if any. The modifier is tried as written and as its
-// stems (Wünsche der Kunden → kunden+wünsche; Umgebung für Tests →
-// test+umgebung), each with every linking element.
+// vocabulary knows, if any. The modifier is tried as written, as its stems
+// (Wünsche der Kunden → kunden+wünsche; Umgebung für Tests →
+// test+umgebung) and in the forms a modifier takes (joinBases: Kosten der
+// Speicherung → speicher+kosten, Fehler beim Speichern → speicher+fehler),
+// each with every linking element: at most 5 bases × 7 lookups.
 func join(mod, head text.Word, v *vocab) (string, bool) {
 	if utf8.RuneCountInString(mod.Lower) < minPartRunes || utf8.RuneCountInString(head.Lower) < minPartRunes ||
 		!isWord(mod.Lower) || !isWord(head.Lower) {
 		return "", false
 	}
-	bases := []string{mod.Lower}
-	for _, s := range mod.Stems {
-		if !slices.Contains(bases, s) && utf8.RuneCountInString(s) >= minPartRunes {
-			bases = append(bases, s)
-		}
-	}
-	for _, base := range bases {
+	for _, base := range joinBases(mod) {
 		for _, link := range append([]string{""}, linkingElements...) {
 			c := base + link + head.Lower
 			if utf8.RuneCountInString(c) > maxCompoundRunes {
-				return "", false
+				continue
 			}
 			if v.hasCompound(c) {
 				return c, true

@@ -3,7 +3,6 @@ package rank
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -264,16 +263,18 @@ func Tiers(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, q 
 				ms = append(ms, m)
 			}
 		}
-		if len(out) > 0 && len(ms) > 0 {
-			last, top := out[len(out)-1].DM.Score, ms[0].DM.Score
-			if top > last {
-				f := last / top
-				for _, m := range ms {
-					m.DM.Score = math.Min(m.DM.Score*f, last)
-				}
+		out = appendBelow(out, ms)
+		if tier == 0 && !opts.NoCompounds {
+			// A compound of two query words ranks with the entries
+			// meeting two words (join_rank.go).
+			var added []Match
+			if out, added, err = promoteJoins(ctx, refs, idxs, q, out, v); err != nil {
+				return nil, err
+			}
+			for _, m := range added {
+				listed[hitID{m.Ref, m.DM.ID}] = true
 			}
 		}
-		out = append(out, ms...)
 	}
 	return out, nil
 }

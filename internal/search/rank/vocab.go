@@ -48,14 +48,16 @@ type vocab struct {
 	readers []index.IndexReader
 	dicts   [][]fieldDict // per reader: one per vocab field
 	known   map[string]bool
-	lookups int
+	// prefixes caches prefixed: the terms found per prefix.
+	prefixes map[string][]string
+	lookups  int
 }
 
 // fieldDict is one field's dictionary in every segment of a snapshot.
 type fieldDict []segment.TermDictionary
 
 func newVocab(ctx context.Context, idxs []bleve.Index) *vocab {
-	return &vocab{ctx: ctx, idxs: idxs, known: map[string]bool{}}
+	return &vocab{ctx: ctx, idxs: idxs, known: map[string]bool{}, prefixes: map[string][]string{}}
 }
 
 // open opens the dictionaries once; it tells whether they are usable. An
@@ -138,6 +140,63 @@ func (v *vocab) contains(term []byte) bool {
 		}
 	}
 	return false
+}
+
+// prefixed returns the terms of the title and content dictionaries that
+// begin with prefix and are longer than it: per index, field and segment
+// the first limit of them in term order, then the first limit of all, so a
+// recall over several projects finds what one index holding them all would.
+// It counts as one lookup towards maxVocabLookups: a range of one term
+// dictionary (an FST) is found as a term is, and at most limit terms are
+// read from it.
+func (v *vocab) prefixed(prefix string, limit int) []string {
+	if terms, ok := v.prefixes[prefix]; ok {
+		return terms
+	}
+	if v.lookups >= maxVocabLookups || v.ctx.Err() != nil || !v.open() {
+		return nil
+	}
+	v.lookups++
+	start := []byte(prefix)
+	end := prefixEnd(start)
+	var terms []string
+	for _, fds := range v.dicts {
+		for _, fd := range fds {
+			for _, d := range fd {
+				// A nil automaton matches every term of the range, as
+				// bleve's own FieldDictPrefix asks for it.
+				it := d.AutomatonIterator(nil, start, end)
+				for n := 0; n < limit; {
+					e, err := it.Next()
+					if err != nil || e == nil {
+						break
+					}
+					if e.Term != prefix {
+						terms = append(terms, e.Term)
+						n++
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	terms = terms[:min(len(terms), limit)]
+	v.prefixes[prefix] = terms
+	return terms
+}
+
+// prefixEnd is the first key after every key beginning with prefix: the
+// exclusive end of its range (nil: no end), as bleve computes it.
+func prefixEnd(prefix []byte) []byte {
+	end := slices.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
 }
 
 // hasWord tells whether a lower-case word is known: one of its stems is.
