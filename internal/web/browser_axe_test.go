@@ -63,6 +63,7 @@ const axeRun = `axe.run(document, {resultTypes: ['violations']}).then(r => r.vio
 // DevTools protocol's Runtime.evaluate: the pages' Content-Security-Policy
 // allows no inline or foreign script, and does not apply to that.
 func TestBrowserAxeEveryPage(t *testing.T) {
+	sweepsOff(t)
 	src := axeSource(t)
 	ctx := newChrome(t)
 	w := newScreenWorld(t)

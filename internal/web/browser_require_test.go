@@ -21,3 +21,16 @@ func noBrowser(t testing.TB) {
 	}
 	t.Skip(msg)
 }
+
+// sweepsEnv set to "off" skips the page-by-page sweeps (layout at three
+// widths, axe-core at two): they test rendering, which neither -race nor
+// the cluster hop changes, so CI runs them once, in its plain go test.
+const sweepsEnv = "MUNIN_BROWSER_SWEEPS"
+
+// sweepsOff skips a page-by-page sweep when sweepsEnv says so.
+func sweepsOff(t testing.TB) {
+	t.Helper()
+	if os.Getenv(sweepsEnv) == "off" {
+		t.Skipf("%s=off: the page sweeps ran in CI's plain go test", sweepsEnv)
+	}
+}

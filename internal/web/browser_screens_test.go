@@ -210,6 +210,7 @@ type layoutReport struct {
 // when Sign out is off the screen on a phone, or when a button or a link in
 // a navigation is lower than 44 px there (issue 26, point 1).
 func TestBrowserEveryPageFitsTheScreen(t *testing.T) {
+	sweepsOff(t)
 	ctx := newChrome(t)
 	w := newScreenWorld(t)
 	pages := w.screenPages()
