@@ -107,6 +107,8 @@ func (w *screenWorld) screenPages() []screenPage {
 		{name: "search-all", session: sessionProject, path: "/search?q=backup", wait: "main"},
 		{name: "project", session: sessionProject, path: projPath, wait: "#entries"},
 		{name: "project-search", session: sessionProject, path: projPath + "?q=sqlite", wait: "#hits"},
+		{name: "project-no-hits", session: sessionProject, path: projPath + "?q=quokka&tag=db", wait: "#no-hits"},
+		{name: "search-all-no-hits", session: sessionProject, path: "/search?q=quokka", wait: "#no-hits"},
 		{name: "entry", session: sessionProject, path: e, wait: "#content"},
 		{name: "entry-old-version", session: sessionProject, path: e + "?version=1", wait: "#old-version"},
 		{name: "entry-diff", session: sessionProject, path: e + "?diff=1..2", wait: "#diff"},
