@@ -37,11 +37,7 @@ func explainedRegistry(t *testing.T) *Registry {
 // entry's word; a hit on the words as written says nothing.
 func TestExplanationSaysHowAHitMatched(t *testing.T) {
 	r := explainedRegistry(t)
-	for _, c := range []struct {
-		query   string
-		want    []string // slug: explanation, in order
-		snippet string   // of the last hit
-	}{
+	checkExplanations(t, r, []explainCase{
 		{"Datenbnak", []string{"db: matched 'Datenbank' for 'Datenbnak'"}, "Wir nutzen eine «Datenbank» für alle Projekte."},
 		{"Datenbank", []string{"db: "}, "Wir nutzen eine «Datenbank» für alle Projekte."},
 		// Datenbank is as written, Wettr's correction only adds to db's
@@ -51,16 +47,7 @@ func TestExplanationSaysHowAHitMatched(t *testing.T) {
 			"Ein «Bericht» über den «Fehler» beim nächtlichen Import."},
 		{"Plan Release", []string{"join-hyphen: ", "join-joined: 'Releaseplan' for 'Plan Release'"},
 			"Der «Releaseplan» für Oktober steht."},
-	} {
-		hits := searchAll(t, r, []memory.ProjectRef{projA}, memory.SearchQuery{Text: c.query})
-		if got := explanations(hits); fmt.Sprint(got) != fmt.Sprint(c.want) {
-			t.Errorf("%q: %q, want %q", c.query, got, c.want)
-			continue
-		}
-		if got := hits[len(hits)-1].Snippet; got != c.snippet {
-			t.Errorf("%q: snippet %q, want %q", c.query, got, c.snippet)
-		}
-	}
+	})
 	// Search, one project's view, explains alike.
 	if hits := find(t, r, projA, "Datenbnak"); len(hits) != 1 || hits[0].Explanation != "matched 'Datenbank' for 'Datenbnak'" {
 		t.Errorf("Search: %q", explanations(hits))
@@ -116,5 +103,61 @@ func TestExplanationIsShort(t *testing.T) {
 	got := hits[0].Explanation
 	if !strings.HasPrefix(got, "parts of 'Fehlerbericht': Fehler, Bericht") || len([]rune(got)) > maxExplanationRunes {
 		t.Errorf("explanation %q: want the first alternative, at most %d runes", got, maxExplanationRunes)
+	}
+}
+
+// TestExplanationOfModifierForms: a compound met through a modifier in
+// another form says what stood in for the query's words: a modifier known
+// only inside other compounds (Wartungsvertrag for the Wartungs- of
+// Wartungskalender), the stem of an -ung noun (Zustellquote: Zustellung),
+// an -ung noun or a verb joined as a modifier (Kosten der Speicherung,
+// Leistung beim Lesen). The joined compound ranks above an entry holding
+// one of the two words only.
+func TestExplanationOfModifierForms(t *testing.T) {
+	src := newFakeSource()
+	src.Put(projA, "prefix", "Betrieb", "Der Wartungsvertrag gilt bis 2027; wann welcher Server dran ist, zeigt der Kalender.")
+	src.Put(projA, "ung-split", "Benachrichtigungen", "Die Quote der Zustellung lag bei 99,7 %.")
+	src.Put(projA, "ung-join", "Anhänge", "Die Speicherkosten sinken auf ein Drittel.")
+	src.Put(projA, "verb-join", "Objektspeicher", "Die Leseleistung reicht für Anhänge.")
+	src.Put(projA, "one-word", "Budget", "Die Kosten der Server tragen wir; die Leistung der Server prüfen wir monatlich.")
+	r := newTestRegistry(t, src, Options{})
+	checkExplanations(t, r, []explainCase{
+		{"Wartungskalender", []string{"prefix: parts of 'Wartungskalender': Wartungsvertrag, Kalender"},
+			"Der «Wartungsvertrag» gilt bis 2027; wann welcher Server dran ist, zeigt der «Kalender»."},
+		{"Zustellquote", []string{"ung-split: parts of 'Zustellquote': Zustellung, Quote"},
+			"Die «Quote» der «Zustellung» lag bei 99,7 %."},
+		{"Kosten der Speicherung", []string{"ung-join: 'Speicherkosten' for 'Kosten Speicherung'", "one-word: "},
+			"Die «Speicherkosten» sinken auf ein Drittel."},
+		{"Leistung beim Lesen", []string{"verb-join: 'Leseleistung' for 'Leistung Lesen'", "one-word: "},
+			"Die «Leseleistung» reicht für Anhänge."},
+	})
+}
+
+// explainCase is a query of projA and the explanations of its hits.
+type explainCase struct {
+	query   string
+	want    []string // slug: explanation, in order
+	snippet string   // of the last hit with an explanation, else of the last hit
+}
+
+// checkExplanations recalls each case's query from r and checks the
+// explanations and the snippet.
+func checkExplanations(t *testing.T, r *Registry, cases []explainCase) {
+	t.Helper()
+	for _, c := range cases {
+		hits := searchAll(t, r, []memory.ProjectRef{projA}, memory.SearchQuery{Text: c.query})
+		if got := explanations(hits); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%q: %q, want %q", c.query, got, c.want)
+			continue
+		}
+		h := hits[len(hits)-1]
+		for _, x := range hits {
+			if x.Explanation != "" {
+				h = x
+			}
+		}
+		if h.Snippet != c.snippet {
+			t.Errorf("%q: snippet %q, want %q", c.query, h.Snippet, c.snippet)
+		}
 	}
 }

@@ -20,8 +20,10 @@ import (
 // "Releaseplan" matches and a join of them finds "Releaseplan" from.
 //
 // A split matches an entry holding all its parts (anywhere, any field); a
-// join matches an entry holding the compound. Both rank below entries that
-// match a query word as written (see tiers.go).
+// join matches an entry holding the compound. A split ranks below entries
+// that match a query word as written (see tiers.go); a join counts as the
+// two words it joins, below the entries holding two query words as written
+// and above those holding one (join_rank.go).
 //
 // A modifier is often written in another form than in the compound: a verb
 // stem (Lese-leistung: "Leistung beim Lesen", Speicher-fehler: "Fehler beim

@@ -19,13 +19,17 @@ import (
 //     as it always was; corrections of misspelled words add to their score
 //     (weighted by typoWeight), so "replicaton latency" lists the entries on
 //     replication latency first among those on latency;
-//  1. entries matching only a compound's parts or a compound of query words;
+//  1. entries matching only a compound's parts or a compound of query words
+//     (a compound of two query words is searched right after tier 0 and
+//     listed among its entries, before those meeting one query word only:
+//     join_rank.go);
 //  2. entries matching only a correction of a misspelled word.
 //
 // A tier is searched only while the ones before it left the limit unfilled,
 // so they listed every entry they match, and it drops those entries from its
 // own list: a part match never outranks a whole-word match and a typo match
-// never outranks either, by construction, whatever the scores. (Dropping
+// never outranks either, by construction, whatever the scores (a join,
+// which stands for two whole words, outranks the matches of one). (Dropping
 // them from the list is cheaper than excluding them in the query, which
 // would walk the postings of every common query word once more.) A lower tier's scores are scaled to at most the last score
 // above it, so scores fall along the list. A query without expansions is
@@ -202,9 +206,10 @@ type Options struct {
 // scored as one: scale.go) and returns the best q.Limit matches in order.
 // Corrections are looked for before tier 0 (they add to its scores), and
 // only for words no searched entry uses: one or two lookups per word.
-// Compounds are computed only when tier 0 leaves the limit unfilled, so a
-// recall whose words fill it pays nothing for them. refs names the project
-// of each index.
+// Splits are computed only when tier 0 leaves the limit unfilled, so a
+// recall whose words fill it pays nothing for them; joins of neighbouring
+// words are looked up once tier 0 found something, for a query of two words
+// or more (join_rank.go). refs names the project of each index.
 func Tiers(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.Index, q Query, opts Options) ([]Match, error) {
 	v := newVocab(ctx, idxs)
 	defer v.close()

@@ -125,4 +125,38 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 			}
 		}
 	}
+	// prefixed: the first terms after the prefix itself, in term order,
+	// of both fields together.
+	for _, prefix := range []string{"daten", "kunde", "wunsch1", "schlüs", "bank3", "xyz"} {
+		var all []string
+		for _, f := range vocabFields {
+			fd, err := rd.FieldDictPrefix(f, []byte(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				e, err := fd.Next()
+				if err != nil || e == nil {
+					break
+				}
+				if e.Term != prefix {
+					all = append(all, e.Term)
+				}
+			}
+			_ = fd.Close()
+		}
+		slices.Sort(all)
+		all = slices.Compact(all)
+		if prefix == "daten" && len(all) <= maxPrefixScan {
+			t.Fatalf("%d terms begin with daten: the test needs more than %d", len(all), maxPrefixScan)
+		}
+		for _, limit := range []int{1, 5, maxPrefixScan} {
+			want := all[:min(len(all), limit)]
+			v := newVocab(testCtx(t), []bleve.Index{idx})
+			if got := v.prefixed(prefix, limit); !slices.Equal(got, want) {
+				t.Errorf("prefixed(%q, %d) = %q, bleve says %q", prefix, limit, got, want)
+			}
+			v.close()
+		}
+	}
 }
