@@ -47,9 +47,10 @@ const (
 	// maxCompoundAlts bounds the compound alternatives of one recall, each
 	// one to three parts in two fields (altFields); a part searches up to
 	// two terms (its stems), four with the stems of a modifier's -ung noun
-	// (compound_forms.go), or up to maxPrefixTerms (a modifier known inside
-	// other compounds, compound_prefix.go): at most 8 × 3 × 4 × 2 = 192
-	// term searches, in a tier of their own.
+	// (compound_forms.go), or up to maxPrefixTerms = 6 (the modifier of a
+	// two-part split known only inside other compounds,
+	// compound_prefix.go): at most 12 terms an alternative, 8 × 12 × 2 =
+	// 192 term searches, in a tier of their own.
 	maxCompoundAlts = 8
 )
 
