@@ -225,6 +225,13 @@ func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, ver
 	if err != nil {
 		return memory.Version{}, 0, err
 	}
+	// Only the latest version is cached; an explicit one reads SQLite.
+	if version == 0 {
+		if v, ok := ws.cachedLatest(ref.Project, slug); ok {
+			return v, v.Version, nil
+		}
+	}
+	seq := ws.latestSeq()
 	var latest int
 	v, err := scanLatest(ws.pool.reader.QueryRowContext(ctx, getSQL, ref.Project, slug, version), &latest)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -236,6 +243,8 @@ func (s *Store) Get(ctx context.Context, ref memory.ProjectRef, slug string, ver
 	if v.Version != latest {
 		// A supersession is the entry's state: it concerns its latest version.
 		v.SupersededBy = ""
+	} else {
+		ws.fillLatest(ref.Project, v, seq)
 	}
 	return v, latest, nil
 }
@@ -288,17 +297,36 @@ func (s *Store) LatestMany(ctx context.Context, ref memory.ProjectRef, slugs []s
 		return nil, err
 	}
 	out := make(map[string]memory.Version, len(slugs))
+	slugs = ws.cachedLatestMany(ref.Project, slugs, out)
+	seq := ws.latestSeq()
 	for chunk := range slices.Chunk(slugs, latestManyChunk) {
-		args := make([]any, 0, len(chunk)+1)
+		n := latestManyArity(len(chunk))
+		args := make([]any, 0, n+1)
 		args = append(args, ref.Project)
 		for _, slug := range chunk {
 			args = append(args, slug)
 		}
-		if err := s.latestChunk(ctx, ws, args, out); err != nil {
+		for len(args) <= n {
+			args = append(args, chunk[0]) // a repeated slug matches its row once
+		}
+		if err := s.latestChunk(ctx, ws, args, seq, out); err != nil {
 			return nil, fmt.Errorf("latest of %d slugs in %s: %w", len(slugs), ref, err)
 		}
 	}
 	return out, nil
+}
+
+// latestManyArity is the number of slugs a LatestMany statement binds for
+// n: a power of two up to latestManyChunk, padded with a repeated slug.
+// With the latest-version cache a recall reads only the hits it missed, any
+// number of them; a few shapes keep every statement in each connection's
+// statement cache (stmtCacheSize) instead of pushing others out.
+func latestManyArity(n int) int {
+	a := 1
+	for a < n {
+		a *= 2
+	}
+	return min(a, latestManyChunk)
 }
 
 // latestManySQL selects the latest versions of n slugs of project ?1.
@@ -317,8 +345,9 @@ func latestManySQL(n int) string {
 		WHERE e.project = +?1 AND e.slug IN (+?` + strings.Repeat(", +?", n-1) + `)`
 }
 
-// latestChunk reads the latest versions of args[1:] in project args[0] into out.
-func (s *Store) latestChunk(ctx context.Context, ws *workspace, args []any, out map[string]memory.Version) error {
+// latestChunk reads the latest versions of args[1:] in project args[0] into
+// out and offers them to the cache (seq: taken before the read).
+func (s *Store) latestChunk(ctx context.Context, ws *workspace, args []any, seq uint64, out map[string]memory.Version) error {
 	rows, err := ws.pool.reader.QueryContext(ctx, latestManySQL(len(args)-1), args...)
 	if err != nil {
 		return err
@@ -330,6 +359,7 @@ func (s *Store) latestChunk(ctx context.Context, ws *workspace, args []any, out 
 			return err
 		}
 		out[v.Slug] = v
+		ws.fillLatest(args[0].(string), v, seq)
 	}
 	return rows.Err()
 }

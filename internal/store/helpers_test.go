@@ -21,9 +21,20 @@ func openTest(t testing.TB) *Store {
 	return openAt(t, t.TempDir())
 }
 
+// testLatestCacheBytes turns the latest-version cache on in every store the
+// tests open with openAt, so that every store test also checks that the
+// cache answers what SQLite would.
+const testLatestCacheBytes = 4 << 20
+
 func openAt(t testing.TB, dir string) *Store {
 	t.Helper()
-	s, err := Open(dir, Options{})
+	return openAtWith(t, dir, Options{LatestCacheBytes: testLatestCacheBytes})
+}
+
+// openAtWith opens a store in dir with opts and closes it at the end.
+func openAtWith(t testing.TB, dir string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -74,6 +74,10 @@ type Options struct {
 	// AUSBAUSTUFEN.md, stage 8), so under load fewer, larger ones leave
 	// more CPU for the requests.
 	AckGather time.Duration
+	// LatestCacheBytes bounds the cache of latest versions read by Get,
+	// Latest and LatestMany (latestcache.go), in bytes of content; 0 (the
+	// zero value) turns it off.
+	LatestCacheBytes int64
 }
 
 // Store is Munin's storage. It is safe for concurrent use.
@@ -94,6 +98,11 @@ type Store struct {
 
 	keyUse   memory.KeyThrottle
 	keyCache *keyCache
+
+	// latest caches latest versions above SQLite (latestcache.go), nil when
+	// Options.LatestCacheBytes is 0; workspaceIDs numbers open workspaces.
+	latest       *latestCache
+	workspaceIDs atomic.Uint64
 
 	batches atomic.Int64
 	writes  atomic.Int64
@@ -153,6 +162,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		log:        log,
 		control:    ctl,
 		keyCache:   kc,
+		latest:     newLatestCache(opts.LatestCacheBytes),
 		workspaces: make(map[string]*workspace),
 		pending:    make(map[string]chan struct{}),
 	}, nil

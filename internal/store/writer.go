@@ -36,6 +36,12 @@ type workspace struct {
 	s    *Store
 	name string
 	pool *pool
+	// id tells this open instance apart from earlier and later ones of the
+	// same file (latestcache.go: a new writer starts with an empty cache).
+	id uint64
+	// cache is the store's latest-version cache, nil when it is off or its
+	// triggers could not be installed (latestcache_ws.go).
+	cache *latestCache
 
 	queue chan *writeReq
 	// sendMu lets Close close the queue without racing a sender: senders hold
@@ -72,9 +78,11 @@ func newWorkspace(s *Store, name string, p *pool) *workspace {
 		s:     s,
 		name:  name,
 		pool:  p,
+		id:    s.workspaceIDs.Add(1),
 		queue: make(chan *writeReq, s.opts.MaxBatch*4),
 		done:  make(chan struct{}),
 	}
+	ws.startLatestCache()
 	ws.confirmed.Store(-1)
 	var end sql.NullInt64
 	if err := p.writer.QueryRow(`SELECT max(id) FROM audit_log`).Scan(&end); err != nil {
@@ -133,6 +141,7 @@ func (ws *workspace) stop() {
 // runs in between.
 func (ws *workspace) close() error {
 	ws.stop()
+	ws.closeLatest()
 	if cl := ws.s.opts.Cluster; cl != nil {
 		cl.BeforeClose(ws.name)
 	}
@@ -266,6 +275,7 @@ func (ws *workspace) commit(batch []*writeReq) {
 		}
 		audit = end.Int64
 	}
+	touched, touchedAll := ws.batchTouched(tx)
 	if hook := ws.s.hookBeforeCommit; hook != nil {
 		hook()
 	}
@@ -279,10 +289,13 @@ func (ws *workspace) commit(batch []*writeReq) {
 	}
 	if err := tx.Commit(); err != nil {
 		ws.settings.drop() // what the batch's setters cached may not have committed
+		ws.invalidateLatest(nil, true)
 		ws.s.log.Error("commit batch", "workspace", ws.name, "writes", len(live), "err", err)
 		failAll(fmt.Errorf("commit batch: %w", err))
 		return
 	}
+	// Before any caller of the batch is answered (here or by the acker).
+	ws.invalidateLatest(touched, touchedAll)
 	ws.s.batches.Add(1)
 	ws.s.writes.Add(int64(ok))
 	if obs := ws.s.opts.Observer; obs != nil {

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"database/sql"
+	"fmt"
+
+	"munin/internal/memory"
+)
+
+// The writer learns which slugs a batch changed from SQLite itself: temporary
+// triggers on its own connection record every row of entries and versions
+// that any write inserts, updates or deletes (remember, forget, approvals,
+// imports, supersessions — whatever statement a future write adds), so no
+// write path can bypass the invalidation of the latest-version cache
+// (latestcache.go). They live in the connection's temp schema: readers and
+// the file never see them. If the connection was ever replaced, the table is
+// gone, reading it fails, and the batch purges the workspace's cache and
+// installs them again. The table has no key: a conflict clause in a trigger
+// gives way to its outer statement's (an upsert's), and a slug listed twice
+// is only fenced twice.
+const latestTouchedSQL = `
+CREATE TEMP TABLE IF NOT EXISTS latest_touched (project TEXT NOT NULL, slug TEXT NOT NULL);
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ei AFTER INSERT ON main.entries BEGIN
+	INSERT INTO latest_touched VALUES (new.project, new.slug); END;
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_eu AFTER UPDATE ON main.entries BEGIN
+	INSERT INTO latest_touched VALUES (old.project, old.slug), (new.project, new.slug); END;
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ed AFTER DELETE ON main.entries BEGIN
+	INSERT INTO latest_touched VALUES (old.project, old.slug); END;
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vi AFTER INSERT ON main.versions BEGIN
+	INSERT INTO latest_touched VALUES (new.project, new.slug); END;
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vu AFTER UPDATE ON main.versions BEGIN
+	INSERT INTO latest_touched VALUES (old.project, old.slug), (new.project, new.slug); END;
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vd AFTER DELETE ON main.versions BEGIN
+	INSERT INTO latest_touched VALUES (old.project, old.slug); END;
+`
+
+// startLatestCache installs the triggers on a new workspace's writer
+// connection; without them the workspace reads without the cache.
+func (ws *workspace) startLatestCache() {
+	if ws.s.latest == nil {
+		return
+	}
+	if _, err := ws.pool.writer.Exec(latestTouchedSQL); err != nil {
+		ws.s.log.Warn("latest-version cache off for workspace", "workspace", ws.name, "err", err)
+		return
+	}
+	ws.cache = ws.s.latest
+}
+
+// batchTouched reads and clears what the batch in tx changed. all means it
+// could not be told: the caller purges the workspace's cache.
+func (ws *workspace) batchTouched(tx *sql.Tx) (keys []projectSlug, all bool) {
+	if ws.cache == nil {
+		return nil, false
+	}
+	keys, err := readTouched(tx)
+	if err != nil {
+		ws.s.log.Warn("latest-version cache: changed slugs unknown, purging", "workspace", ws.name, "err", err)
+		if _, err := tx.Exec(latestTouchedSQL); err != nil {
+			ws.s.log.Warn("latest-version cache: reinstall triggers", "workspace", ws.name, "err", err)
+		}
+		return nil, true
+	}
+	return keys, false
+}
+
+func readTouched(tx *sql.Tx) ([]projectSlug, error) {
+	rows, err := tx.Query(`DELETE FROM temp.latest_touched RETURNING project, slug`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []projectSlug
+	for rows.Next() {
+		var k projectSlug
+		if err := rows.Scan(&k.project, &k.slug); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read changed slugs: %w", err)
+	}
+	return keys, nil
+}
+
+// invalidateLatest runs in the writer goroutine after COMMIT (or a failed
+// one) and before any caller of the batch is answered: from then on no
+// read on this node returns what the batch replaced — invariant 3
+// (docs/architecture.md#invariant-3-read-your-writes).
+func (ws *workspace) invalidateLatest(keys []projectSlug, all bool) {
+	switch {
+	case ws.cache == nil:
+	case all:
+		ws.cache.purge(ws.id)
+	default:
+		ws.cache.invalidate(ws.id, keys)
+	}
+}
+
+// closeLatest forgets the workspace's cached versions once its writer has
+// stopped: a reopened workspace (a new owner, a restored file) starts empty.
+func (ws *workspace) closeLatest() {
+	if ws.cache != nil {
+		ws.cache.purge(ws.id)
+	}
+}
+
+// cachedLatest returns a copy of the cached latest version of slug.
+func (ws *workspace) cachedLatest(project, slug string) (memory.Version, bool) {
+	if ws.cache == nil {
+		return memory.Version{}, false
+	}
+	return ws.cache.get(latestKey{ws: ws.id, project: project, slug: slug})
+}
+
+// latestSeq is what a reader takes before its read statement starts, for
+// fillLatest after it.
+func (ws *workspace) latestSeq() uint64 {
+	if ws.cache == nil {
+		return 0
+	}
+	return ws.cache.begin()
+}
+
+// fillLatest offers v, the latest version of its slug read after seq was
+// taken, to the cache (which refuses it if the slug changed since).
+func (ws *workspace) fillLatest(project string, v memory.Version, seq uint64) {
+	if ws.cache != nil {
+		ws.cache.put(latestKey{ws: ws.id, project: project, slug: v.Slug}, v, seq)
+	}
+}
+
+// cachedLatestMany puts the cached latest versions of slugs into out and
+// returns the slugs still to read (slugs itself when the cache is off).
+func (ws *workspace) cachedLatestMany(project string, slugs []string, out map[string]memory.Version) []string {
+	if ws.cache == nil {
+		return slugs
+	}
+	var missing []string
+	for i, slug := range slugs {
+		if v, ok := ws.cachedLatest(project, slug); ok {
+			if missing == nil {
+				missing = append(make([]string, 0, len(slugs)), slugs[:i]...)
+			}
+			out[slug] = v
+		} else if missing != nil {
+			missing = append(missing, slug)
+		}
+	}
+	if missing == nil {
+		return slugs // nothing was cached
+	}
+	return missing
+}
