@@ -13,6 +13,8 @@
 // never reached one of them.
 // -last.kaltstart=N runs only the cold start instead (kaltstart.go): the
 // built binary as its own process on a project of N entries.
+// -last.kurve=kurz|voll runs only the curve (kurve.go): munin serve as its
+// own process, its CPU per call apart from the agents'.
 //
 // Every file carries the build tag last, so ordinary builds and go test ./...
 // leave the package out; nothing but last_test.go imports it.
@@ -79,6 +81,10 @@ func aufbauten(n int) []aufbau {
 func Run(t *testing.T) {
 	if *lastKaltstart > 0 {
 		kaltstart(t, *lastKaltstart)
+		return
+	}
+	if *lastKurve != "" {
+		kurve(t)
 		return
 	}
 	if *lastAgenten < 1 || *lastProjekte < 1 || *lastSlugs < 1 || *lastEintraege < 1 ||
