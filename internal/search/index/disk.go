@@ -151,6 +151,9 @@ func (p *Project) openExisting() (bleve.Index, string) {
 			}
 		}
 	}
+	if err == nil {
+		err = adoptMapping(idx, p.cfg.Mapping)
+	}
 	if err != nil {
 		idx.Close()
 		return nil, err.Error()
@@ -192,6 +195,7 @@ func (p *Project) build() (bleve.Index, error) {
 	}
 	if err == nil {
 		b.b.SetInternal(FormatKey, []byte(strconv.Itoa(indexFormat)))
+		storeStubMapping(b.b)
 		b.setMark(mark)
 		err = b.flush()
 	}

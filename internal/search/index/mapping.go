@@ -18,7 +18,9 @@ import (
 // with. Raise it with every change to NewMapping, the analyzers
 // (internal/search/text) or docFor: an index recording another format is rebuilt from the
 // database, never trusted.
-const indexFormat = 3
+//
+// 4: the index stores a stub instead of the mapping (shared_mapping.go).
+const indexFormat = 4
 
 // NewMapping returns the static mapping shared by all project indexes. It is
 // read-only after construction, so sharing is safe. Nothing is dynamic and
