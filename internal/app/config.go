@@ -52,6 +52,7 @@ func DefaultConfig() config.Config {
 
 	c.Storage.DataDir = config.DefaultDataDir
 	c.Storage.Synchronous = store.DefaultSynchronous
+	c.Storage.LatestCacheBytes = store.DefaultLatestCacheBytes
 
 	c.Search.IndexWait = search.DefaultIndexWait
 	c.Search.IndexIdle = search.DefaultIdleClose

@@ -25,9 +25,11 @@ import (
 // what Open built for it (metrics, hooks). A zero setting stays zero, and
 // the package applies its own default.
 
-// storeOptions are the store's: how SQLite writes, and who observes batches.
+// storeOptions are the store's: how SQLite writes, how much it caches, and
+// who observes batches.
 func storeOptions(c Config, m *metrics.Metrics) store.Options {
-	return store.Options{Synchronous: c.Storage.Synchronous, Logger: c.Logger, Observer: m}
+	return store.Options{Synchronous: c.Storage.Synchronous, Logger: c.Logger, Observer: m,
+		LatestCacheBytes: int64(c.Storage.LatestCacheBytes)}
 }
 
 // searchOptions are the search registry's: where indexes live, how long a

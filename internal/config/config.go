@@ -65,6 +65,9 @@ type Storage struct {
 	DataDir string
 	// Synchronous is SQLite's synchronous mode: "NORMAL" or "FULL".
 	Synchronous string
+	// LatestCacheBytes bounds the cache of latest versions kept above
+	// SQLite for recall's hits and get (0: off).
+	LatestCacheBytes int
 }
 
 func (s *Storage) settings() []Setting {
@@ -73,6 +76,8 @@ func (s *Storage) settings() []Setting {
 			Help: "data directory"},
 		{Flag: "synchronous", Env: "MUNIN_SYNCHRONOUS", field: &s.Synchronous,
 			Help: "SQLite synchronous mode, NORMAL or FULL"},
+		{Flag: "latest-cache-bytes", Env: "MUNIN_LATEST_CACHE_BYTES", field: &s.LatestCacheBytes,
+			Help: "bytes of entries' latest versions cached above SQLite for recall and get, all workspaces together; 0 turns the cache off"},
 	}
 }
 

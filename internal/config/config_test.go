@@ -103,7 +103,7 @@ func TestFlagsAndEnvBindFields(t *testing.T) {
 // and the load and cluster tests use them: a rename fails here.
 func TestFlagAndEnvNamesKept(t *testing.T) {
 	want := map[string]string{
-		"data": "MUNIN_DATA", "synchronous": "MUNIN_SYNCHRONOUS", "addr": "MUNIN_ADDR",
+		"data": "MUNIN_DATA", "synchronous": "MUNIN_SYNCHRONOUS", "latest-cache-bytes": "MUNIN_LATEST_CACHE_BYTES", "addr": "MUNIN_ADDR",
 		"allowed-origins": "MUNIN_ALLOWED_ORIGINS", "trusted-proxies": "MUNIN_TRUSTED_PROXIES", "public-url": "MUNIN_PUBLIC_URL", "oauth-clients": "MUNIN_OAUTH_CLIENTS", "write-budget": "MUNIN_WRITE_BUDGET",
 		"budget-off": "MUNIN_BUDGET_OFF", "max-content": "MUNIN_MAX_CONTENT",
 		"max-inflight": "MUNIN_MAX_INFLIGHT", "max-inflight-per-key": "MUNIN_MAX_INFLIGHT_PER_KEY",
