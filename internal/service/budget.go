@@ -224,6 +224,28 @@ func (b *budget) load(ctx context.Context, ref memory.ProjectRef, hour time.Time
 	return nil
 }
 
+// refresh brings the project's window of hour up to date for reading: its
+// limits reloaded if it is held, else loaded whole.
+func (b *budget) refresh(ctx context.Context, ref memory.ProjectRef, hour time.Time) error {
+	b.mu.Lock()
+	w := b.projects[ref]
+	held := w != nil && w.start.Equal(hour)
+	b.mu.Unlock()
+	if !held {
+		return b.load(ctx, ref, hour)
+	}
+	limit, err := b.limitsOf(ctx, ref)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.projects[ref] == w {
+		w.limit = limit
+	}
+	return nil
+}
+
 // forget drops the cached window so the next write reloads limit and count.
 func (b *budget) forget(ref memory.ProjectRef) {
 	b.mu.Lock()
@@ -247,10 +269,13 @@ func (b *budget) forgetWorkspace(ws string) {
 
 // usage reports writes and content bytes used this hour and the limits; used
 // for overview pages. It reloads the limits, which another process may have
-// changed.
+// changed; the hour's counts it reads from the audit log only when no window
+// holds them yet (every write here counts into the window, and an owner
+// change drops it: forgetWorkspace), so a page does not scan the hour's
+// writes each time.
 func (b *budget) usage(ctx context.Context, ref memory.ProjectRef) (used window, err error) {
 	hour := b.now().UTC().Truncate(time.Hour)
-	if err := b.load(ctx, ref, hour); err != nil {
+	if err := b.refresh(ctx, ref, hour); err != nil {
 		return window{}, err
 	}
 	w, err := b.lockWindow(ctx, ref, hour)

@@ -40,14 +40,15 @@ func (s *Store) EntryStats(ctx context.Context, ref memory.ProjectRef) (live int
 // version before its tombstone (a tombstone has none), and the tag filter
 // applies to those.
 func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, f memory.EntryFilter) ([]memory.EntrySummary, int, error) {
+	// The order, once for the entries (e) and once for the page (p).
 	var orderBy string
 	switch f.Order {
 	case memory.OrderUpdated, "":
-		orderBy = "e.updated_at DESC, e.slug"
+		orderBy = "%[1]s.updated_at DESC, %[1]s.slug"
 	case memory.OrderSlug:
-		orderBy = "e.slug"
+		orderBy = "%[1]s.slug"
 	case memory.OrderTitle:
-		orderBy = "title COLLATE NOCASE, e.slug"
+		orderBy = "%[2]s COLLATE NOCASE, %[1]s.slug"
 	default:
 		return nil, 0, memory.Errorf(memory.CodeInvalid, "order %q must be updated, slug or title", f.Order)
 	}
@@ -78,10 +79,16 @@ func (s *Store) ListEntries(ctx context.Context, ref memory.ProjectRef, f memory
 	if err := ws.pool.reader.QueryRowContext(ctx, `SELECT count(*) `+from+` WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count entries of %s: %w", ref, err)
 	}
-	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT e.slug, `+title+` AS title, e.latest_version, `+tags+`,
-		e.updated_at, e.valid_until, e.superseded_by, v.agent `+from+`
-		JOIN versions v ON v.project = e.project AND v.slug = e.slug AND v.version = e.latest_version
-		WHERE `+where+` ORDER BY `+orderBy+` LIMIT +? OFFSET +?`, append(args, limit, f.Offset)...)
+	// The page is chosen first and only its rows join their latest version
+	// (for the agent): joined before the sort, every entry of the project
+	// would read its version row.
+	rows, err := ws.pool.reader.QueryContext(ctx, `SELECT p.slug, p.title, p.latest_version, p.tags,
+		p.updated_at, p.valid_until, p.superseded_by, v.agent FROM (
+			SELECT e.project, e.slug, `+title+` AS title, e.latest_version, `+tags+` AS tags,
+				e.updated_at, e.valid_until, e.superseded_by `+from+`
+			WHERE `+where+` ORDER BY `+fmt.Sprintf(orderBy, "e", "title")+` LIMIT +? OFFSET +?) p
+		JOIN versions v ON v.project = p.project AND v.slug = p.slug AND v.version = p.latest_version
+		ORDER BY `+fmt.Sprintf(orderBy, "p", "p.title"), append(args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list entries of %s: %w", ref, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"munin/internal/memory"
+	"munin/internal/service"
+	"munin/internal/servicetest"
 )
 
 // benchEntries is the size of the project the page benchmarks render.
@@ -55,7 +57,9 @@ func seed(b *testing.B, u *ui, n int) {
 // benchPages renders each path b.N times through the handler (server time:
 // routing, session, queries, template) with a signed-in session.
 func benchPages(b *testing.B, paths map[string]string) {
-	u := newUI(b)
+	// No recall rate: a search page counts like a recall of its key, and
+	// b.N of them would be refused (429) past the default rate.
+	u := newUIOn(b, servicetest.New(b, service.Options{RecallRate: -1}))
 	seed(b, u, benchEntries)
 	sess := u.h.sessions.create(memory.NewCaller(u.readKey))
 	for name, path := range paths {
