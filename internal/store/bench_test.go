@@ -109,7 +109,7 @@ func benchAppendParallel(b *testing.B, synchronous string) {
 // BenchmarkLatestMany rereads 10 of 20 contested slugs with 1,000 versions
 // each, as one index refresh batch does under the load test.
 func BenchmarkLatestMany(b *testing.B) {
-	s := openTest(b)
+	s := openUncached(b)
 	ref := ensure(b, s, "bench", "p")
 	ctx := context.Background()
 	for v := range 1000 {
@@ -132,6 +132,12 @@ func BenchmarkLatestMany(b *testing.B) {
 	}
 }
 
+// openUncached opens a store without the latest-version cache: the read
+// benchmarks here measure SQLite (latestcache_bench_test.go the cache).
+func openUncached(b *testing.B) *Store {
+	return openAtWith(b, b.TempDir(), Options{})
+}
+
 // benchEntries is the size of the workspace the read benchmarks use: the
 // size the recall goal is measured at.
 const benchEntries = 10_000
@@ -141,7 +147,7 @@ const benchEntries = 10_000
 // transaction per 1,000 versions), and returns it with the entries' slugs.
 func fillBench(b *testing.B) (*Store, memory.ProjectRef, []string) {
 	b.Helper()
-	s := openTest(b)
+	s := openUncached(b)
 	ref := ensure(b, s, "bench", "p")
 	words := strings.Fields(benchContent + " database decision latency replication backup restore cluster deploy")
 	vs := storetest.Notes(benchEntries, words, rand.New(rand.NewPCG(1, 2)))
