@@ -69,12 +69,12 @@ func BenchmarkRawInsertBatch64(b *testing.B) {
 // committed) from about 32 goroutines on one workspace.
 func BenchmarkAppendParallel(b *testing.B) {
 	for _, mode := range syncModes {
-		b.Run(mode, func(b *testing.B) { benchAppendParallel(b, mode) })
+		b.Run(mode, func(b *testing.B) { benchAppendParallel(b, Options{Synchronous: mode}) })
 	}
 }
 
-func benchAppendParallel(b *testing.B, synchronous string) {
-	s, err := Open(b.TempDir(), Options{Synchronous: synchronous})
+func benchAppendParallel(b *testing.B, opts Options) {
+	s, err := Open(b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,13 @@ import (
 // project's recalls keep finding.
 const hotEntries = 2_000
 
+// cacheModes are the two sides of a benchmark pair: the latest-version
+// cache off, and on at the server's default size.
+var cacheModes = []struct {
+	name  string
+	bytes int64
+}{{"off", 0}, {"on", DefaultLatestCacheBytes}}
+
 // BenchmarkLatestWhileWriting reads recall hits (LatestMany of 10 random
 // entries) and gets (Get of one) of a 2,000-entry project while another
 // goroutine remembers new versions of random entries of it without pause,
@@ -23,14 +30,22 @@ const hotEntries = 2_000
 // pair issue 27's profile asks for. Run with -count to alternate them.
 func BenchmarkLatestWhileWriting(b *testing.B) {
 	for _, read := range []string{"LatestMany10", "Get"} {
-		for _, cache := range []struct {
-			name  string
-			bytes int64
-		}{{"off", 0}, {"on", DefaultLatestCacheBytes}} {
+		for _, cache := range cacheModes {
 			b.Run(read+"/cache="+cache.name, func(b *testing.B) {
 				benchLatestWhileWriting(b, read, cache.bytes)
 			})
 		}
+	}
+}
+
+// BenchmarkAppendWithLatestCache is what the cache costs the write path
+// (its triggers, the changed-slugs read and the invalidation of each batch):
+// BenchmarkAppendParallel with the cache off and on.
+func BenchmarkAppendWithLatestCache(b *testing.B) {
+	for _, cache := range cacheModes {
+		b.Run("cache="+cache.name, func(b *testing.B) {
+			benchAppendParallel(b, Options{LatestCacheBytes: cache.bytes})
+		})
 	}
 }
 

@@ -15,23 +15,30 @@ import (
 // (latestcache.go). They live in the connection's temp schema: readers and
 // the file never see them. If the connection was ever replaced, the table is
 // gone, reading it fails, and the batch purges the workspace's cache and
-// installs them again. The table has no key: a conflict clause in a trigger
-// gives way to its outer statement's (an upsert's), and a slug listed twice
-// is only fenced twice.
+// installs them again. Each slug is listed once per batch: the table's key
+// with an upsert's DO NOTHING (a trigger's OR IGNORE would give way to its
+// outer statement's conflict clause); an update lists the old key only if
+// the key itself changed (no statement does that today).
 const latestTouchedSQL = `
-CREATE TEMP TABLE IF NOT EXISTS latest_touched (project TEXT NOT NULL, slug TEXT NOT NULL);
+CREATE TEMP TABLE IF NOT EXISTS latest_touched (project TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (project, slug)) WITHOUT ROWID;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ei AFTER INSERT ON main.entries BEGIN
-	INSERT INTO latest_touched VALUES (new.project, new.slug); END;
+	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_eu AFTER UPDATE ON main.entries BEGIN
-	INSERT INTO latest_touched VALUES (old.project, old.slug), (new.project, new.slug); END;
+	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ek AFTER UPDATE OF project, slug ON main.entries
+	WHEN old.project IS NOT new.project OR old.slug IS NOT new.slug BEGIN
+	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ed AFTER DELETE ON main.entries BEGIN
-	INSERT INTO latest_touched VALUES (old.project, old.slug); END;
+	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vi AFTER INSERT ON main.versions BEGIN
-	INSERT INTO latest_touched VALUES (new.project, new.slug); END;
+	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vu AFTER UPDATE ON main.versions BEGIN
-	INSERT INTO latest_touched VALUES (old.project, old.slug), (new.project, new.slug); END;
+	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vk AFTER UPDATE OF project, slug ON main.versions
+	WHEN old.project IS NOT new.project OR old.slug IS NOT new.slug BEGIN
+	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vd AFTER DELETE ON main.versions BEGIN
-	INSERT INTO latest_touched VALUES (old.project, old.slug); END;
+	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
 `
 
 // startLatestCache installs the triggers on a new workspace's writer
