@@ -112,13 +112,7 @@ func (c *latestCache) put(k latestKey, v memory.Version, seq uint64) {
 		c.refused.Add(1)
 		return
 	}
-	if n == nil {
-		n = &latestNode{key: k}
-		c.nodes[k] = n
-		c.link(n)
-	} else {
-		c.touch(n)
-	}
+	n = c.first(k, n)
 	c.bytes += size - n.size
 	n.v, n.has, n.size = v, true, size
 	c.evict()
@@ -136,14 +130,7 @@ func (c *latestCache) invalidate(ws uint64, keys []projectSlug) {
 	seq := c.seq.Add(1)
 	for _, ps := range keys {
 		k := latestKey{ws: ws, project: ps.project, slug: ps.slug}
-		n := c.nodes[k]
-		if n == nil {
-			n = &latestNode{key: k}
-			c.nodes[k] = n
-			c.link(n)
-		} else {
-			c.touch(n)
-		}
+		n := c.first(k, c.nodes[k])
 		size := nodeOverhead + int64(len(k.project)+len(k.slug))
 		c.bytes += size - n.size
 		n.v, n.has, n.size, n.fence = memory.Version{}, false, size, seq
@@ -162,6 +149,19 @@ func (c *latestCache) purge(ws uint64) {
 			c.drop(n)
 		}
 	}
+}
+
+// first returns k's node n, or a new one if n is nil, as the most recently
+// used. Runs under mu.
+func (c *latestCache) first(k latestKey, n *latestNode) *latestNode {
+	if n == nil {
+		n = &latestNode{key: k}
+		c.nodes[k] = n
+		c.link(n)
+	} else {
+		c.touch(n)
+	}
+	return n
 }
 
 // evict drops least recently used nodes until the bytes fit. Runs under mu.

@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"munin/internal/memory"
 )
@@ -19,27 +20,23 @@ import (
 // with an upsert's DO NOTHING (a trigger's OR IGNORE would give way to its
 // outer statement's conflict clause); an update lists the old key only if
 // the key itself changed (no statement does that today).
-const latestTouchedSQL = `
-CREATE TEMP TABLE IF NOT EXISTS latest_touched (project TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (project, slug)) WITHOUT ROWID;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ei AFTER INSERT ON main.entries BEGIN
+var latestTouchedSQL = "CREATE TEMP TABLE IF NOT EXISTS latest_touched (project TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (project, slug)) WITHOUT ROWID;" +
+	touchedTriggers("entries", "e") + touchedTriggers("versions", "v")
+
+// touchedTriggers are the triggers that list the slugs of table's changed
+// rows (name: a short prefix for their names).
+func touchedTriggers(table, name string) string {
+	return strings.NewReplacer("TABLE", table, "NAME", name).Replace(`
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_NAMEi AFTER INSERT ON main.TABLE BEGIN
 	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_eu AFTER UPDATE ON main.entries BEGIN
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_NAMEu AFTER UPDATE ON main.TABLE BEGIN
 	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ek AFTER UPDATE OF project, slug ON main.entries
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_NAMEk AFTER UPDATE OF project, slug ON main.TABLE
 	WHEN old.project IS NOT new.project OR old.slug IS NOT new.slug BEGIN
 	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ed AFTER DELETE ON main.entries BEGIN
-	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vi AFTER INSERT ON main.versions BEGIN
-	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vu AFTER UPDATE ON main.versions BEGIN
-	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vk AFTER UPDATE OF project, slug ON main.versions
-	WHEN old.project IS NOT new.project OR old.slug IS NOT new.slug BEGIN
-	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_vd AFTER DELETE ON main.versions BEGIN
-	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;
-`
+CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_NAMEd AFTER DELETE ON main.TABLE BEGIN
+	INSERT INTO latest_touched VALUES (old.project, old.slug) ON CONFLICT DO NOTHING; END;`)
+}
 
 // startLatestCache installs the triggers on a new workspace's writer
 // connection; without them the workspace reads without the cache.
