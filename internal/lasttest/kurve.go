@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -104,6 +105,7 @@ func kurve(t *testing.T) {
 	// serve reads the same setting from its environment.
 	t.Setenv("MUNIN_RECALL_CONCURRENCY", "-1")
 	bin := buildMunin(t)
+	watchdog(t)
 	which := "frisch gebaut"
 	if *lastMunin != "" {
 		which = *lastMunin
@@ -120,6 +122,49 @@ func kurve(t *testing.T) {
 		t.Run(teil, parts[teil])
 		fmt.Printf("Last nach %s: %s\n", teil, loadAverage())
 	}
+}
+
+// served are the servers the curve started and has not seen end.
+var served struct {
+	sync.Mutex
+	procs map[*serveProc]bool
+}
+
+// kurveServe is startServe for the watchdog.
+func kurveServe(t testing.TB, bin, dir string) *serveProc {
+	p := startServe(t, bin, dir)
+	served.Lock()
+	defer served.Unlock()
+	if served.procs == nil {
+		served.procs = map[*serveProc]bool{}
+	}
+	served.procs[p] = true
+	go func() {
+		<-p.done
+		served.Lock()
+		defer served.Unlock()
+		delete(served.procs, p)
+	}()
+	return p
+}
+
+// watchdog kills the curve's servers half a minute before go test's
+// -timeout: that ends the test binary without running its cleanups and
+// would leave them running. Killed, they fail the calls waiting on them,
+// and the test ends on its own with their errors.
+func watchdog(t *testing.T) {
+	deadline, ok := t.Deadline()
+	if !ok {
+		return
+	}
+	timer := time.AfterFunc(time.Until(deadline)-30*time.Second, func() {
+		served.Lock()
+		defer served.Unlock()
+		for p := range served.procs {
+			p.cmd.Process.Kill()
+		}
+	})
+	t.Cleanup(func() { timer.Stop() })
 }
 
 // loadAverage is /proc/loadavg's 1, 5 and 15 minute averages.

@@ -124,7 +124,7 @@ func messeGroesse(t testing.TB, bin string, n int, d time.Duration) groesse {
 		"--agent", "kurve", "--role", "read")
 	token := lastLine(key.stdout)
 
-	srv := startServe(t, bin, data)
+	srv := kurveServe(t, bin, data)
 	a := kaltConnect(t, srv, token)
 	kaltFirstRecall(t, srv, a, kaltWord(0, 1), kaltSlug(0), 1)
 	g.frequent = kurveSerie(t, srv, a, d, func(k int) (string, string) { return vocabWord(k % kaltRecalls), "" })

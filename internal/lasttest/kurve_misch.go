@@ -32,7 +32,7 @@ type mischServer struct {
 func startMisch(t testing.TB, bin, seed string, proj *saatProjekt, n int) *mischServer {
 	dir := t.TempDir()
 	copyDir(t, seed, dir)
-	m := &mischServer{p: startServe(t, bin, dir), hc: transportFor(n)}
+	m := &mischServer{p: kurveServe(t, bin, dir), hc: transportFor(n)}
 	m.agents, _ = connectAll(t, m.hc, m.p.url, proj.tokens[:n], 0)
 	for _, ag := range m.agents {
 		ag.assign(aufbauten(1)[0])

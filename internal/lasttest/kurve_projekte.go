@@ -3,19 +3,22 @@
 // The curve's many small projects (part projekte): -last.kurve.projekte
 // projects of 100 entries, once all in one workspace and once spread over
 // -last.kurve.bereiche workspaces. The server's resident memory idle, then
-// after each project was recalled once (each over a session of its own,
-// closed afterwards: a recall finds an entry by its unique word), and the
+// after each project was recalled once (over REST, which leaves no session
+// behind: a recall finds an entry by its unique word), and the
 // index on disk per entry.
 
 package lasttest
 
 import (
-	"context"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -39,7 +42,7 @@ type kleineZeile struct {
 // kurveProjekte is part projekte.
 func kurveProjekte(t *testing.T, bin string, p kurvenProfil) {
 	sameSchemas(t, bin)
-	fmt.Printf("\n=== projekte: %d Projekte zu je %d Einträgen, in einem und in %d Arbeitsbereichen; jedes Projekt einmal recall über eine eigene Sitzung\n",
+	fmt.Printf("\n=== projekte: %d Projekte zu je %d Einträgen, in einem und in %d Arbeitsbereichen; jedes Projekt einmal recall über REST (ohne Sitzung)\n",
 		p.projekte, kleinEintraege, p.bereiche)
 	var rows []kleineZeile
 	for _, b := range slices.Compact([]int{1, p.bereiche}) {
@@ -66,7 +69,7 @@ func kleineProjekte(t testing.TB, bin string, n, b int) kleineZeile {
 	}
 	saen(t, data, projects)
 
-	srv := startServe(t, bin, data)
+	srv := kurveServe(t, bin, data)
 	// Let the started server settle before the idle reading.
 	time.Sleep(500 * time.Millisecond)
 	row := kleineZeile{projekte: n, bereiche: b}
@@ -75,15 +78,10 @@ func kleineProjekte(t testing.TB, bin string, n, b int) kleineZeile {
 	defer hc.CloseIdleConnections()
 	cpu0 := srv.cpu()
 	for k, proj := range projects {
-		a, _, err := connect(context.Background(), hc, srv.url, proj.tokens[0], k)
-		if err != nil {
-			t.Fatalf("%s: verbinden: %v\n%s", proj.ref, err, srv.logTail())
-		}
 		i := (k * 37) % kleinEintraege
 		start := time.Now()
-		hits := kaltRecall(t, a, kaltWord(i, 1))
+		hits := restRecall(t, hc, srv, proj.tokens[0], kaltWord(i, 1))
 		row.first = append(row.first, time.Since(start))
-		a.c.Close()
 		if !slices.Contains(hits, kaltHit{kaltSlug(i), 1}) {
 			t.Fatalf("%s: recall %q findet %v, erwartet %s v1", proj.ref, kaltWord(i, 1), hits, kaltSlug(i))
 		}
@@ -108,4 +106,30 @@ func kleinLines(k int) func(emit func(portable.Line)) {
 				Agent: "kurve", CreatedAt: base.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano)})
 		}
 	}
+}
+
+// restRecall is one recall over REST: no session stays behind on the
+// server to count in its memory (mcp-go's client ends its session with a
+// DELETE that lacks the key, which the server refuses, so an MCP session
+// would live on until its idle time is up).
+func restRecall(t testing.TB, hc *http.Client, srv *serveProc, token, word string) []kaltHit {
+	body, _ := json.Marshal(map[string]any{"query": word})
+	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(srv.url, "/mcp")+"/api/v1/recall", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("recall %q: %v\n%s", word, err, srv.logTail())
+	}
+	defer resp.Body.Close()
+	var res struct {
+		Hits []kaltHit `json:"hits"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("recall %q: HTTP %d, %v", word, resp.StatusCode, err)
+	}
+	return res.Hits
 }
