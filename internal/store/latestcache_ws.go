@@ -9,8 +9,9 @@ import (
 )
 
 // The writer learns which slugs a batch changed from SQLite itself: temporary
-// triggers on its own connection record every row of entries and versions
-// that any write inserts, updates or deletes (remember, forget, approvals,
+// triggers on its own connection record every entry that any write inserts,
+// updates or deletes, and every version row it updates or deletes (remember,
+// forget, approvals,
 // imports, supersessions — whatever statement a future write adds), so no
 // write path can bypass the invalidation of the latest-version cache
 // (latestcache.go). They live in the connection's temp schema: readers and
@@ -20,15 +21,21 @@ import (
 // with an upsert's DO NOTHING (a trigger's OR IGNORE would give way to its
 // outer statement's conflict clause); an update lists the old key only if
 // the key itself changed (no statement does that today).
+//
+// A new version row alone changes no cached value: the cache holds the
+// version an entry's latest_version points to, and a new version becomes
+// it only by an update of the entry. So versions have no insert trigger,
+// one trigger less for every write; an update or delete of a version row
+// (none today) is listed.
 var latestTouchedSQL = "CREATE TEMP TABLE IF NOT EXISTS latest_touched (project TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (project, slug)) WITHOUT ROWID;" +
+	`CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ei AFTER INSERT ON main.entries BEGIN
+	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;` +
 	touchedTriggers("entries", "e") + touchedTriggers("versions", "v")
 
-// touchedTriggers are the triggers that list the slugs of table's changed
-// rows (name: a short prefix for their names).
+// touchedTriggers are the triggers that list the slugs of table's updated
+// and deleted rows (name: a short prefix for their names).
 func touchedTriggers(table, name string) string {
 	return strings.NewReplacer("TABLE", table, "NAME", name).Replace(`
-CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_NAMEi AFTER INSERT ON main.TABLE BEGIN
-	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_NAMEu AFTER UPDATE ON main.TABLE BEGIN
 	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;
 CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_NAMEk AFTER UPDATE OF project, slug ON main.TABLE
