@@ -137,18 +137,28 @@ func kurveMisch(t *testing.T, bin string, p kurvenProfil) {
 	}
 }
 
+// paired is the ratios new/old of each round: server CPU per call and
+// calls per second.
+func paired(old, neu []mischPunkt) (cpu, rate []float64) {
+	for r := range min(len(old), len(neu)) {
+		cpu = append(cpu, neu[r].perCall(neu[r].server)/old[r].perCall(old[r].server))
+		rate = append(rate, neu[r].rate()/old[r].rate())
+	}
+	return cpu, rate
+}
+
 // printPaired prints the ratios new/old of each round and their medians.
 func printPaired(old, neu []mischPunkt) {
-	var cpu, rate []float64
-	var cpuAll, rateAll []string
-	for r := range old {
-		c := neu[r].perCall(neu[r].server) / old[r].perCall(old[r].server)
-		q := neu[r].rate() / old[r].rate()
-		cpu, rate = append(cpu, c), append(rate, q)
-		cpuAll, rateAll = append(cpuAll, fmt.Sprintf("%.2f", c)), append(rateAll, fmt.Sprintf("%.2f", q))
+	cpu, rate := paired(old, neu)
+	list := func(v []float64) string {
+		var s []string
+		for _, x := range v {
+			s = append(s, fmt.Sprintf("%.2f", x))
+		}
+		return strings.Join(s, ", ")
 	}
 	fmt.Printf("neu/alt je Runde: Server-CPU je Aufruf %s (Median %.2f), Aufrufe je s %s (Median %.2f)\n",
-		strings.Join(cpuAll, ", "), median(cpu), strings.Join(rateAll, ", "), median(rate))
+		list(cpu), median(cpu), list(rate), median(rate))
 }
 
 // kurveAgenten is part agenten: one server, each agent count of the
