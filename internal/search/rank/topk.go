@@ -13,6 +13,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	"munin/internal/search/text"
 )
@@ -43,14 +44,18 @@ import (
 
 // topkTerm is one term query: its postings and its scorer's numbers.
 type topkTerm struct {
-	tfr   index.TermFieldReader
-	count uint64 // docFreq, the searcher's Count
+	tfr   index.TermFieldReader  // topkScore's postings
+	term  string                 // prunedTopK's
+	pls   []segment.PostingsList // per segment, prunedTopK's
+	count uint64                 // docFreq, the searcher's Count
 	boost float64
 	idf   float64
 }
 
 // topkField is one field's disjunction; no terms is a MatchNone child.
 type topkField struct {
+	name  string
+	dicts []segment.TermDictionary // per segment, prunedTopK's
 	terms []*topkTerm
 	count uint64 // the disjunction searcher's Count: its terms' sum
 }
@@ -100,6 +105,11 @@ func (a topkHit) before(b topkHit) bool {
 // in idx as bleve's search would, scores included; ok is false when it
 // cannot promise that and the caller must ask bleve.
 func exactTopK(ctx context.Context, idx bleve.Index, terms text.Terms, limit int) (dms search.DocumentMatchCollection, ok bool) {
+	return exactTopKMode(ctx, idx, terms, limit, defaultTopK)
+}
+
+// exactTopKMode is exactTopK with early termination on or off (maxscore.go).
+func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit int, mode topkMode) (dms search.DocumentMatchCollection, ok bool) {
 	if limit <= 0 || ctx.Err() != nil {
 		return nil, false
 	}
@@ -133,6 +143,14 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms text.Terms, limit int
 		return nil, false
 	}
 
+	if mode.prune {
+		if best, ok := prunedTopK(ctx, snap, docs, terms, limit, mode); ok {
+			return matchesOf(rd, best)
+		}
+		if ctx.Err() != nil {
+			return nil, false
+		}
+	}
 	fields := make([]*topkField, 0, len(fieldBoosts))
 	defer func() {
 		for _, f := range fields {
@@ -163,7 +181,12 @@ func exactTopK(ctx context.Context, idx bleve.Index, terms text.Terms, limit int
 	if !ok {
 		return nil, false
 	}
-	dms = make(search.DocumentMatchCollection, 0, len(best))
+	return matchesOf(rd, best)
+}
+
+// matchesOf makes bleve's matches of hits, as its collector would.
+func matchesOf(rd index.IndexReader, best []topkHit) (search.DocumentMatchCollection, bool) {
+	dms := make(search.DocumentMatchCollection, 0, len(best))
 	for _, h := range best {
 		iid := index.NewIndexInternalID(nil, h.doc)
 		id, err := rd.ExternalID(iid)
@@ -183,19 +206,7 @@ func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit in
 	if maxDoc > math.MaxUint32 {
 		return nil, false
 	}
-	order := slices.Clone(fields)
-	sort.Sort(byCount[*topkField]{order, func(f *topkField) uint64 { return f.count }})
-	weights := 0.0
-	for _, f := range order {
-		sort.Sort(byCount[*topkTerm]{f.terms, func(t *topkTerm) uint64 { return t.count }})
-		w := 0.0
-		for _, t := range f.terms {
-			bi := t.boost * t.idf
-			w += bi * bi
-		}
-		weights += w
-	}
-	queryNorm := 1.0 / math.Sqrt(weights)
+	order, queryNorm := scoringOrder(fields)
 
 	sc := topkPool.Get().(*topkScratch)
 	if uint64(len(sc.acc)) < maxDoc {
@@ -267,6 +278,24 @@ func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit in
 		return 1
 	})
 	return best, true
+}
+
+// scoringOrder sorts fields and their terms as bleve's searchers do (it
+// sorts fields' terms in place) and returns them with the query norm.
+func scoringOrder(fields []*topkField) ([]*topkField, float64) {
+	order := slices.Clone(fields)
+	sort.Sort(byCount[*topkField]{order, func(f *topkField) uint64 { return f.count }})
+	weights := 0.0
+	for _, f := range order {
+		sort.Sort(byCount[*topkTerm]{f.terms, func(t *topkTerm) uint64 { return t.count }})
+		w := 0.0
+		for _, t := range f.terms {
+			bi := t.boost * t.idf
+			w += bi * bi
+		}
+		weights += w
+	}
+	return order, 1.0 / math.Sqrt(weights)
 }
 
 // heapUp and heapDown keep h a heap with the worst hit at its root.

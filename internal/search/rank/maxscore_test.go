@@ -1,0 +1,255 @@
+package rank
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/search"
+
+	"munin/internal/search/searchtest"
+	"munin/internal/search/text"
+)
+
+// zipfCorpus builds an index of n entries over topkWords drawn
+// Zipf-distributed (the first words in most entries, the last in few),
+// then replaces and forgets some entries one refresh at a time, so the
+// index has several segments and deleted documents. A small vocabulary
+// makes many equal scores.
+func zipfCorpus(t *testing.T, rng *rand.Rand, n int) bleve.Index {
+	t.Helper()
+	vocab := slices.Clone(topkWords[:4+rng.IntN(len(topkWords)-4)])
+	rng.Shuffle(len(vocab), func(i, j int) { vocab[i], vocab[j] = vocab[j], vocab[i] })
+	zipf := rand.NewZipf(rng, 1.05+rng.Float64(), 1, uint64(len(vocab)-1))
+	pick := func(lo, hi int) string {
+		out := make([]string, lo+rng.IntN(hi-lo+1))
+		for i := range out {
+			out[i] = vocab[zipf.Uint64()]
+		}
+		return strings.Join(out, " ")
+	}
+	entry := func(i int) (slug, title, content string, tags []string) {
+		for range rng.IntN(3) {
+			tags = append(tags, strings.ToLower(vocab[zipf.Uint64()]))
+		}
+		return fmt.Sprintf("e%d", i), pick(0, 4), pick(1, 3+rng.IntN(40)), tags
+	}
+	src := searchtest.NewSource()
+	for i := range n {
+		slug, title, content, tags := entry(i)
+		src.Put(projA, slug, title, content, tags...)
+	}
+	p := newProject(t, src, projA)
+	buildCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	_, built, err := p.Ready(buildCtx)
+	cancel()
+	if err != nil {
+		t.Fatalf("build the index of %d entries: %v", n, err)
+	}
+	built()
+	for range 3 + rng.IntN(10) {
+		slug := fmt.Sprintf("e%d", rng.IntN(n))
+		if rng.IntN(3) == 0 {
+			src.Forget(projA, slug)
+		} else {
+			_, title, content, tags := entry(0)
+			src.Put(projA, slug, title, content, tags...)
+		}
+		if err := p.Refresh(testCtx(t), slug); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, release, err := p.Ready(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return idx
+}
+
+// TestPrunedTopKMatchesExhaustive compares early termination (with bounds
+// in every segment, however small) with scoring every match: over random
+// Zipf corpora of up to 2,500 entries (many seeds), frequent and rare words,
+// limits from 1 to 50, hits, order and scores must agree bit for bit, also
+// with document-at-a-time reading without bounds. The test fails too if
+// pruning never skipped an entry, which would leave the bounds untested.
+func TestPrunedTopKMatchesExhaustive(t *testing.T) {
+	seeds, largest := 8, 2500
+	if raceEnabled {
+		seeds, largest = 3, 600
+	}
+	var compared int
+	var scoredPruned, scoredAll atomic.Int64
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 27))
+		n := 1 + rng.IntN(largest)
+		idx := zipfCorpus(t, rng, n)
+		vocab := topkWords
+		for range 40 {
+			words := make([]string, 1+rng.IntN(4))
+			for i := range words {
+				// Both ends of the list: frequent words in most corpora,
+				// rare ones or none.
+				words[i] = vocab[rng.IntN(len(vocab))]
+			}
+			terms := text.Analyze(strings.Join(words, " "))
+			if len(leavesOf(terms)) == 0 {
+				continue
+			}
+			ctx := testCtx(t)
+			for _, limit := range []int{1, 1 + rng.IntN(50), 10, 50} {
+				want, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{})
+				if !ok {
+					t.Fatalf("seed %d, %v: exhaustive scoring declined", seed, words)
+				}
+				// Document at a time without bounds scores every match.
+				all, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, minDocs: math.MaxUint64, visited: &scoredAll})
+				if !ok || !sameMatches(all, want) {
+					t.Fatalf("seed %d, %v, limit %d: document at a time without bounds differs from topkScore", seed, words, limit)
+				}
+				got, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, visited: &scoredPruned})
+				if !ok {
+					t.Fatalf("seed %d, %v: pruned scoring declined", seed, words)
+				}
+				compared++
+				if len(got) != len(want) {
+					t.Fatalf("seed %d (%d entries), %v, limit %d: %d hits, exhaustive %d", seed, n, words, limit, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
+						t.Fatalf("seed %d (%d entries), %v, limit %d, hit %d: %s %.17g, exhaustive %s %.17g",
+							seed, n, words, limit, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d compared; candidates read: %d pruned, %d exhaustive", compared, scoredPruned.Load(), scoredAll.Load())
+	if compared < 100*seeds || scoredPruned.Load() >= scoredAll.Load() {
+		t.Fatalf("%d comparisons, %d of %d candidates read: the corpora do not test pruning", compared, scoredPruned.Load(), scoredAll.Load())
+	}
+}
+
+func sameMatches(a, b search.DocumentMatchCollection) bool {
+	return slices.EqualFunc(a, b, func(x, y *search.DocumentMatch) bool { return x.ID == y.ID && x.Score == y.Score })
+}
+
+// TestPrunedTopKMatchesBleve checks the pruned path against bleve itself on
+// a corpus with frequent words, as TestExactTopKMatchesBleve does for the
+// default mode.
+func TestPrunedTopKMatchesBleve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 27))
+	idx := zipfCorpus(t, rng, 800)
+	for _, q := range []string{"cache", "cache latency the", "Datenbank Entscheidung Sicherung", "deploy deployments rollout agent", "Fehler"} {
+		terms := text.Analyze(q)
+		for _, limit := range []int{1, 7, 50} {
+			want, err := runSearch(testCtx(t), idx, projA, buildQuery(terms, nil, nil), limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := exactTopKMode(testCtx(t), idx, terms, limit, topkMode{prune: true})
+			if !ok || len(got) != len(want) {
+				t.Fatalf("%q, limit %d: %d hits (ok %v), bleve %d", q, limit, len(got), ok, len(want))
+			}
+			for i := range want {
+				if got[i].ID != want[i].ID || math.Abs(got[i].Score-want[i].Score) > 1e-9*want[i].Score {
+					t.Fatalf("%q, limit %d, hit %d: %s %.17g, bleve %s %.17g", q, limit, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+				}
+			}
+		}
+	}
+}
+
+// TestTermBound checks the bounds against the postings: in every segment,
+// for every word, the bound is the largest √freq·norm of its postings (so
+// no posting exceeds it and one meets it), 0 for a word the segment lacks;
+// asked again it comes from the cache unchanged.
+func TestTermBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 27))
+	idx := zipfCorpus(t, rng, 300)
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	snap := rd.(*scorch.IndexSnapshot)
+	checked := 0
+	for _, ss := range snap.Segments() {
+		z := segmentBase(ss.Segment())
+		for _, field := range []string{text.FieldTitle, text.FieldContent} {
+			dict, err := z.Dictionary(field)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range append(text.Analyze(strings.Join(topkWords, " ")).ByAnalyzer[text.AnalyzerEN], "nowhereword") {
+				want := 0.0
+				pl, err := dict.PostingsList([]byte(w), nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				it := pl.Iterator(true, true, false, nil)
+				for p, err := it.Next(); p != nil || err != nil; p, err = it.Next() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					want = max(want, math.Sqrt(float64(p.Frequency()))*p.Norm())
+				}
+				for range 2 {
+					got, err := bounds.termBound(z, dict, field, w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != want {
+						t.Fatalf("segment %d, %s:%s: bound %g, postings' largest %g", ss.Id(), field, w, got, want)
+					}
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no segment checked")
+	}
+}
+
+// TestBoundCacheIsBounded fills the cache past its size: it never holds
+// more than boundCacheEntries, and answers stay right after it started over.
+func TestBoundCacheIsBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 27))
+	idx := zipfCorpus(t, rng, 50)
+	adv, _ := idx.Advanced()
+	rd, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	z := segmentBase(rd.(*scorch.IndexSnapshot).Segments()[0].Segment())
+	dict, err := z.Dictionary(text.FieldContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &boundCache{m: map[boundKey]float64{}}
+	for i := range boundCacheEntries + 10 {
+		if _, err := c.termBound(z, dict, text.FieldContent, fmt.Sprint("w", i)); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.m) > boundCacheEntries {
+			t.Fatalf("%d entries", len(c.m))
+		}
+	}
+	if len(c.m) > 11 {
+		t.Fatalf("%d entries after starting over, want the last few", len(c.m))
+	}
+}
