@@ -176,3 +176,38 @@ func dirBytes(tb testing.TB, dir string) int64 {
 	}
 	return n
 }
+
+// BenchmarkReopen measures the first recall of a project whose index is
+// closed on disk (a restart, or an index closed when idle): open, catch up
+// with nothing, recall. Issue 27 bounds it at 3 ms for a small project.
+//
+//	go test ./internal/search/ -run '^$' -bench 'Reopen$' -count 5
+func BenchmarkReopen(b *testing.B) {
+	TuneProcess()
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			src := newFakeSource()
+			fillSource(src, projA, n)
+			dir := b.TempDir()
+			r := NewRegistry(src, Options{Dir: dir})
+			search := func() {
+				if _, err := r.Search(context.Background(), projA, memory.SearchQuery{Text: "Datenbank"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			search() // builds the index
+			var took time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				r.Close()
+				r = NewRegistry(src, Options{Dir: dir})
+				b.StartTimer()
+				start := time.Now()
+				search()
+				took += time.Since(start)
+			}
+			r.Close()
+			b.ReportMetric(float64(took.Microseconds())/float64(b.N)/1000, "ms/reopen")
+		})
+	}
+}
