@@ -105,7 +105,7 @@ func below(ub, theta float64) bool { return ub*(1+pruneMargin) < theta }
 
 // prunedTopK returns the best limit matches of the query over snap's
 // segments as topkScore would; ok is false when it declines.
-func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, terms text.Terms, limit int, mode topkMode) ([]topkHit, bool) {
+func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, terms text.Terms, limit int, mode topkMode, boosts []float64) ([]topkHit, bool) {
 	segs := snap.Segments()
 	zsegs := make([]*zap.SegmentBase, len(segs))
 	for i, ss := range segs {
@@ -118,6 +118,7 @@ func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, te
 	// Every leaf's postings list in every segment, deletions excepted: its
 	// count across segments is the term searcher's Count.
 	fields := make([]*topkField, 0, len(fieldBoosts))
+	bs := &booster{boosts: boosts}
 	for _, fb := range fieldBoosts {
 		f := &topkField{name: fb.field}
 		fields = append(fields, f)
@@ -137,7 +138,7 @@ func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, te
 			f.dicts[i] = d
 		}
 		for _, w := range words {
-			t := &topkTerm{term: w, boost: fb.boost, pls: make([]segment.PostingsList, len(segs))}
+			t := &topkTerm{term: w, boost: bs.next(fb.boost), pls: make([]segment.PostingsList, len(segs))}
 			for i, ss := range segs {
 				pl, err := f.dicts[i].PostingsList([]byte(w), ss.Deleted(), nil)
 				if err != nil {

@@ -106,16 +106,16 @@ func TestPrunedTopKMatchesExhaustive(t *testing.T) {
 			}
 			ctx := testCtx(t)
 			for _, limit := range []int{1, 1 + rng.IntN(50), 10, 50} {
-				want, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{})
+				want, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{}, nil)
 				if !ok {
 					t.Fatalf("seed %d, %v: exhaustive scoring declined", seed, words)
 				}
 				// Document at a time without bounds scores every match.
-				all, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, minDocs: math.MaxUint64, visited: &scoredAll})
+				all, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, minDocs: math.MaxUint64, visited: &scoredAll}, nil)
 				if !ok || !sameMatches(all, want) {
 					t.Fatalf("seed %d, %v, limit %d: document at a time without bounds differs from topkScore", seed, words, limit)
 				}
-				got, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, visited: &scoredPruned})
+				got, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, visited: &scoredPruned}, nil)
 				if !ok {
 					t.Fatalf("seed %d, %v: pruned scoring declined", seed, words)
 				}
@@ -155,7 +155,7 @@ func TestPrunedTopKMatchesBleve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := exactTopKMode(testCtx(t), idx, terms, limit, topkMode{prune: true})
+			got, ok := exactTopKMode(testCtx(t), idx, terms, limit, topkMode{prune: true}, nil)
 			if !ok || len(got) != len(want) {
 				t.Fatalf("%q, limit %d: %d hits (ok %v), bleve %d", q, limit, len(got), ok, len(want))
 			}
@@ -251,5 +251,63 @@ func TestBoundCacheIsBounded(t *testing.T) {
 	}
 	if len(c.m) > 11 {
 		t.Fatalf("%d entries after starting over, want the last few", len(c.m))
+	}
+}
+
+// TestExactTopKWithScaledBoosts checks the exact tier with the boosts that
+// score several projects as one (scale.go), pruned and exhaustive, against
+// bleve's search of the same rewritten query, for each of two projects.
+func TestExactTopKWithScaledBoosts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 27))
+	idxs := []bleve.Index{zipfCorpus(t, rng, 60), zipfCorpus(t, rng, 1500)}
+	compared := 0
+	for range 40 {
+		words := make([]string, 1+rng.IntN(4))
+		for i := range words {
+			words[i] = topkWords[rng.IntN(len(topkWords))]
+		}
+		terms := text.Analyze(strings.Join(words, " "))
+		leaves := leavesOf(terms)
+		if len(leaves) == 0 {
+			continue
+		}
+		stats := make([]termStats, len(idxs))
+		global := termStats{df: make([]uint64, len(leaves))}
+		for i, idx := range idxs {
+			st, err := statsOf(testCtx(t), idx, projA, leaves)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats[i] = st
+			global.docs += st.docs
+			for j, n := range st.df {
+				global.df[j] += n
+			}
+		}
+		for i, idx := range idxs {
+			boosts, _ := scaleFor(leaves, stats[i], global)
+			for _, limit := range []int{1, 1 + rng.IntN(50)} {
+				want, err := runSearch(testCtx(t), idx, projA, buildQuery(terms, nil, boosts), limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, mode := range []topkMode{{}, {prune: true}} {
+					got, ok := exactTopKMode(testCtx(t), idx, terms, limit, mode, boosts)
+					if !ok || len(got) != len(want) {
+						t.Fatalf("%v, project %d, limit %d, prune %v: %d hits (ok %v), bleve %d", words, i, limit, mode.prune, len(got), ok, len(want))
+					}
+					for k := range want {
+						if got[k].ID != want[k].ID || math.Abs(got[k].Score-want[k].Score) > 1e-9*want[k].Score {
+							t.Fatalf("%v, project %d, limit %d, prune %v, hit %d: %s %.17g, bleve %s %.17g",
+								words, i, limit, mode.prune, k, got[k].ID, got[k].Score, want[k].ID, want[k].Score)
+						}
+					}
+					compared++
+				}
+			}
+		}
+	}
+	if compared < 100 {
+		t.Fatalf("%d comparisons", compared)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 
 	"munin/internal/memory"
 	"munin/internal/search/text"
@@ -145,9 +146,17 @@ func searchScaled(ctx context.Context, refs []memory.ProjectRef, idxs []bleve.In
 			continue
 		}
 		boosts, factor := scaleFor(leaves, stats[i], global)
-		dms, err := runSearch(ctx, idx, refs[i], p.query(tags, boosts), limit)
-		if err != nil {
-			return nil, err
+		// The common case is scored without bleve's searcher tree, with
+		// the same boosts (topk.go).
+		dms, ok := search.DocumentMatchCollection(nil), false
+		if p.tier == 0 && len(p.exp.typos) == 0 && len(tags) == 0 {
+			dms, ok = exactTopKMode(ctx, idx, p.terms, limit, defaultTopK, boosts)
+		}
+		if !ok {
+			var err error
+			if dms, err = runSearch(ctx, idx, refs[i], p.query(tags, boosts), limit); err != nil {
+				return nil, err
+			}
 		}
 		for _, dm := range dms {
 			dm.Score *= factor

@@ -18,7 +18,8 @@ import (
 	"munin/internal/search/text"
 )
 
-// Tier 0 of a recall without corrections or tags over one project is
+// Tier 0 of a recall without corrections or tags (over one project, or
+// over each of several with rescaled boosts: scale.go) is
 // exactQuery: a disjunction over the weighted fields of disjunctions of term
 // queries. bleve scores it through its generic searcher tree, a
 // DocumentMatch per term and per field for every matching entry merged
@@ -105,11 +106,16 @@ func (a topkHit) before(b topkHit) bool {
 // in idx as bleve's search would, scores included; ok is false when it
 // cannot promise that and the caller must ask bleve.
 func exactTopK(ctx context.Context, idx bleve.Index, terms text.Terms, limit int) (dms search.DocumentMatchCollection, ok bool) {
-	return exactTopKMode(ctx, idx, terms, limit, defaultTopK)
+	return exactTopKMode(ctx, idx, terms, limit, defaultTopK, nil)
 }
 
-// exactTopKMode is exactTopK with early termination on or off (maxscore.go).
-func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit int, mode topkMode) (dms search.DocumentMatchCollection, ok bool) {
+// exactTopKMode is exactTopK with early termination on or off (maxscore.go)
+// and, when boosts is not nil, the boosts of buildQuery(terms, nil, boosts):
+// one for each of leavesOf(terms), in order (scale.go).
+func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit int, mode topkMode, boosts []float64) (dms search.DocumentMatchCollection, ok bool) {
+	if boosts != nil && len(boosts) != len(leavesOf(terms)) {
+		return nil, false
+	}
 	if limit <= 0 || ctx.Err() != nil {
 		return nil, false
 	}
@@ -144,7 +150,7 @@ func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit
 	}
 
 	if mode.prune {
-		if best, ok := prunedTopK(ctx, snap, docs, terms, limit, mode); ok {
+		if best, ok := prunedTopK(ctx, snap, docs, terms, limit, mode, boosts); ok {
 			return matchesOf(rd, best)
 		}
 		if ctx.Err() != nil {
@@ -159,6 +165,7 @@ func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit
 			}
 		}
 	}()
+	bs := &booster{boosts: boosts}
 	for _, fb := range fieldBoosts {
 		f := &topkField{}
 		fields = append(fields, f)
@@ -172,7 +179,7 @@ func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit
 				return nil, false
 			}
 			n := tfr.Count()
-			f.terms = append(f.terms, &topkTerm{tfr: tfr, count: n, boost: fb.boost,
+			f.terms = append(f.terms, &topkTerm{tfr: tfr, count: n, boost: bs.next(fb.boost),
 				idf: 1.0 + math.Log(float64(docs)/float64(n+1.0))})
 			f.count += n
 		}

@@ -1,0 +1,140 @@
+package rank
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"munin/internal/search/searchbench"
+	"munin/internal/search/searchtest"
+	"munin/internal/search/text"
+)
+
+// BenchmarkExactTopK compares the exact tier's scoring with and without
+// early termination (maxscore.go) on the same index in one run, limit 10:
+//
+//   - uniform is searchtest.Fill (each entry ~80 words drawn evenly from
+//     the ~90 bench words, a title of three): every query word is in most
+//     entries, the worst case;
+//   - zipf draws titles and content from 5,000 words Zipf-distributed (as
+//     the load test's data) and asks for one of the 20 most frequent words,
+//     as the load test's "frequent" recall does.
+//
+// cpu-µs/op is the CPU of one recall's scoring, all threads (hits' IDs
+// included, no snippets). Sizes: 10k, and 100k without -short (building it
+// takes a minute or two). The index is built once per run, so the two modes
+// alternate on it MUNIN_BENCH_ROUNDS times (default 1; go test names the
+// repeats #01, #02, ...) instead of with -count, which would rebuild it.
+func BenchmarkExactTopK(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, c := range []struct {
+			name    string
+			fill    func(src *searchtest.Source, n int)
+			queries []string
+		}{
+			{"uniform", fillUniform, []string{"Datenbank Entscheidung", "replication latency backup", "Sicherung Wiederherstellung", "deploy rollout agent", "Konfiguration Schema Migration", "cache invalidation"}},
+			{"zipf", fillZipf, zipfQueries()},
+		} {
+			idx := benchIndex(b, c.name, n, c.fill)
+			for range benchRounds() {
+				for _, m := range []struct {
+					name string
+					mode topkMode
+				}{{"exhaustive", topkMode{}}, {"pruned", defaultTopK}} {
+					b.Run(fmt.Sprintf("%s/%dk/%s", c.name, n/1000, m.name), func(b *testing.B) {
+						terms := make([]text.Terms, len(c.queries))
+						for i, q := range c.queries {
+							terms[i] = text.Analyze(q)
+						}
+						ctx := context.Background()
+						i := 0
+						cpu := searchbench.CPUTime(b)
+						for b.Loop() {
+							if _, ok := exactTopKMode(ctx, idx, terms[i%len(terms)], 10, m.mode, nil); !ok {
+								b.Fatal("declined")
+							}
+							i++
+						}
+						b.ReportMetric(float64((searchbench.CPUTime(b)-cpu).Microseconds())/float64(i), "cpu-µs/op")
+					})
+				}
+			}
+		}
+	}
+}
+
+func benchRounds() int {
+	n, err := strconv.Atoi(os.Getenv("MUNIN_BENCH_ROUNDS"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// benchSizes are 10k entries, and 100k without -short.
+func benchSizes() []int {
+	if testing.Short() {
+		return []int{10_000}
+	}
+	return []int{10_000, 100_000}
+}
+
+var benchIndexes = map[string]bleve.Index{}
+
+// benchIndex builds (once per run) the index of n entries made by fill.
+func benchIndex(b *testing.B, name string, n int, fill func(*searchtest.Source, int)) bleve.Index {
+	key := fmt.Sprint(name, n)
+	if idx, ok := benchIndexes[key]; ok {
+		return idx
+	}
+	src := searchtest.NewSource()
+	fill(src, n)
+	p := newProject(b, src, projA)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	idx, release, err := p.Ready(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(release)
+	benchIndexes[key] = idx
+	b.Cleanup(func() { delete(benchIndexes, key) })
+	return idx
+}
+
+func fillUniform(src *searchtest.Source, n int) {
+	searchtest.Fill(func(slug, title, content string, tags ...string) { src.Put(projA, slug, title, content, tags...) }, n)
+}
+
+// zipfWord is the word of rank r of the zipf corpus.
+func zipfWord(r uint64) string { return fmt.Sprintf("w%dx", r) }
+
+func zipfQueries() []string {
+	var qs []string
+	for r := range uint64(20) {
+		qs = append(qs, zipfWord(r))
+	}
+	return qs
+}
+
+func fillZipf(src *searchtest.Source, n int) {
+	rng := rand.New(rand.NewPCG(9, 27))
+	z := rand.NewZipf(rng, 1.1, 2, 4999)
+	words := func(k int) string {
+		out := make([]string, k)
+		for i := range out {
+			out[i] = zipfWord(z.Uint64())
+		}
+		return strings.Join(out, " ")
+	}
+	for i := range n {
+		src.Put(projA, fmt.Sprintf("n%06d", i), words(3), words(60))
+	}
+}
