@@ -65,15 +65,7 @@ func (h handlers) recall(ctx context.Context, c memory.Caller, a service.RecallR
 // (its explanation).
 func recallText(query string, hits []service.Hit) string {
 	var b strings.Builder
-	if len(hits) == 0 {
-		fmt.Fprintf(&b, "no entries match %q", strings.TrimSpace(query))
-	} else {
-		fmt.Fprintf(&b, "%s for %q:", count(len(hits), "hit", "hits"), strings.TrimSpace(query))
-	}
-	for i, hit := range hits {
-		fmt.Fprintf(&b, "\n%d. %s v%d (%s) — %s%s%s%s\n   %s", i+1, hit.Slug, hit.Version, hit.Project,
-			oneLine(hit.Title, 80), tagList(hit.Tags), matchNote(hit.Match)+explainNote(hit), stateNote(hit.State), oneLine(hit.Snippet, 240))
-	}
+	writeRecallText(&b, query, hits)
 	return b.String()
 }
 
