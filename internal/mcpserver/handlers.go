@@ -81,15 +81,6 @@ func matchNote(match string) string {
 	return ""
 }
 
-// explainNote is a hit's explanation, unless matchNote said it already ("by
-// meaning").
-func explainNote(hit service.Hit) string {
-	if hit.Explanation == "" || hit.Match == memory.MatchMeaning {
-		return ""
-	}
-	return " · " + oneLine(hit.Explanation, 80)
-}
-
 // stateNote marks a hit or list entry that is not a live entry: the
 // caller's own pending proposal, or (with include_stale) an expired or
 // superseded one.

@@ -41,6 +41,7 @@ func writeRecallText(b *strings.Builder, query string, hits []service.Hit) {
 		writeOneLine(b, hit.Title, 80)
 		writeTagList(b, hit.Tags)
 		b.WriteString(matchNote(hit.Match))
+		// A hit's explanation, unless matchNote said it already ("by meaning").
 		if hit.Explanation != "" && hit.Match != memory.MatchMeaning {
 			b.WriteString(" · ")
 			writeOneLine(b, hit.Explanation, 80)
@@ -51,8 +52,8 @@ func writeRecallText(b *strings.Builder, query string, hits []service.Hit) {
 	}
 }
 
-// writeOneLine writes oneLine(s, n) into b: s's words joined by single
-// spaces, at most n runes, the n-th replaced by "…" when more follow.
+// writeOneLine writes s's words joined by single spaces into b, at most n
+// runes, the n-th replaced by "…" when more follow.
 func writeOneLine(b *strings.Builder, s string, n int) {
 	truncate := oneLineRunes(s, n+1) > n
 	limit := n
@@ -88,7 +89,7 @@ func writeOneLine(b *strings.Builder, s string, n int) {
 }
 
 // oneLineRunes counts the runes of s with its whitespace collapsed as
-// oneLine does, stopping at stop.
+// writeOneLine does, stopping at stop.
 func oneLineRunes(s string, stop int) int {
 	count, space := 0, false
 	for i := 0; i < len(s); {
@@ -109,7 +110,7 @@ func oneLineRunes(s string, stop int) int {
 	return count
 }
 
-// writeTagList writes tagList(tags) into b.
+// writeTagList writes tags as " [a, b]", nothing when there are none.
 func writeTagList(b *strings.Builder, tags []string) {
 	if len(tags) == 0 {
 		return

@@ -20,9 +20,33 @@ func recallTextByFmt(query string, hits []service.Hit) string {
 	}
 	for i, hit := range hits {
 		fmt.Fprintf(&b, "\n%d. %s v%d (%s) — %s%s%s%s\n   %s", i+1, hit.Slug, hit.Version, hit.Project,
-			oneLine(hit.Title, 80), tagList(hit.Tags), matchNote(hit.Match)+explainNote(hit), stateNote(hit.State), oneLine(hit.Snippet, 240))
+			oneLineByFields(hit.Title, 80), tagListByFmt(hit.Tags), matchNote(hit.Match)+explainNoteByFmt(hit), stateNote(hit.State), oneLineByFields(hit.Snippet, 240))
 	}
 	return b.String()
+}
+
+// oneLineByFields, tagListByFmt and explainNoteByFmt are the helpers as
+// they were written before.
+func oneLineByFields(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func tagListByFmt(tags []string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" [%s]", strings.Join(tags, ", "))
+}
+
+func explainNoteByFmt(hit service.Hit) string {
+	if hit.Explanation == "" || hit.Match == memory.MatchMeaning {
+		return ""
+	}
+	return " · " + oneLineByFields(hit.Explanation, 80)
 }
 
 // texts that test oneLine's edges: whitespace of every kind and position,
@@ -35,13 +59,11 @@ var renderTexts = []string{
 	"bad \xff byte", strings.Repeat("\xff", 100), strings.Repeat("w ", 130), strings.Repeat("wörter ", 40),
 }
 
-func TestWriteOneLineMatchesOneLine(t *testing.T) {
+func TestOneLineMatchesFieldsJoin(t *testing.T) {
 	for _, s := range renderTexts {
 		for _, n := range []int{1, 2, 3, 80, 240} {
-			var b strings.Builder
-			writeOneLine(&b, s, n)
-			if got, want := b.String(), oneLine(s, n); got != want {
-				t.Errorf("writeOneLine(%q, %d) = %q, oneLine = %q", s, n, got, want)
+			if got, want := oneLine(s, n), oneLineByFields(s, n); got != want {
+				t.Errorf("oneLine(%q, %d) = %q, by fields %q", s, n, got, want)
 			}
 		}
 	}

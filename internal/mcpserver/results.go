@@ -99,21 +99,19 @@ func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// oneLine flattens s to a single line of at most n runes for text renderings.
+// oneLine flattens s to a single line of at most n runes for text renderings
+// (writeOneLine).
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	var b strings.Builder
+	writeOneLine(&b, s, n)
+	return b.String()
 }
 
 // tagList renders tags as " [a, b]" or "" when there are none.
 func tagList(tags []string) string {
-	if len(tags) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" [%s]", strings.Join(tags, ", "))
+	var b strings.Builder
+	writeTagList(&b, tags)
+	return b.String()
 }
 
 // outcome is the metrics label of a result: "ok", or the code its error
