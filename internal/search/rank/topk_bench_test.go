@@ -99,7 +99,12 @@ func benchIndex(b *testing.B, name string, n int, fill func(*searchtest.Source, 
 	p := newProject(b, src, projA)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
+	// Ready waits ten seconds at most; a large index takes longer to build.
 	idx, release, err := p.Ready(ctx)
+	for err != nil && ctx.Err() == nil {
+		time.Sleep(time.Second)
+		idx, release, err = p.Ready(ctx)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
