@@ -20,10 +20,25 @@ type Info struct {
 
 type infoKey struct{}
 
+// infoContext carries a request's Info in the same allocation as the
+// context that holds it (context.WithValue and a separate Info were two
+// allocations on every request).
+type infoContext struct {
+	context.Context
+	info Info
+}
+
+func (c *infoContext) Value(key any) any {
+	if key == (infoKey{}) {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
 // With returns a context carrying a fresh Info, and that Info.
 func With(ctx context.Context) (context.Context, *Info) {
-	info := &Info{}
-	return context.WithValue(ctx, infoKey{}, info), info
+	c := &infoContext{Context: ctx}
+	return c, &c.info
 }
 
 // NoteCaller records the authenticated caller; without a record (a handler

@@ -29,12 +29,39 @@ func (h rewriter) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h rewriter) Handle(ctx context.Context, r slog.Record) error {
+	if h.unchanged(r) {
+		// The common case (every request writes a line): nothing to
+		// rewrite, so the record goes on as it is, without a copy.
+		return h.next.Handle(ctx, r)
+	}
 	out := slog.NewRecord(r.Time, r.Level, h.fn(slog.MessageKey, r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
 	})
 	return h.next.Handle(ctx, out)
+}
+
+// unchanged reports whether fn leaves the record's message and every
+// attribute as they are. Only strings and kinds that print no text count;
+// anything else (groups, errors, values resolved later) takes the copy.
+func (h rewriter) unchanged(r slog.Record) bool {
+	if h.fn(slog.MessageKey, r.Message) != r.Message {
+		return false
+	}
+	same := true
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Value.Kind() {
+		case slog.KindString:
+			s := a.Value.String()
+			same = h.fn(a.Key, s) == s
+		case slog.KindInt64, slog.KindUint64, slog.KindFloat64, slog.KindBool, slog.KindDuration, slog.KindTime:
+		default:
+			same = false
+		}
+		return same
+	})
+	return same
 }
 
 func (h rewriter) WithAttrs(attrs []slog.Attr) slog.Handler {
