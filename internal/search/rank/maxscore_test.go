@@ -111,7 +111,7 @@ func TestPrunedTopKMatchesExhaustive(t *testing.T) {
 					t.Fatalf("seed %d, %v: exhaustive scoring declined", seed, words)
 				}
 				// Document at a time without bounds scores every match.
-				all, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, minDocs: math.MaxUint64, visited: &scoredAll}, nil)
+				all, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, noBounds: true, visited: &scoredAll}, nil)
 				if !ok || !sameMatches(all, want) {
 					t.Fatalf("seed %d, %v, limit %d: document at a time without bounds differs from topkScore", seed, words, limit)
 				}

@@ -149,7 +149,11 @@ func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit
 		return nil, false
 	}
 
-	if mode.prune {
+	var largest uint64
+	for _, ss := range snap.Segments() {
+		largest = max(largest, ss.Segment().Count())
+	}
+	if mode.prune && (mode.noBounds || largest >= mode.minDocs) {
 		if best, ok := prunedTopK(ctx, snap, docs, terms, limit, mode, boosts); ok {
 			return matchesOf(rd, best)
 		}

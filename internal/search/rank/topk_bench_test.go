@@ -28,7 +28,7 @@ import (
 //     as the load test's "frequent" recall does.
 //
 // cpu-µs/op is the CPU of one recall's scoring, all threads (hits' IDs
-// included, no snippets). Sizes: 10k, and 100k without -short (building it
+// included, no snippets). Sizes: 1k, 10k, and 100k without -short (building it
 // takes a minute or two). The index is built once per run, so the two modes
 // alternate on it MUNIN_BENCH_ROUNDS times (default 1; go test names the
 // repeats #01, #02, ...) instead of with -count, which would rebuild it.
@@ -78,12 +78,12 @@ func benchRounds() int {
 	return n
 }
 
-// benchSizes are 10k entries, and 100k without -short.
+// benchSizes are 1k and 10k entries, and 100k without -short.
 func benchSizes() []int {
 	if testing.Short() {
-		return []int{10_000}
+		return []int{1_000, 10_000}
 	}
-	return []int{10_000, 100_000}
+	return []int{1_000, 10_000, 100_000}
 }
 
 var benchIndexes = map[string]bleve.Index{}
