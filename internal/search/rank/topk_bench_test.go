@@ -33,6 +33,7 @@ import (
 // alternate on it MUNIN_BENCH_ROUNDS times (default 1; go test names the
 // repeats #01, #02, ...) instead of with -count, which would rebuild it.
 func BenchmarkExactTopK(b *testing.B) {
+	top := b
 	for _, n := range benchSizes() {
 		for _, c := range []struct {
 			name    string
@@ -42,13 +43,13 @@ func BenchmarkExactTopK(b *testing.B) {
 			{"uniform", fillUniform, []string{"Datenbank Entscheidung", "replication latency backup", "Sicherung Wiederherstellung", "deploy rollout agent", "Konfiguration Schema Migration", "cache invalidation"}},
 			{"zipf", fillZipf, zipfQueries()},
 		} {
-			idx := benchIndex(b, c.name, n, c.fill)
 			for range benchRounds() {
 				for _, m := range []struct {
 					name string
 					mode topkMode
 				}{{"exhaustive", topkMode{}}, {"pruned", defaultTopK}} {
 					b.Run(fmt.Sprintf("%s/%dk/%s", c.name, n/1000, m.name), func(b *testing.B) {
+						idx := benchIndex(top, b, c.name, n, c.fill)
 						terms := make([]text.Terms, len(c.queries))
 						for i, q := range c.queries {
 							terms[i] = text.Analyze(q)
@@ -78,8 +79,19 @@ func benchRounds() int {
 	return n
 }
 
-// benchSizes are 1k and 10k entries, and 100k without -short.
+// benchSizes are 1k and 10k entries, and 100k without -short; or those
+// listed in MUNIN_BENCH_SIZES (e.g. 1000000: the index is built inside the
+// first sub-benchmark that uses it, so -bench can pick one corpus).
 func benchSizes() []int {
+	if env := os.Getenv("MUNIN_BENCH_SIZES"); env != "" {
+		var sizes []int
+		for _, f := range strings.Split(env, ",") {
+			if n, err := strconv.Atoi(f); err == nil && n > 0 {
+				sizes = append(sizes, n)
+			}
+		}
+		return sizes
+	}
 	if testing.Short() {
 		return []int{1_000, 10_000}
 	}
@@ -88,15 +100,16 @@ func benchSizes() []int {
 
 var benchIndexes = map[string]bleve.Index{}
 
-// benchIndex builds (once per run) the index of n entries made by fill.
-func benchIndex(b *testing.B, name string, n int, fill func(*searchtest.Source, int)) bleve.Index {
+// benchIndex builds (once per run) the index of n entries made by fill; it
+// lives as long as top, the benchmark that holds the sub-benchmark b.
+func benchIndex(top, b *testing.B, name string, n int, fill func(*searchtest.Source, int)) bleve.Index {
 	key := fmt.Sprint(name, n)
 	if idx, ok := benchIndexes[key]; ok {
 		return idx
 	}
 	src := searchtest.NewSource()
 	fill(src, n)
-	p := newProject(b, src, projA)
+	p := newProject(top, src, projA)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	// Ready waits ten seconds at most; a large index takes longer to build.
@@ -108,9 +121,9 @@ func benchIndex(b *testing.B, name string, n int, fill func(*searchtest.Source, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(release)
+	top.Cleanup(release)
 	benchIndexes[key] = idx
-	b.Cleanup(func() { delete(benchIndexes, key) })
+	top.Cleanup(func() { delete(benchIndexes, key) })
 	return idx
 }
 
