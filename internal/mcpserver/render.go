@@ -61,11 +61,17 @@ func writeOneLine(b *strings.Builder, s string, n int) {
 		limit = n - 1
 	}
 	written, space := 0, false
-	for i := 0; i < len(s) && written < limit; {
+	run := -1 // start of the word being copied as it is (not truncating)
+	i := 0
+	for ; i < len(s) && written < limit; i++ {
 		r, size := nextRune(s, i)
 		if isSpace(r) {
+			if run >= 0 {
+				b.WriteString(s[run:i])
+				run = -1
+			}
 			space = written > 0
-			i += size
+			i += size - 1
 			continue
 		}
 		if space {
@@ -75,13 +81,17 @@ func writeOneLine(b *strings.Builder, s string, n int) {
 				break
 			}
 		}
-		if truncate {
+		switch {
+		case truncate:
 			b.WriteRune(r) // as []rune(s) would: an invalid byte becomes U+FFFD
-		} else {
-			b.WriteString(s[i : i+size])
+		case run < 0:
+			run = i
 		}
 		written++
-		i += size
+		i += size - 1
+	}
+	if run >= 0 {
+		b.WriteString(s[run:i])
 	}
 	if truncate {
 		b.WriteString("…")
