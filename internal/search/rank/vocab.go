@@ -260,11 +260,7 @@ func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
 	if !v.open() {
 		return
 	}
-	lb, err := editsOfOne()
-	if err != nil {
-		return
-	}
-	dfa, err := lb.BuildDfa(term, 1)
+	dfa, err := oneEditAutomata.oneEdit(term)
 	if err != nil {
 		return
 	}
