@@ -2,9 +2,12 @@ package rank
 
 import (
 	"context"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/blevesearch/bleve/v2"
 
 	"munin/internal/memory"
 	"munin/internal/search/index"
@@ -31,4 +34,31 @@ func newProject(t testing.TB, src *searchtest.Source, ref memory.ProjectRef) *in
 	p := index.New(index.Config{Ref: ref, Path: filepath.Join(t.TempDir(), "idx"), Source: src, Mapping: m})
 	t.Cleanup(p.Close)
 	return p
+}
+
+// churnedIndex replaces or forgets rounds random entries of slug(), one
+// refresh each — every refresh a segment of its own, the old versions
+// deletions — and returns the project's index, released when the test ends
+// (before the index closes, which waits for it).
+func churnedIndex(t *testing.T, p *index.Project, src *searchtest.Source, rng *rand.Rand, rounds int,
+	slug func() string, entry func(int) (slug, title, content string, tags []string)) bleve.Index {
+	t.Helper()
+	for range rounds {
+		s := slug()
+		if rng.IntN(3) == 0 {
+			src.Forget(projA, s)
+		} else {
+			_, title, content, tags := entry(0)
+			src.Put(projA, s, title, content, tags...)
+		}
+		if err := p.Refresh(testCtx(t), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, release, err := p.Ready(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return idx
 }

@@ -55,24 +55,7 @@ func zipfCorpus(t *testing.T, rng *rand.Rand, n int) bleve.Index {
 		t.Fatalf("build the index of %d entries: %v", n, err)
 	}
 	built()
-	for range 3 + rng.IntN(10) {
-		slug := fmt.Sprintf("e%d", rng.IntN(n))
-		if rng.IntN(3) == 0 {
-			src.Forget(projA, slug)
-		} else {
-			_, title, content, tags := entry(0)
-			src.Put(projA, slug, title, content, tags...)
-		}
-		if err := p.Refresh(testCtx(t), slug); err != nil {
-			t.Fatal(err)
-		}
-	}
-	idx, release, err := p.Ready(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(release)
-	return idx
+	return churnedIndex(t, p, src, rng, 3+rng.IntN(10), func() string { return fmt.Sprintf("e%d", rng.IntN(n)) }, entry)
 }
 
 // TestPrunedTopKMatchesExhaustive compares early termination (with bounds

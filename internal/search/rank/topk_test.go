@@ -75,25 +75,7 @@ func TestExactTopKMatchesBleve(t *testing.T) {
 			t.Fatalf("corpus %d: build the index of %d entries: %v", ci, size, err)
 		}
 		built()
-		// Replace and forget some entries, one refresh each: every refresh
-		// is a segment of its own, and the old versions are deletions.
-		for range min(size, 12) {
-			slug := slugList[rng.IntN(len(slugList))]
-			if rng.IntN(3) == 0 {
-				src.Forget(projA, slug)
-			} else {
-				_, title, content, tags := entry(0)
-				src.Put(projA, slug, title, content, tags...)
-			}
-			if err := p.Refresh(testCtx(t), slug); err != nil {
-				t.Fatal(err)
-			}
-		}
-		idx, release, err := p.Ready(testCtx(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(release) // before the index closes, which waits for it
+		idx := churnedIndex(t, p, src, rng, min(size, 12), func() string { return slugList[rng.IntN(len(slugList))] }, entry)
 		for range 60 {
 			q := pick(1, 6)
 			if rng.IntN(8) == 0 {
