@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -223,7 +224,7 @@ func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, n
 	for i := range leaves {
 		byBound[i] = &leaves[i]
 	}
-	slices.SortStableFunc(byBound, func(a, b *msLeaf) int { return cmpFloat(a.bound, b.bound) })
+	slices.SortStableFunc(byBound, func(a, b *msLeaf) int { return cmp.Compare(a.bound, b.bound) })
 	bound := func() float64 { return combine(order, leaves, nFields) }
 
 	// The leaves before essential (in byBound) are non-essential: an entry
@@ -346,14 +347,4 @@ func segmentBase(s segment.Segment) *zap.SegmentBase {
 		return z
 	}
 	return nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -3,7 +3,6 @@ package rank
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -41,7 +40,7 @@ func BenchmarkExactTopK(b *testing.B) {
 			queries []string
 		}{
 			{"uniform", fillUniform, []string{"Datenbank Entscheidung", "replication latency backup", "Sicherung Wiederherstellung", "deploy rollout agent", "Konfiguration Schema Migration", "cache invalidation"}},
-			{"zipf", fillZipf, zipfQueries()},
+			{"zipf", fillZipf, searchtest.ZipfQueries()},
 		} {
 			for range benchRounds() {
 				for _, m := range []struct {
@@ -131,28 +130,4 @@ func fillUniform(src *searchtest.Source, n int) {
 	searchtest.Fill(func(slug, title, content string, tags ...string) { src.Put(projA, slug, title, content, tags...) }, n)
 }
 
-// zipfWord is the word of rank r of the zipf corpus.
-func zipfWord(r uint64) string { return fmt.Sprintf("w%dx", r) }
-
-func zipfQueries() []string {
-	var qs []string
-	for r := range uint64(20) {
-		qs = append(qs, zipfWord(r))
-	}
-	return qs
-}
-
-func fillZipf(src *searchtest.Source, n int) {
-	rng := rand.New(rand.NewPCG(9, 27))
-	z := rand.NewZipf(rng, 1.1, 2, 4999)
-	words := func(k int) string {
-		out := make([]string, k)
-		for i := range out {
-			out[i] = zipfWord(z.Uint64())
-		}
-		return strings.Join(out, " ")
-	}
-	for i := range n {
-		src.Put(projA, fmt.Sprintf("n%06d", i), words(3), words(60))
-	}
-}
+func fillZipf(src *searchtest.Source, n int) { searchtest.PutZipf(src, projA, n) }

@@ -4,8 +4,6 @@ package searchbench_test
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,28 +38,11 @@ func BenchmarkRecallLarge(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("zipf/%dk", n/1000), func(b *testing.B) {
 			src := searchtest.NewSource()
-			rng := rand.New(rand.NewPCG(9, 27))
-			z := rand.NewZipf(rng, 1.1, 2, 4999)
-			words := func(k int) string {
-				out := make([]string, k)
-				for i := range out {
-					out[i] = zipfWord(z.Uint64())
-				}
-				return strings.Join(out, " ")
-			}
-			for i := range n {
-				src.Put(projL, fmt.Sprintf("n%06d", i), words(3), words(60))
-			}
-			var qs []string
-			for r := range uint64(20) {
-				qs = append(qs, zipfWord(r))
-			}
-			recall(b, src, qs)
+			searchtest.PutZipf(src, projL, n)
+			recall(b, src, searchtest.ZipfQueries())
 		})
 	}
 }
-
-func zipfWord(r uint64) string { return fmt.Sprintf("w%dx", r) }
 
 // recall builds the index (waiting as long as that takes) and runs the
 // recall loop.
