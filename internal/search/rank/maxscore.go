@@ -56,11 +56,16 @@ const pruneMargin = 1e-9
 type topkMode struct {
 	prune    bool
 	minDocs  uint64
+	impacts  bool          // segments of minDocs read from impact lists (impact_topk.go)
 	noBounds bool          // document at a time without bounds (tests)
 	visited  *atomic.Int64 // when not nil, counts the candidates read (tests)
+	// Tests: a cache of their own (nil: impacts), and when not nil the
+	// segments read from impact lists and those that fell back to MaxScore.
+	cache              *impactCache
+	byImpact, fellBack *atomic.Int64
 }
 
-var defaultTopK = topkMode{prune: true, minDocs: 4096}
+var defaultTopK = topkMode{prune: true, minDocs: 4096, impacts: true}
 
 // msLeaf is one leaf's postings in one segment and its position there.
 type msLeaf struct {
@@ -162,13 +167,28 @@ func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, te
 	best := make([]topkHit, 0, limit)
 	var offset uint64
 	for si, z := range zsegs {
-		leaves, err := segmentLeaves(order, si, z, queryNorm, mode)
-		if err != nil {
-			return nil, false
-		}
 		var visited int
-		if best, visited, err = maxScoreSegment(ctx, order, leaves, len(fields), offset, best, limit); err != nil {
-			return nil, false
+		var err error
+		read := false
+		if mode.impacts && !mode.noBounds && z.Count() >= mode.minDocs {
+			var deleted deletions
+			if d := segs[si].Deleted(); d != nil {
+				deleted = d
+			}
+			best, visited, read, err = segmentImpacts(ctx, mode.impactCache(), order, si, z, deleted, queryNorm, len(fields), offset, best, limit)
+			if err != nil {
+				return nil, false
+			}
+			mode.count(read)
+		}
+		if !read {
+			leaves, err := segmentLeaves(order, si, z, queryNorm, mode)
+			if err != nil {
+				return nil, false
+			}
+			if best, visited, err = maxScoreSegment(ctx, order, leaves, len(fields), offset, best, limit); err != nil {
+				return nil, false
+			}
 		}
 		if mode.visited != nil {
 			mode.visited.Add(int64(visited))
@@ -290,14 +310,7 @@ func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, n
 		}
 		if survives {
 			// Every leaf is read now: bound() is the score.
-			h := topkHit{doc: offset + d, score: bound()}
-			if len(best) < limit {
-				best = append(best, h)
-				heapUp(best, len(best)-1)
-			} else if h.before(best[0]) {
-				best[0] = h
-				heapDown(best, 0)
-			}
+			best = pushHit(best, topkHit{doc: offset + d, score: bound()}, limit)
 			repartition()
 		}
 		for _, l := range byBound[essential:] {

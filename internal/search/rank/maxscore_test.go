@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,7 +71,13 @@ func TestPrunedTopKMatchesExhaustive(t *testing.T) {
 		seeds, largest = 3, 600
 	}
 	var compared int
-	var scoredPruned, scoredAll atomic.Int64
+	var scoredPruned, scoredImpacts, scoredAll, byImpact, fellBack atomic.Int64
+	// Impact lists with the server's tiers; with few (a leaf soon reads
+	// past them, and MaxScore reads the segment); in a cache too small for
+	// most lists (they are not kept, MaxScore reads).
+	wide := newImpactCache(impactCacheBytes, impactTopMin, impactTopShare)
+	narrow := newImpactCache(impactCacheBytes, 2, 64)
+	small := newImpactCache(2048, 2, 64)
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 27))
 		n := 1 + rng.IntN(largest)
@@ -98,26 +105,46 @@ func TestPrunedTopKMatchesExhaustive(t *testing.T) {
 				if !ok || !sameMatches(all, want) {
 					t.Fatalf("seed %d, %v, limit %d: document at a time without bounds differs from topkScore", seed, words, limit)
 				}
-				got, ok := exactTopKMode(ctx, idx, terms, limit, topkMode{prune: true, visited: &scoredPruned}, nil)
-				if !ok {
-					t.Fatalf("seed %d, %v: pruned scoring declined", seed, words)
-				}
-				compared++
-				if len(got) != len(want) {
-					t.Fatalf("seed %d (%d entries), %v, limit %d: %d hits, exhaustive %d", seed, n, words, limit, len(got), len(want))
-				}
-				for i := range want {
-					if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
-						t.Fatalf("seed %d (%d entries), %v, limit %d, hit %d: %s %.17g, exhaustive %s %.17g",
-							seed, n, words, limit, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+				for _, m := range []struct {
+					name string
+					mode topkMode
+				}{
+					{"maxscore", topkMode{prune: true, visited: &scoredPruned}},
+					{"impacts", topkMode{prune: true, impacts: true, cache: wide, visited: &scoredImpacts, byImpact: &byImpact, fellBack: &fellBack}},
+					{"impacts, few tiers", topkMode{prune: true, impacts: true, cache: narrow, byImpact: &byImpact, fellBack: &fellBack}},
+					{"impacts, small cache", topkMode{prune: true, impacts: true, cache: small, byImpact: &byImpact, fellBack: &fellBack}},
+				} {
+					got, ok := exactTopKMode(ctx, idx, terms, limit, m.mode, nil)
+					if !ok {
+						t.Fatalf("seed %d, %v: %s declined", seed, words, m.name)
+					}
+					compared++
+					if len(got) != len(want) {
+						t.Fatalf("%s, seed %d (%d entries), %v, limit %d: %d hits, exhaustive %d", m.name, seed, n, words, limit, len(got), len(want))
+					}
+					for i := range want {
+						if got[i].ID != want[i].ID || got[i].Score != want[i].Score {
+							t.Fatalf("%s, seed %d (%d entries), %v, limit %d, hit %d: %s %.17g, exhaustive %s %.17g",
+								m.name, seed, n, words, limit, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+						}
 					}
 				}
 			}
 		}
 	}
-	t.Logf("%d compared; candidates read: %d pruned, %d exhaustive", compared, scoredPruned.Load(), scoredAll.Load())
-	if compared < 100*seeds || scoredPruned.Load() >= scoredAll.Load() {
-		t.Fatalf("%d comparisons, %d of %d candidates read: the corpora do not test pruning", compared, scoredPruned.Load(), scoredAll.Load())
+	t.Logf("%d compared; candidates read: %d pruned, %d by impact, %d exhaustive; segments by impact %d, fell back %d",
+		compared, scoredPruned.Load(), scoredImpacts.Load(), scoredAll.Load(), byImpact.Load(), fellBack.Load())
+	if compared < 100*seeds || scoredPruned.Load() >= scoredAll.Load() || scoredImpacts.Load() >= scoredPruned.Load() {
+		t.Fatalf("%d comparisons, %d (impacts %d) of %d candidates read: the corpora do not test pruning",
+			compared, scoredPruned.Load(), scoredImpacts.Load(), scoredAll.Load())
+	}
+	if byImpact.Load() == 0 || fellBack.Load() == 0 {
+		t.Fatalf("segments read by impact %d, fell back %d: both paths must be tested", byImpact.Load(), fellBack.Load())
+	}
+	for _, c := range []*impactCache{wide, narrow, small} {
+		if c.bytes > c.limit {
+			t.Fatalf("impact cache holds %d bytes, limit %d", c.bytes, c.limit)
+		}
 	}
 }
 
@@ -292,5 +319,47 @@ func TestExactTopKWithScaledBoosts(t *testing.T) {
 	}
 	if compared < 100 {
 		t.Fatalf("%d comparisons", compared)
+	}
+}
+
+// TestImpactListsConcurrently recalls from many goroutines through one
+// impact cache that starts empty and is too small for every list (it starts
+// over while others read): each answer must be the exhaustive one.
+func TestImpactListsConcurrently(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 27))
+	idx := zipfCorpus(t, rng, 1200)
+	var queries []text.Terms
+	var want []search.DocumentMatchCollection
+	for q := range 24 {
+		terms := text.Analyze(strings.Join([]string{topkWords[q%len(topkWords)], topkWords[(q*7)%len(topkWords)]}, " "))
+		w, ok := exactTopKMode(testCtx(t), idx, terms, 10, topkMode{}, nil)
+		if !ok {
+			t.Fatal("exhaustive scoring declined")
+		}
+		queries, want = append(queries, terms), append(want, w)
+	}
+	var byImpact atomic.Int64
+	mode := topkMode{prune: true, impacts: true, cache: newImpactCache(16<<10, 2, 8), byImpact: &byImpact}
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 60 {
+				q := (g + i) % len(queries)
+				got, ok := exactTopKMode(testCtx(t), idx, queries[q], 10, mode, nil)
+				if !ok || !sameMatches(got, want[q]) {
+					errs <- fmt.Sprintf("goroutine %d, query %d: differs from exhaustive (ok %v)", g, q, ok)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if byImpact.Load() == 0 {
+		t.Fatal("no segment read by impact")
 	}
 }

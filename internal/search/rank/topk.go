@@ -269,14 +269,7 @@ func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit in
 	// The best limit in a heap whose root is the worst of them.
 	best := make([]topkHit, 0, min(limit, len(touched)))
 	for _, n := range touched {
-		h := topkHit{doc: uint64(n), score: acc[n].total * (float64(acc[n].nFields) / float64(len(fields)))}
-		if len(best) < limit {
-			best = append(best, h)
-			heapUp(best, len(best)-1)
-		} else if h.before(best[0]) {
-			best[0] = h
-			heapDown(best, 0)
-		}
+		best = pushHit(best, topkHit{doc: uint64(n), score: acc[n].total * (float64(acc[n].nFields) / float64(len(fields)))}, limit)
 		acc[n] = topkAcc{}
 	}
 	// Clean again: every entry with a score was touched.
@@ -307,6 +300,19 @@ func scoringOrder(fields []*topkField) ([]*topkField, float64) {
 		weights += w
 	}
 	return order, 1.0 / math.Sqrt(weights)
+}
+
+// pushHit adds h to best (a heap of at most limit, the worst at its root)
+// if it belongs among them.
+func pushHit(best []topkHit, h topkHit, limit int) []topkHit {
+	if len(best) < limit {
+		best = append(best, h)
+		heapUp(best, len(best)-1)
+	} else if h.before(best[0]) {
+		best[0] = h
+		heapDown(best, 0)
+	}
+	return best
 }
 
 // heapUp and heapDown keep h a heap with the worst hit at its root.

@@ -16,8 +16,10 @@ import (
 	"munin/internal/search/text"
 )
 
-// BenchmarkExactTopK compares the exact tier's scoring with and without
-// early termination (maxscore.go) on the same index in one run, limit 10:
+// BenchmarkExactTopK compares the exact tier's scoring without early
+// termination (exhaustive), with MaxScore alone (maxscore.go) and as
+// recall does, with impact lists for large segments (impact_topk.go), on
+// the same index in one run, limit 10:
 //
 //   - uniform is searchtest.Fill (each entry ~80 words drawn evenly from
 //     the ~90 bench words, a title of three): every query word is in most
@@ -27,8 +29,8 @@ import (
 //     as the load test's "frequent" recall does.
 //
 // cpu-µs/op is the CPU of one recall's scoring, all threads (hits' IDs
-// included, no snippets). Sizes: 1k, 10k, and 100k without -short (building it
-// takes a minute or two). The index is built once per run, so the two modes
+// included, no snippets), after each query ran once. Sizes: 1k, 10k, and 100k without -short (building it
+// takes a minute or two). The index is built once per run, so the modes
 // alternate on it MUNIN_BENCH_ROUNDS times (default 1; go test names the
 // repeats #01, #02, ...) instead of with -count, which would rebuild it.
 func BenchmarkExactTopK(b *testing.B) {
@@ -46,7 +48,7 @@ func BenchmarkExactTopK(b *testing.B) {
 				for _, m := range []struct {
 					name string
 					mode topkMode
-				}{{"exhaustive", topkMode{}}, {"pruned", defaultTopK}} {
+				}{{"exhaustive", topkMode{}}, {"maxscore", topkMode{prune: true, minDocs: defaultTopK.minDocs}}, {"impacts", defaultTopK}} {
 					b.Run(fmt.Sprintf("%s/%dk/%s", c.name, n/1000, m.name), func(b *testing.B) {
 						idx := benchIndex(top, b, c.name, n, c.fill)
 						terms := make([]text.Terms, len(c.queries))
@@ -54,6 +56,11 @@ func BenchmarkExactTopK(b *testing.B) {
 							terms[i] = text.Analyze(q)
 						}
 						ctx := context.Background()
+						// Warm: the bounds and impact lists a segment
+						// keeps are built by its first recall of a word.
+						for _, t := range terms {
+							exactTopKMode(ctx, idx, t, 10, m.mode, nil)
+						}
 						i := 0
 						cpu := searchbench.CPUTime(b)
 						for b.Loop() {
