@@ -26,7 +26,8 @@ import (
 //     entries, the worst case;
 //   - zipf draws titles and content from 5,000 words Zipf-distributed (as
 //     the load test's data) and asks for one of the 20 most frequent words,
-//     as the load test's "frequent" recall does.
+//     as the load test's "frequent" recall does; zipf-pairs asks for two
+//     of them, one frequent word with one of rank 20 to 5,000.
 //
 // cpu-µs/op is the CPU of one recall's scoring, all threads (hits' IDs
 // included, no snippets), after each query ran once. Sizes: 1k, 10k, and 100k without -short (building it
@@ -38,11 +39,13 @@ func BenchmarkExactTopK(b *testing.B) {
 	for _, n := range benchSizes() {
 		for _, c := range []struct {
 			name    string
+			corpus  string // cases of one corpus share its index
 			fill    func(src *searchtest.Source, n int)
 			queries []string
 		}{
-			{"uniform", fillUniform, []string{"Datenbank Entscheidung", "replication latency backup", "Sicherung Wiederherstellung", "deploy rollout agent", "Konfiguration Schema Migration", "cache invalidation"}},
-			{"zipf", fillZipf, searchtest.ZipfQueries()},
+			{"uniform", "uniform", fillUniform, []string{"Datenbank Entscheidung", "replication latency backup", "Sicherung Wiederherstellung", "deploy rollout agent", "Konfiguration Schema Migration", "cache invalidation"}},
+			{"zipf", "zipf", fillZipf, searchtest.ZipfQueries()},
+			{"zipf-pairs", "zipf", fillZipf, zipfPairs()},
 		} {
 			for range benchRounds() {
 				for _, m := range []struct {
@@ -50,7 +53,7 @@ func BenchmarkExactTopK(b *testing.B) {
 					mode topkMode
 				}{{"exhaustive", topkMode{}}, {"maxscore", topkMode{prune: true, minDocs: defaultTopK.minDocs}}, {"impacts", defaultTopK}} {
 					b.Run(fmt.Sprintf("%s/%dk/%s", c.name, n/1000, m.name), func(b *testing.B) {
-						idx := benchIndex(top, b, c.name, n, c.fill)
+						idx := benchIndex(top, b, c.corpus, n, c.fill)
 						terms := make([]text.Terms, len(c.queries))
 						for i, q := range c.queries {
 							terms[i] = text.Analyze(q)
@@ -70,6 +73,11 @@ func BenchmarkExactTopK(b *testing.B) {
 							i++
 						}
 						b.ReportMetric(float64((searchbench.CPUTime(b)-cpu).Microseconds())/float64(i), "cpu-µs/op")
+						if m.mode.impacts {
+							impacts.mu.Lock()
+							b.ReportMetric(float64(impacts.bytes)/(1<<20), "impact-MiB")
+							impacts.mu.Unlock()
+						}
 					})
 				}
 			}
@@ -138,3 +146,13 @@ func fillUniform(src *searchtest.Source, n int) {
 }
 
 func fillZipf(src *searchtest.Source, n int) { searchtest.PutZipf(src, projA, n) }
+
+// zipfPairs are queries of two words of PutZipf's corpus: each of the 20
+// most frequent with one of rank 20 to 5,000 (spread over the ranks).
+func zipfPairs() []string {
+	var qs []string
+	for i, q := range searchtest.ZipfQueries() {
+		qs = append(qs, q+" "+searchtest.ZipfWord(uint64(20+i*i*12)))
+	}
+	return qs
+}
