@@ -11,7 +11,7 @@ import (
 // an agent's writes as they happen (EventSource through the page's CSP),
 // in a polite live region, and its link reloads the page with the entry.
 func TestBrowserProjectPageHearsAgentWrites(t *testing.T) {
-	ctx := newChrome(t)
+	ctx := newLiveChrome(t)
 	u := newUI(t)
 	base := u.srv.URL
 	signInBrowser(t, ctx, base, u.reader)

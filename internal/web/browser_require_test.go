@@ -34,3 +34,18 @@ func sweepsOff(t testing.TB) {
 		t.Skipf("%s=off: the page sweeps ran in CI's plain go test", sweepsEnv)
 	}
 }
+
+// flowsEnv set to "off" skips the browser flows as well, except those that
+// watch the server work concurrently with the page (newLiveChrome): CI's
+// race step sets it, since the flows ran in its plain go test and the
+// race detector finds nothing in a page being clicked through that the
+// handlers' own tests with many goroutines do not (≈ 110 s of that step).
+const flowsEnv = "MUNIN_BROWSER_FLOWS"
+
+// flowsOff skips a browser flow when flowsEnv says so.
+func flowsOff(t testing.TB) {
+	t.Helper()
+	if os.Getenv(flowsEnv) == "off" {
+		t.Skipf("%s=off: the browser flows ran in CI's plain go test", flowsEnv)
+	}
+}

@@ -34,6 +34,14 @@ func chromiumPath(t *testing.T) string {
 // clicking OK would.
 func newChrome(t *testing.T) context.Context {
 	t.Helper()
+	flowsOff(t)
+	return newLiveChrome(t)
+}
+
+// newLiveChrome is newChrome for a test that watches the server change
+// while the page is open: it runs even when flowsEnv is off.
+func newLiveChrome(t *testing.T) context.Context {
+	t.Helper()
 	bctx, cancel := startChrome(t)
 	ctx, cancelTimeout := context.WithTimeout(bctx, 90*time.Second)
 	t.Cleanup(func() { cancelTimeout(); cancel() })
