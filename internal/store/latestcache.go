@@ -96,6 +96,23 @@ func (c *latestCache) get(k latestKey) (memory.Version, bool) {
 	return v, true
 }
 
+// has says whether k holds a value, without copying it.
+func (c *latestCache) has(k latestKey) bool {
+	c.mu.Lock()
+	n := c.nodes[k]
+	ok := n != nil && n.has
+	if ok {
+		c.touch(n)
+	}
+	c.mu.Unlock()
+	if ok {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+	return ok
+}
+
 // put fills k with v, read by a reader that called begin (seq) before its
 // read started. It is refused if the key was invalidated since: v may be
 // older than the committed state.

@@ -27,10 +27,14 @@ import (
 // it only by an update of the entry. So versions have no insert trigger,
 // one trigger less for every write; an update or delete of a version row
 // (none today) is listed.
+//
+// Proposals list their agent's pending key (pendingSlug) on any insert,
+// update or delete, for the cache's "no pending proposals" answers
+// (pending_cache.go).
 var latestTouchedSQL = "CREATE TEMP TABLE IF NOT EXISTS latest_touched (project TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (project, slug)) WITHOUT ROWID;" +
 	`CREATE TEMP TRIGGER IF NOT EXISTS latest_touched_ei AFTER INSERT ON main.entries BEGIN
 	INSERT INTO latest_touched VALUES (new.project, new.slug) ON CONFLICT DO NOTHING; END;` +
-	touchedTriggers("entries", "e") + touchedTriggers("versions", "v")
+	touchedTriggers("entries", "e") + touchedTriggers("versions", "v") + pendingTriggers
 
 // touchedTriggers are the triggers that list the slugs of table's updated
 // and deleted rows (name: a short prefix for their names).

@@ -27,7 +27,8 @@ var pendingOfQuery = `SELECT id, slug, base_version, title, content, tags, delet
 //
 // Most recalls find none (review is off by default, and a reviewed queue
 // is worked off); the index on (project, agent, state, id) answers those
-// with one seek. An EXISTS probe before the read saved nothing there (one
+// with one seek, and the latest-version cache answers an agent's repeated
+// "none" without SQLite (pending_cache.go). An EXISTS probe before the read saved nothing there (one
 // statement costs the same whether it returns a row or none) and cost a
 // second statement whenever there were proposals (measured 2026-12-03,
 // BenchmarkPendingOf), so there is one statement.
@@ -36,6 +37,10 @@ func (s *Store) PendingOf(ctx context.Context, ref memory.ProjectRef, agent stri
 	if err != nil {
 		return nil, err
 	}
+	if ws.cachedNoPending(ref.Project, agent) {
+		return nil, nil
+	}
+	seq := ws.latestSeq() // before the read starts (pending_cache.go)
 	rows, err := ws.pool.reader.QueryContext(ctx, pendingOfQuery, ref.Project, agent)
 	if err != nil {
 		return nil, fmt.Errorf("pending proposals of %s in %s: %w", agent, ref, err)
@@ -58,6 +63,9 @@ func (s *Store) PendingOf(ctx context.Context, ref memory.ProjectRef, agent stri
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("pending proposals of %s in %s: %w", agent, ref, err)
+	}
+	if len(out) == 0 {
+		ws.fillNoPending(ref.Project, agent, seq)
 	}
 	return out, nil
 }
