@@ -67,9 +67,17 @@ func (l *impactList) valueAt(d uint32) uint16 {
 		if i, found = slices.BinarySearch(l.docs, d); !found {
 			return 0
 		}
-	} else if i >= max(len(l.v8), len(l.v16)) {
+	} else if i >= l.positions() {
 		return 0
 	}
+	return l.valueAtPos(i)
+}
+
+// positions counts the values kept: per document when dense, per posting
+// otherwise.
+func (l *impactList) positions() int { return max(len(l.v8), len(l.v16)) }
+
+func (l *impactList) valueAtPos(i int) uint16 {
 	if l.v8 != nil {
 		return uint16(l.v8[i])
 	}

@@ -3,7 +3,6 @@ package rank
 import (
 	"context"
 	"math"
-	"slices"
 
 	zap "github.com/blevesearch/zapx/v17"
 )
@@ -29,11 +28,10 @@ import (
 //
 // Scores are topkScore's bit for bit: a value is the posting's
 // √freq·norm, kept as a float64, times idf times query weight, combined by
-// combine(). ok is false when a leaf must read past the tiers its list
-// keeps; the caller reads the segment with MaxScore instead (with best as it
-// was before: the entries read here would be counted twice).
+// combine(). When a leaf must read past the tiers its list keeps,
+// impactScan reads the rest.
 func impactSegment(ctx context.Context, order []*topkField, leaves []msLeaf, lists []*impactList, nFields int,
-	offset uint64, deleted deletions, best []topkHit, limit int) (_ []topkHit, visited int, ok bool, _ error) {
+	offset uint64, deleted deletions, best []topkHit, limit int) (_ []topkHit, visited int, _ readBy, _ error) {
 	tier := make([]int, len(leaves))        // each leaf's next tier
 	frontier := make([]uint16, len(leaves)) // its value index, 0 when all is read
 	for i, l := range lists {
@@ -53,12 +51,13 @@ func impactSegment(ctx context.Context, order []*topkField, leaves []msLeaf, lis
 			}
 		}
 		if next < 0 || len(best) == limit && below(combine(order, leaves, nFields), best[0].score) {
-			return best, visited, true, nil
+			return best, visited, readByTiers, nil
 		}
 		list := lists[next]
 		t := tier[next]
-		if t == len(list.tiers) {
-			return nil, 0, false, nil // the rest of its postings is not kept
+		if t == len(list.tiers) { // the rest of its postings is in no tier
+			best, scanned, err := impactScan(ctx, order, leaves, lists, frontier, nFields, offset, deleted, best, limit)
+			return best, visited + scanned, readByScan, err
 		}
 		start := uint32(0)
 		if t > 0 {
@@ -70,7 +69,7 @@ func impactSegment(ctx context.Context, order []*topkField, leaves []msLeaf, lis
 			}
 			visited++
 			if visited%4096 == 0 && ctx.Err() != nil {
-				return nil, 0, false, ctx.Err()
+				return nil, 0, declined, ctx.Err()
 			}
 			if h, fresh := scoreEntry(leaves, lists, frontier, next, d, order, nFields); fresh {
 				h.doc += offset
@@ -113,28 +112,32 @@ func scoreEntry(leaves []msLeaf, lists []*impactList, frontier []uint16, reading
 	return topkHit{doc: uint64(d), score: combine(order, leaves, nFields)}, true
 }
 
+// readBy tells how segmentImpacts read a segment.
+type readBy int
+
+const (
+	declined    readBy = iota // not at all: MaxScore reads it from zapx
+	readByTiers               // from the lists' tiers alone
+	readByScan                // past their tiers (impactScan)
+)
+
 // segmentImpacts reads segment si with impactSegment when every leaf has an
-// impact list there; ok is false (and best as it was) when it declines.
+// impact list there.
 func segmentImpacts(ctx context.Context, cache *impactCache, order []*topkField, si int, z *zap.SegmentBase, deleted deletions,
-	queryNorm float64, nFields int, offset uint64, best []topkHit, limit int) (_ []topkHit, visited int, ok bool, _ error) {
+	queryNorm float64, nFields int, offset uint64, best []topkHit, limit int) (_ []topkHit, visited int, _ readBy, _ error) {
 	var leaves []msLeaf
 	var lists []*impactList
 	for _, f := range order {
 		for _, t := range f.terms {
 			l, err := cache.list(z, f.dicts[si], f.name, t.term)
 			if err != nil || l == nil {
-				return best, 0, false, err
+				return best, 0, declined, err
 			}
 			leaves = append(leaves, msLeaf{idf: t.idf, qw: t.boost * t.idf * queryNorm})
 			lists = append(lists, l)
 		}
 	}
-	// impactSegment reorders best in place.
-	got, visited, ok, err := impactSegment(ctx, order, leaves, lists, nFields, offset, deleted, slices.Clone(best), limit)
-	if err != nil || !ok {
-		return best, visited, false, err
-	}
-	return got, visited, true, nil
+	return impactSegment(ctx, order, leaves, lists, nFields, offset, deleted, best, limit)
 }
 
 func (m topkMode) impactCache() *impactCache {
@@ -144,12 +147,8 @@ func (m topkMode) impactCache() *impactCache {
 	return impacts
 }
 
-func (m topkMode) count(byImpact bool) {
-	c := m.fellBack
-	if byImpact {
-		c = m.byImpact
-	}
-	if c != nil {
+func (m topkMode) count(how readBy) {
+	if c := m.readBy[how]; c != nil {
 		c.Add(1)
 	}
 }

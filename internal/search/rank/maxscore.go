@@ -60,9 +60,9 @@ type topkMode struct {
 	noBounds bool          // document at a time without bounds (tests)
 	visited  *atomic.Int64 // when not nil, counts the candidates read (tests)
 	// Tests: a cache of their own (nil: impacts), and when not nil the
-	// segments read from impact lists and those that fell back to MaxScore.
-	cache              *impactCache
-	byImpact, fellBack *atomic.Int64
+	// segments of minDocs read each way.
+	cache  *impactCache
+	readBy [3]*atomic.Int64 // by readBy
 }
 
 var defaultTopK = topkMode{prune: true, minDocs: 4096, impacts: true}
@@ -169,7 +169,7 @@ func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, te
 	for si, z := range zsegs {
 		var visited int
 		var err error
-		read := false
+		read := declined
 		if mode.impacts && !mode.noBounds && z.Count() >= mode.minDocs {
 			var deleted deletions
 			if d := segs[si].Deleted(); d != nil {
@@ -181,7 +181,7 @@ func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, te
 			}
 			mode.count(read)
 		}
-		if !read {
+		if read == declined {
 			leaves, err := segmentLeaves(order, si, z, queryNorm, mode)
 			if err != nil {
 				return nil, false

@@ -71,10 +71,11 @@ func TestPrunedTopKMatchesExhaustive(t *testing.T) {
 		seeds, largest = 3, 600
 	}
 	var compared int
-	var scoredPruned, scoredImpacts, scoredAll, byImpact, fellBack atomic.Int64
+	var scoredPruned, scoredImpacts, scoredAll, fellBack, byTiers, byScan atomic.Int64
+	readCounts := [3]*atomic.Int64{&fellBack, &byTiers, &byScan}
 	// Impact lists with the server's tiers; with few (a leaf soon reads
-	// past them, and MaxScore reads the segment); in a cache too small for
-	// most lists (they are not kept, MaxScore reads).
+	// past them: impactScan); in a cache too small for most lists (they are
+	// not kept, MaxScore reads).
 	wide := newImpactCache(impactCacheBytes, impactTopMin, impactTopShare)
 	narrow := newImpactCache(impactCacheBytes, 2, 64)
 	small := newImpactCache(2048, 2, 64)
@@ -110,9 +111,9 @@ func TestPrunedTopKMatchesExhaustive(t *testing.T) {
 					mode topkMode
 				}{
 					{"maxscore", topkMode{prune: true, visited: &scoredPruned}},
-					{"impacts", topkMode{prune: true, impacts: true, cache: wide, visited: &scoredImpacts, byImpact: &byImpact, fellBack: &fellBack}},
-					{"impacts, few tiers", topkMode{prune: true, impacts: true, cache: narrow, byImpact: &byImpact, fellBack: &fellBack}},
-					{"impacts, small cache", topkMode{prune: true, impacts: true, cache: small, byImpact: &byImpact, fellBack: &fellBack}},
+					{"impacts", topkMode{prune: true, impacts: true, cache: wide, visited: &scoredImpacts, readBy: readCounts}},
+					{"impacts, few tiers", topkMode{prune: true, impacts: true, cache: narrow, readBy: readCounts}},
+					{"impacts, small cache", topkMode{prune: true, impacts: true, cache: small, readBy: readCounts}},
 				} {
 					got, ok := exactTopKMode(ctx, idx, terms, limit, m.mode, nil)
 					if !ok {
@@ -132,14 +133,14 @@ func TestPrunedTopKMatchesExhaustive(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d compared; candidates read: %d pruned, %d by impact, %d exhaustive; segments by impact %d, fell back %d",
-		compared, scoredPruned.Load(), scoredImpacts.Load(), scoredAll.Load(), byImpact.Load(), fellBack.Load())
+	t.Logf("%d compared; candidates read: %d pruned, %d by impact, %d exhaustive; segments by tiers %d, by scan %d, by MaxScore %d",
+		compared, scoredPruned.Load(), scoredImpacts.Load(), scoredAll.Load(), byTiers.Load(), byScan.Load(), fellBack.Load())
 	if compared < 100*seeds || scoredPruned.Load() >= scoredAll.Load() || scoredImpacts.Load() >= scoredPruned.Load() {
 		t.Fatalf("%d comparisons, %d (impacts %d) of %d candidates read: the corpora do not test pruning",
 			compared, scoredPruned.Load(), scoredImpacts.Load(), scoredAll.Load())
 	}
-	if byImpact.Load() == 0 || fellBack.Load() == 0 {
-		t.Fatalf("segments read by impact %d, fell back %d: both paths must be tested", byImpact.Load(), fellBack.Load())
+	if byTiers.Load() == 0 || byScan.Load() == 0 || fellBack.Load() == 0 {
+		t.Fatalf("segments read by tiers %d, by scan %d, by MaxScore %d: every path must be tested", byTiers.Load(), byScan.Load(), fellBack.Load())
 	}
 	for _, c := range []*impactCache{wide, narrow, small} {
 		if c.bytes > c.limit {
@@ -339,7 +340,7 @@ func TestImpactListsConcurrently(t *testing.T) {
 		queries, want = append(queries, terms), append(want, w)
 	}
 	var byImpact atomic.Int64
-	mode := topkMode{prune: true, impacts: true, cache: newImpactCache(16<<10, 2, 8), byImpact: &byImpact}
+	mode := topkMode{prune: true, impacts: true, cache: newImpactCache(16<<10, 2, 8), readBy: [3]*atomic.Int64{nil, &byImpact, &byImpact}}
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
 	for g := range 16 {

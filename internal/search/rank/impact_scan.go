@@ -1,0 +1,126 @@
+package rank
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+)
+
+// impactScan continues impactSegment when a leaf must read past the tiers
+// its list keeps: MaxScore, as maxScoreSegment does it, but over the impact
+// lists in doc order instead of zapx's postings, and only over the entries
+// not read yet. Each leaf's bound is its frontier's value (what an unread
+// entry can take there; 0 when all its postings were read); the leaves
+// whose bounds together stay below the threshold are non-essential, and
+// candidates come from the others' postings at or below their frontiers.
+// A candidate whose bound reaches the threshold is looked up in every list:
+// skipped if some leaf read it already (its value there is above the
+// frontier) or it is deleted, scored by combine() otherwise.
+func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists []*impactList, frontier []uint16, nFields int,
+	offset uint64, deleted deletions, best []topkHit, limit int) (_ []topkHit, visited int, _ error) {
+	n := len(leaves)
+	bounds := make([]float64, n)
+	cursors := make([]scanCursor, n)
+	byBound := make([]int, n)
+	for i := range leaves {
+		if frontier[i] > 0 {
+			bounds[i] = lists[i].table[frontier[i]-1] * leaves[i].idf * leaves[i].qw
+		}
+		cursors[i] = scanCursor{l: lists[i], limit: frontier[i], pos: -1}
+		cursors[i].next()
+		byBound[i] = i
+	}
+	slices.SortStableFunc(byBound, func(a, b int) int { return cmp.Compare(bounds[a], bounds[b]) })
+	// setBound marks leaf i as matching at its bound (an unread entry
+	// cannot match a leaf whose postings were all read).
+	setBound := func(i int) { leaves[i].inc, leaves[i].val = bounds[i] > 0, bounds[i] }
+
+	essential := 0
+	theta := math.Inf(-1)
+	repartition := func() {
+		if len(best) < limit {
+			return
+		}
+		theta = best[0].score
+		for essential < n {
+			for i := range leaves {
+				leaves[i].inc = false
+			}
+			for _, i := range byBound[:essential+1] {
+				setBound(i)
+			}
+			if !below(combine(order, leaves, nFields), theta) {
+				return
+			}
+			essential++
+		}
+	}
+	repartition()
+
+	for step := 1; ; step++ {
+		if step%4096 == 0 && ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		d := uint64(math.MaxUint64)
+		for _, i := range byBound[essential:] {
+			if c := &cursors[i]; !c.done && uint64(c.doc) < d {
+				d = uint64(c.doc)
+			}
+		}
+		if d == math.MaxUint64 {
+			return best, visited, nil
+		}
+		doc := uint32(d)
+		for _, i := range byBound[:essential] {
+			setBound(i)
+		}
+		for _, i := range byBound[essential:] {
+			c, l := &cursors[i], &leaves[i]
+			l.inc = !c.done && c.doc == doc
+			if l.inc {
+				l.val = lists[i].table[c.v-1] * l.idf * l.qw
+			}
+		}
+		if !below(combine(order, leaves, nFields), theta) && (deleted == nil || !deleted.Contains(doc)) {
+			visited++
+			if h, fresh := scoreEntry(leaves, lists, frontier, -1, doc, order, nFields); fresh {
+				h.doc += offset
+				best = pushHit(best, h, limit)
+				repartition()
+			}
+		}
+		for _, i := range byBound[essential:] {
+			if c := &cursors[i]; !c.done && c.doc == doc {
+				c.next()
+			}
+		}
+	}
+}
+
+// scanCursor reads an impact list's postings in doc order, those with a
+// value index up to limit.
+type scanCursor struct {
+	l     *impactList
+	limit uint16
+	pos   int // in docs, or the doc number when the list is dense
+	doc   uint32
+	v     uint16
+	done  bool
+}
+
+func (c *scanCursor) next() {
+	l := c.l
+	for c.pos++; c.pos < l.positions(); c.pos++ {
+		v := l.valueAtPos(c.pos)
+		if v == 0 || v > c.limit {
+			continue
+		}
+		c.v, c.doc = v, uint32(c.pos)
+		if !l.dense {
+			c.doc = l.docs[c.pos]
+		}
+		return
+	}
+	c.done = true
+}
