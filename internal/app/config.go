@@ -56,6 +56,7 @@ func DefaultConfig() config.Config {
 
 	c.Search.IndexWait = search.DefaultIndexWait
 	c.Search.IndexIdle = search.DefaultIdleClose
+	c.Search.IndexMaxOpen = search.DefaultMaxOpen
 	c.Search.SearchLogDays = service.DefaultSearchLogDays
 	c.Search.SearchLogRows = service.DefaultSearchLogRows
 
@@ -96,6 +97,8 @@ func (c Config) check() error {
 		return fmt.Errorf("index wait must not be negative, got %s", c.Search.IndexWait)
 	case c.Search.IndexIdle < 0:
 		return fmt.Errorf("index idle time must be positive, got %s", c.Search.IndexIdle)
+	case c.Search.IndexMaxOpen < -1:
+		return fmt.Errorf("index max open must be -1 (no cap), 0 (the default, %d) or more, got %d", search.DefaultMaxOpen, c.Search.IndexMaxOpen)
 	case l.MaxContent < 0:
 		return fmt.Errorf("max content must be 0 (the default) or more bytes, got %d", l.MaxContent)
 	case l.MaxContent > maxContentLimit:

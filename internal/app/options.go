@@ -33,11 +33,13 @@ func storeOptions(c Config, m *metrics.Metrics) store.Options {
 }
 
 // searchOptions are the search registry's: where indexes live, how long a
-// recall waits, when an idle index closes, which tiers recall runs.
+// recall waits, when an idle index closes, how many stay open, which tiers
+// recall runs.
 func searchOptions(c Config, m *metrics.Metrics, meaning search.MeaningOptions) search.Options {
 	return search.Options{
 		Dir:         search.IndexRoot(c.Storage.DataDir),
 		IdleClose:   c.Search.IndexIdle,
+		MaxOpen:     c.Search.IndexMaxOpen,
 		IndexWait:   c.Search.IndexWait,
 		NoCompounds: c.Search.RecallExact,
 		NoTypos:     c.Search.RecallExact,

@@ -89,6 +89,9 @@ type Search struct {
 	// IndexIdle is how long a project's search index may go unused before
 	// it is closed.
 	IndexIdle time.Duration
+	// IndexMaxOpen caps the project indexes open at once; past it the
+	// least recently used are closed (0: the default, -1: no cap).
+	IndexMaxOpen int
 	// RecallExact switches recall's compound and typo tiers off: only the
 	// words as written (and their forms) are searched.
 	RecallExact bool
@@ -107,6 +110,8 @@ func (s *Search) settings() []Setting {
 			Help: "longest a recall waits for queued index refreshes or a build before it answers unavailable"},
 		{Flag: "index-idle", Env: "MUNIN_INDEX_IDLE", field: &s.IndexIdle,
 			Help: "a project's search index unused this long is closed, and opened again on its next recall"},
+		{Flag: "index-max-open", Env: "MUNIN_INDEX_MAX_OPEN", field: &s.IndexMaxOpen, Note: "-1: no cap",
+			Help: "at most this many projects' search indexes are open at once; past it the least recently used is closed, and opened again on its next recall"},
 		{Flag: "recall-exact", Env: "MUNIN_RECALL_EXACT", field: &s.RecallExact,
 			Help: "recall searches the words as written only: no compound or typo tiers"},
 		{Flag: "search-log-off", Env: "MUNIN_SEARCH_LOG_OFF", field: &s.SearchLogOff,

@@ -115,7 +115,7 @@ func TestFlagAndEnvNamesKept(t *testing.T) {
 		"max-sessions":       "MUNIN_MAX_SESSIONS", "max-sessions-per-key": "MUNIN_MAX_SESSIONS_PER_KEY",
 		"max-streams-per-key": "MUNIN_MAX_STREAMS_PER_KEY",
 		"write-budget-bytes":  "MUNIN_WRITE_BUDGET_BYTES", "index-wait": "MUNIN_INDEX_WAIT",
-		"index-idle": "MUNIN_INDEX_IDLE", "embed-url": "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
+		"index-idle": "MUNIN_INDEX_IDLE", "index-max-open": "MUNIN_INDEX_MAX_OPEN", "embed-url": "MUNIN_EMBED_URL", "embed-model": "MUNIN_EMBED_MODEL",
 		"embed-similar-min": "MUNIN_EMBED_SIMILAR_MIN",
 		"cluster":           "MUNIN_CLUSTER", "etcd": "MUNIN_ETCD", "etcd-prefix": "MUNIN_ETCD_PREFIX",
 		"advertise": "MUNIN_ADVERTISE", "replica": "MUNIN_REPLICA", "lease-ttl": "MUNIN_LEASE_TTL",

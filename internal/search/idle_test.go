@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,5 +106,94 @@ func TestIdleVectorsAreUnloadedAndReloaded(t *testing.T) {
 	hits := g.recall(t, []memory.ProjectRef{projA}, backupQuery)
 	if got := matches(hits); len(got) == 0 || got[0] != "ops/backups:meaning" {
 		t.Fatalf("after reload: %v, want ops/backups found by meaning first", got)
+	}
+}
+
+// openIndexes counts the registry's open project indexes.
+func openIndexes(r *Registry) int {
+	n := 0
+	for _, p := range r.Stats().Projects {
+		if p.Built {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOpenIndexesAreCapped: many goroutines write to and search more
+// projects than Options.MaxOpen allows open. Every search finds the write
+// its goroutine made just before, in an index the cap may have closed and a
+// search reopened (invariant 3,
+// docs/architecture.md#invariant-3-read-your-writes), and once they are done
+// no more than MaxOpen indexes stay open, the least recently used closed.
+func TestOpenIndexesAreCapped(t *testing.T) {
+	const maxOpen, projects, workers, rounds = 3, 12, 16, 12
+	src := newFakeSource()
+	refs := make([]memory.ProjectRef, projects)
+	for i := range refs {
+		refs[i] = memory.ProjectRef{Workspace: "ws", Project: fmt.Sprintf("p%02d", i)}
+		fillWords(src, refs[i], 5)
+	}
+	r := newTestRegistry(t, src, Options{MaxOpen: maxOpen, IdleClose: time.Hour, PersistNap: time.Millisecond})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range rounds {
+				ref := refs[(w*7+i*5)%projects]
+				slug, text := fmt.Sprintf("w%02d", w), fmt.Sprintf("written%dby%dround", i, w)
+				src.Put(ref, slug, "Entry", text)
+				if err := r.Refresh(testCtx(t), ref, slug); err != nil {
+					t.Errorf("refresh %s %s: %v", ref, slug, err)
+					return
+				}
+				hits, err := r.Search(testCtx(t), ref, memory.SearchQuery{Text: text})
+				if err != nil {
+					t.Errorf("search %s %q: %v", ref, text, err)
+					return
+				}
+				if got := slugs(hits); len(got) != 1 || got[0] != slug {
+					t.Errorf("search %s %q = %v, want [%s]: a write lost across a close by the cap", ref, text, got, slug)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	eventually(t, "open indexes back under the cap", func() bool { return openIndexes(r) <= maxOpen })
+	if st := r.Stats(); st.CapClosed == 0 || st.IdleClosed != 0 {
+		t.Fatalf("stats %+v: want indexes closed by the cap, none for idleness", st)
+	}
+
+	// The least recently used go first: the three searched last stay open.
+	for _, ref := range refs {
+		want(t, r, ref, word(1), "e001")
+	}
+	last := refs[projects-maxOpen:]
+	eventually(t, "the last searched stay open", func() bool {
+		st := r.Stats()
+		for _, ref := range last {
+			if !st.Projects[ref].Built {
+				return false
+			}
+		}
+		return openIndexes(r) == maxOpen
+	})
+}
+
+// TestNoCapKeepsIndexesOpen: a negative MaxOpen closes nothing for the count.
+func TestNoCapKeepsIndexesOpen(t *testing.T) {
+	src := newFakeSource()
+	r := newTestRegistry(t, src, Options{MaxOpen: -1, IdleClose: time.Hour, PersistNap: time.Millisecond})
+	for i := range 5 {
+		ref := memory.ProjectRef{Workspace: "ws", Project: fmt.Sprintf("p%d", i)}
+		fillWords(src, ref, 3)
+		want(t, r, ref, word(2), "e002")
+	}
+	time.Sleep(3 * capCheckEvery)
+	if n, st := openIndexes(r), r.Stats(); n != 5 || st.CapClosed != 0 {
+		t.Fatalf("%d open, %d closed by a cap, want 5 and 0 without one", n, st.CapClosed)
 	}
 }

@@ -50,6 +50,10 @@ type Options struct {
 	// closed, to be opened again on its next use (default DefaultIdleClose;
 	// negative: never).
 	IdleClose time.Duration
+	// MaxOpen caps the project indexes open at once: past it the least
+	// recently used are closed, as idle ones are (idle.go; default
+	// DefaultMaxOpen; negative: no cap).
+	MaxOpen int
 	// PersistNap is how long an index keeps new segments in memory before
 	// scorch writes them, as one (default DefaultPersistNap).
 	PersistNap time.Duration
@@ -83,6 +87,9 @@ func (o Options) withDefaults() Options {
 	if o.IdleClose == 0 {
 		o.IdleClose = DefaultIdleClose
 	}
+	if o.MaxOpen == 0 {
+		o.MaxOpen = DefaultMaxOpen
+	}
 	if o.IndexWait <= 0 {
 		o.IndexWait = DefaultIndexWait
 	}
@@ -95,6 +102,7 @@ func (o Options) withDefaults() Options {
 // Defaults of Options; those of a project's index are package index's.
 const (
 	DefaultIdleClose  = 10 * time.Minute
+	DefaultMaxOpen    = 100
 	DefaultIndexRetry = index.DefaultIndexRetry
 	DefaultIndexWait  = index.DefaultIndexWait
 	DefaultBatchBytes = index.DefaultBatchBytes
@@ -133,6 +141,7 @@ type Registry struct {
 
 	counters        index.Counters // builds, opens and refresh batches of every project
 	idleClosed      atomic.Int64
+	capClosed       atomic.Int64
 	vectorsUnloaded atomic.Int64
 }
 
@@ -175,6 +184,7 @@ func NewRegistry(src Source, opts Options) *Registry {
 		meaning:  vector.New(base, opts.Meaning, opts.Logger),
 	}
 	go r.closeIdle()
+	go r.capOpen()
 	return r
 }
 
@@ -273,6 +283,9 @@ type Stats struct {
 	// IdleClosed counts project indexes closed for being unused, and
 	// VectorsUnloaded projects whose meaning vectors were dropped for it.
 	IdleClosed, VectorsUnloaded int64
+	// CapClosed counts project indexes closed because more than
+	// Options.MaxOpen were open.
+	CapClosed int64
 	// Batches counts refresh batches applied (builds excluded).
 	Batches int64
 	// Refreshes counts slugs applied by refresh batches.
@@ -301,6 +314,7 @@ func (r *Registry) Stats() Stats {
 		Refreshes:       r.counters.Refreshes.Load(),
 		Opened:          r.counters.Opened.Load(),
 		IdleClosed:      r.idleClosed.Load(),
+		CapClosed:       r.capClosed.Load(),
 		VectorsUnloaded: r.vectorsUnloaded.Load(),
 	}
 	for _, p := range ps {
@@ -322,7 +336,9 @@ func (r *Registry) Rebuild(ctx context.Context, ref memory.ProjectRef) (int, err
 	if err != nil {
 		return 0, err
 	}
-	return p.Rebuild()
+	n, err := p.Rebuild()
+	r.closeOverCap() // a rebuilt index is open without a search's open
+	return n, err
 }
 
 // IndexRoot is the directory of every project's index in a data directory.

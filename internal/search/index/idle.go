@@ -56,3 +56,12 @@ func (p *Project) Queued() int {
 	}
 	return len(p.collecting.slugs)
 }
+
+// Opening tells whether an open of the index for searches is under way: the
+// registry's cap on open indexes counts it as open already, so that an
+// index whose open finishes after a count is not missed by it.
+func (p *Project) Opening() bool {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return p.building != nil
+}
