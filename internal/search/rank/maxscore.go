@@ -35,14 +35,18 @@ import (
 //     same order as topkScore (fields and terms in bleve's order), so its
 //     score is bit for bit the same, and enters the same heap.
 //
-// Entries are visited by ascending doc number, so a later entry with a
-// score equal to the threshold loses the tie to the heap's; pruning needs a
-// bound strictly below the threshold, with a margin of pruneMargin against
-// the rounding of sums taken in another order than the score's.
-// TestPrunedTopKMatchesExhaustive compares it with topkScore.
+// Pruning needs a bound strictly below the threshold: an entry scoring
+// exactly the threshold still enters on a lower doc number (the heap's
+// order is score, then doc number, whatever order entries come in, and
+// impact lists are read out of doc order), and a margin of pruneMargin
+// guards against the rounding of sums taken in another order than the
+// score's. TestPrunedTopKMatchesExhaustive compares it with topkScore.
 //
-// It declines (the caller scores exhaustively) for a segment type other
-// than zapx v17's, whose postings it does not know. Segments smaller than
+// Segments of minDocs documents or more are read from impact lists
+// (impact.go, impact_topk.go) when every leaf has one there; this reads
+// them otherwise (a list with too many distinct values, or larger than its
+// cache). It declines (the caller scores exhaustively) for a segment type
+// other than zapx v17's, whose postings it does not know. Segments smaller than
 // topkMode.minDocs are read without bounds: all their leaves are essential
 // (each entry is scored, as topkScore would), which spares the cache the
 // many small segments that scorch soon merges away. An index without a
