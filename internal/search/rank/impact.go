@@ -25,7 +25,8 @@ import (
 // query weight, the same float64 — for every posting, as an index into the
 // list's distinct values (one or two bytes a posting), by doc number (an
 // array over the segment's documents when the term is in many of them,
-// sorted doc numbers and binary search otherwise), and the doc numbers of
+// sorted doc numbers otherwise, indexed by runs of doc numbers so that a
+// lookup searches about 16), and the doc numbers of
 // its highest values in descending order of value ("tiers"), at least
 // impactTopShare of the postings or all of them. Deleted postings are kept
 // (the caller skips them), so the list does not depend on the snapshot.
@@ -39,6 +40,7 @@ const (
 	impactCacheBytes = 64 << 20
 	impactTopShare   = 16 // the tiers hold at least 1/16 of the postings
 	impactTopMin     = 1024
+	impactSearchRun  = 16 // postings per run of a sparse list's index
 )
 
 // impactList is one term's postings in one field of one segment.
@@ -49,6 +51,11 @@ type impactList struct {
 	// v8/v16 per posting.
 	dense bool
 	docs  []uint32
+	// Sparse: docs[from[b]:from[b+1]] are the postings of docs b<<shift to
+	// (b+1)<<shift-1, about impactSearchRun of them, so a lookup's binary
+	// search is short.
+	from  []uint32
+	shift uint
 	v8    []uint8
 	v16   []uint16
 	// The highest values: top's doc numbers, tier by tier (descending value,
@@ -64,9 +71,15 @@ func (l *impactList) valueAt(d uint32) uint16 {
 	i := int(d)
 	if !l.dense {
 		var found bool
-		if i, found = slices.BinarySearch(l.docs, d); !found {
+		b := int(d >> l.shift)
+		if b+1 >= len(l.from) {
 			return 0
 		}
+		lo := int(l.from[b])
+		if i, found = slices.BinarySearch(l.docs[lo:l.from[b+1]], d); !found {
+			return 0
+		}
+		i += lo
 	} else if i >= l.positions() {
 		return 0
 	}
@@ -86,7 +99,7 @@ func (l *impactList) valueAtPos(i int) uint16 {
 
 // bytes is the list's size for the cache's budget.
 func (l *impactList) bytes() int {
-	return 128 + 8*len(l.table) + 4*len(l.docs) + len(l.v8) + 2*len(l.v16) + 4*len(l.top) + 6*len(l.tiers)
+	return 128 + 8*len(l.table) + 4*len(l.docs) + 4*len(l.from) + len(l.v8) + 2*len(l.v16) + 4*len(l.top) + 6*len(l.tiers)
 }
 
 // buildImpactList walks term's postings in dict (numDocs documents); nil
@@ -139,10 +152,28 @@ func buildImpactList(dict segment.TermDictionary, term string, numDocs uint64, t
 		l.setValues(byDoc, width)
 	} else {
 		l.docs = docs
+		l.setSearchRuns(numDocs)
 		l.setValues(vals, width)
 	}
 	l.setTiers(docs, vals, max(topMin, l.n/topShare))
 	return l, nil
+}
+
+// setSearchRuns indexes the sparse docs by runs of doc numbers.
+func (l *impactList) setSearchRuns(numDocs uint64) {
+	for l.shift < 32 && numDocs>>l.shift > uint64(len(l.docs)/impactSearchRun) {
+		l.shift++
+	}
+	l.from = make([]uint32, numDocs>>l.shift+2)
+	b := 0
+	for i, d := range l.docs {
+		for ; b <= int(d>>l.shift); b++ {
+			l.from[b] = uint32(i)
+		}
+	}
+	for ; b < len(l.from); b++ {
+		l.from[b] = uint32(len(l.docs))
+	}
 }
 
 func (l *impactList) setValues(vals []uint16, width int) {
