@@ -16,13 +16,25 @@ import (
 
 // binder decodes one tool's arguments strictly: unknown names, wrong JSON
 // types and missing required arguments become invalid errors that name the
-// argument. mcp-go's input schema validation rejects the same calls first,
-// but its texts are the validator's ("&{Missing:[slug]}"); the binder is
-// what explains them (see recodeValidationErrors).
+// argument.
+//
+// It is the only check of a call's arguments: mcp-go's input schema
+// validation is off (it decoded every call's arguments once more), so the
+// binder refuses everything the input schema refuses — null where the
+// schema has no null, null inside an array — which
+// TestBinderRefusesWhatTheInputSchemaRefuses pins.
 type binder[A any] struct {
 	required []string        // JSON names of the fields without omitempty
 	known    map[string]bool // every JSON name, spelled exactly
+	// notNull are the fields whose schema type has no null (not pointers,
+	// slices or maps), with that type as a client thinks of it; noNullItems
+	// the arrays whose items are such values.
+	notNull     []namedType
+	noNullItems []namedType
 }
+
+// namedType is an argument's JSON name and its type for error texts.
+type namedType struct{ name, kind string }
 
 func newBinder[A any]() binder[A] {
 	b := binder[A]{known: map[string]bool{}}
@@ -36,8 +48,26 @@ func newBinder[A any]() binder[A] {
 		if !strings.Contains(opts, "omitempty") {
 			b.required = append(b.required, name)
 		}
+		switch ft := t.Field(i).Type; {
+		case !nullable(ft.Kind()):
+			b.notNull = append(b.notNull, namedType{name, jsonTypeName(ft.Kind())})
+		case ft.Kind() == reflect.Slice && !nullable(ft.Elem().Kind()):
+			b.noNullItems = append(b.noNullItems, namedType{name, jsonTypeName(ft.Elem().Kind())})
+		}
 	}
 	return b
+}
+
+// plural turns "a string" into "strings".
+func plural(kind string) string {
+	_, noun, _ := strings.Cut(kind, " ")
+	return noun + "s"
+}
+
+// nullable says whether JSON null is a value of a Go kind (its schema
+// type includes null).
+func nullable(k reflect.Kind) bool {
+	return k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface
 }
 
 func (b binder[A]) bind(req mcp.CallToolRequest) (A, error) {
@@ -75,7 +105,33 @@ func (b binder[A]) bind(req mcp.CallToolRequest) (A, error) {
 			return args, memory.Errorf(memory.CodeInvalid, "missing argument %s", name)
 		}
 	}
-	return args, nil
+	return args, b.refuseNulls(present)
+}
+
+// refuseNulls refuses null where the argument's schema has none: encoding/json
+// would leave the zero value, as if the argument were not given.
+func (b binder[A]) refuseNulls(present map[string]json.RawMessage) error {
+	for _, f := range b.notNull {
+		if string(present[f.name]) == "null" {
+			return memory.Errorf(memory.CodeInvalid, "argument %s must be %s, got null", f.name, f.kind)
+		}
+	}
+	for _, f := range b.noNullItems {
+		v := present[f.name]
+		if len(v) == 0 || v[0] != '[' {
+			continue
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(v, &items); err != nil {
+			return memory.Errorf(memory.CodeInvalid, "argument %s must be an array", f.name)
+		}
+		for _, item := range items {
+			if string(item) == "null" {
+				return memory.Errorf(memory.CodeInvalid, "argument %s must be an array of %s, got a null item", f.name, plural(f.kind))
+			}
+		}
+	}
+	return nil
 }
 
 // rawArguments returns the call's arguments as JSON, however mcp-go holds them.
@@ -129,41 +185,26 @@ func jsonTypeName(k reflect.Kind) string {
 	return k.String()
 }
 
-// Prefixes of the errors mcp-go itself writes into tool results.
-const (
-	inputValidationPrefix  = "input schema validation failed: "
-	outputValidationPrefix = "output schema validation failed: "
-)
+// outputValidationPrefix starts the tool error mcp-go writes when a result
+// does not match its output schema (Options.ValidateOutput).
+const outputValidationPrefix = "output schema validation failed: "
 
-// recodeValidationErrors rewrites the tool errors that mcp-go's schema
-// validation produces — before or after our handler runs, so typed cannot
-// shape them — into Munin's "code: message" form. An input failure is
-// explained by the tool's own binder ("invalid: argument limit must be an
-// integer, got string"); an output failure is our bug and becomes internal.
-func recodeValidationErrors(log *slog.Logger, checks map[string]func(mcp.CallToolRequest) error) func(context.Context, any, *mcp.CallToolRequest, any) {
+// recodeValidationErrors rewrites the tool error that mcp-go's output schema
+// validation produces after our handler ran, so typed cannot shape it, into
+// Munin's "code: message" form: a result that does not match its schema is
+// our bug and becomes internal.
+func recodeValidationErrors(log *slog.Logger) func(context.Context, any, *mcp.CallToolRequest, any) {
 	return func(_ context.Context, _ any, req *mcp.CallToolRequest, result any) {
 		res, ok := result.(*mcp.CallToolResult)
 		if !ok || !res.IsError || len(res.Content) != 1 {
 			return
 		}
 		text, ok := res.Content[0].(mcp.TextContent)
-		if !ok {
+		if !ok || !strings.HasPrefix(text.Text, outputValidationPrefix) {
 			return
 		}
-		switch {
-		case strings.HasPrefix(text.Text, inputValidationPrefix):
-			text.Text = "invalid: arguments do not match the tool's input schema: " + strings.TrimPrefix(text.Text, inputValidationPrefix)
-			if check := checks[req.Params.Name]; check != nil {
-				if err := check(*req); err != nil {
-					text.Text = memory.PublicMessage(err)
-				}
-			}
-		case strings.HasPrefix(text.Text, outputValidationPrefix):
-			log.Error("mcp result does not match its output schema", "tool", req.Params.Name, "err", text.Text)
-			text.Text = "internal: " + text.Text
-		default:
-			return
-		}
+		log.Error("mcp result does not match its output schema", "tool", req.Params.Name, "err", text.Text)
+		text.Text = "internal: " + text.Text
 		res.Content[0] = text
 	}
 }

@@ -26,6 +26,9 @@ func TestBinder(t *testing.T) {
 		{"wrong type", map[string]any{"slug": "a", "content": 5}, "invalid: argument content must be a string, got number"},
 		{"tag not string", map[string]any{"slug": "a", "content": "x", "tags": []any{"ok", 1}}, "invalid: argument tags"},
 		{"not an object", []any{"a"}, "invalid: arguments must be a JSON object, got array"},
+		{"null title", map[string]any{"slug": "a", "content": "x", "title": nil}, "invalid: argument title must be a string, got null"},
+		{"null tags", map[string]any{"slug": "a", "content": "x", "tags": nil, "expected_version": 0}, ""},
+		{"null tag", map[string]any{"slug": "a", "content": "x", "tags": []any{"ok", nil}}, "invalid: argument tags must be an array of strings, got a null item"},
 		{"other case", map[string]any{"Slug": "a", "content": "x"}, `invalid: unknown argument "Slug"`},
 		{"both cases", map[string]any{"slug": "a", "SLUG": "b", "content": "x"}, `invalid: unknown argument "SLUG"`},
 	}

@@ -19,7 +19,7 @@ import (
 type toolFunc[A, R any] func(ctx context.Context, c memory.Caller, args A) (R, string, error)
 
 // toolImpl is one tool's mcp-go handler plus the strict argument check it
-// runs, kept so that schema-validation failures can be explained the same way.
+// runs, kept so that tests can hold the check against the input schema.
 type toolImpl struct {
 	handler server.ToolHandlerFunc
 	check   func(mcp.CallToolRequest) error
@@ -64,8 +64,7 @@ func typed[A, R any](log *slog.Logger, m *metrics.Metrics, tool string, fn toolF
 type argsChecker interface{ check() error }
 
 // checked binds a call's arguments and runs their own check, if they have
-// one: the same explanation whether the handler or, after mcp-go's schema
-// validation refused the call first, recodeValidationErrors asks.
+// one.
 func checked[A any](b binder[A], req mcp.CallToolRequest) (A, error) {
 	args, err := b.bind(req)
 	if err != nil {
