@@ -29,10 +29,13 @@ import (
 // file-backed), the live heap, the goroutines, the bytes per open project
 // against the RSS before the first recall, and the index bytes on disk per
 // entry of a small project and of one project of -search.large entries.
+// -search.maxopen=-1 keeps every index open (no Options.MaxOpen), to see
+// what each open one costs.
 var (
 	benchMany  = flag.Int("search.many", 1000, "BenchmarkManyProjects: projects")
 	benchEach  = flag.Int("search.each", 100, "BenchmarkManyProjects: entries per project")
 	benchLarge = flag.Int("search.large", 20_000, "BenchmarkManyProjects: entries of the one large project (0: skip)")
+	benchOpen  = flag.Int("search.maxopen", 0, "BenchmarkManyProjects: Options.MaxOpen (0: the default, -1: no cap)")
 )
 
 func BenchmarkManyProjects(b *testing.B) {
@@ -87,7 +90,7 @@ func measureManyProjects(b *testing.B, src Source, refs []memory.ProjectRef, reo
 		}
 	}
 	if reopen {
-		r := NewRegistry(src, Options{Dir: dir})
+		r := NewRegistry(src, Options{Dir: dir, MaxOpen: *benchOpen})
 		recallAll(r)
 		r.Close()
 		// Only for the baseline: what the build freed is not what the
@@ -95,7 +98,7 @@ func measureManyProjects(b *testing.B, src Source, refs []memory.ProjectRef, reo
 		debug.FreeOSMemory()
 	}
 	base := procStatus(b)
-	r := NewRegistry(src, Options{Dir: dir})
+	r := NewRegistry(src, Options{Dir: dir, MaxOpen: *benchOpen})
 	start := time.Now()
 	recallAll(r)
 	took := time.Since(start)
