@@ -34,7 +34,8 @@ import (
 // A segment never changes once written, so a list is built once, with one
 // walk of the postings, and cached by a weak pointer to the segment as the
 // bounds are (bounds.go). The cache holds at most impactCacheBytes by the
-// lists' sizes and starts over when full. A list with more than 65,535
+// lists' sizes; when full it forgets the lists of segments that are gone,
+// and starts over if that is not enough. A list with more than 65,535
 // distinct values is not built (impactSegment declines, MaxScore reads).
 const (
 	impactCacheBytes = 64 << 20
@@ -97,8 +98,12 @@ func (l *impactList) valueAtPos(i int) uint16 {
 	return l.v16[i]
 }
 
-// bytes is the list's size for the cache's budget.
-func (l *impactList) bytes() int {
+// size is the list's size for the cache's budget (a nil list is kept too:
+// it says the term has too many distinct values).
+func (l *impactList) size() int {
+	if l == nil {
+		return 128
+	}
 	return 128 + 8*len(l.table) + 4*len(l.docs) + 4*len(l.from) + len(l.v8) + 2*len(l.v16) + 4*len(l.top) + 6*len(l.tiers)
 }
 
@@ -258,14 +263,14 @@ func (c *impactCache) list(seg *zap.SegmentBase, dict segment.TermDictionary, fi
 	if err != nil {
 		return nil, err
 	}
-	size := 128
-	if l != nil {
-		size = l.bytes()
-	}
+	size := l.size()
 	if size > c.limit {
 		return nil, nil
 	}
 	c.mu.Lock()
+	if c.bytes+size > c.limit {
+		c.dropMerged()
+	}
 	if c.bytes+size > c.limit {
 		clear(c.m)
 		c.bytes = 0
@@ -276,4 +281,15 @@ func (c *impactCache) list(seg *zap.SegmentBase, dict segment.TermDictionary, fi
 	}
 	c.mu.Unlock()
 	return l, nil
+}
+
+// dropMerged forgets the lists of segments that are gone (merged away and
+// collected); c.mu is held.
+func (c *impactCache) dropMerged() {
+	for k, l := range c.m {
+		if k.seg.Value() == nil {
+			delete(c.m, k)
+			c.bytes -= l.size()
+		}
+	}
 }

@@ -3,11 +3,14 @@ package rank
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+	zap "github.com/blevesearch/zapx/v17"
 
 	"munin/internal/search/text"
 )
@@ -114,4 +117,69 @@ func checkImpactList(t *testing.T, l *impactList, numDocs uint64, want int, post
 			t.Fatalf("tier %d (value %d) ends at %d", i, tv, e)
 		}
 	}
+}
+
+// TestImpactCacheIsBounded fills a small cache with real lists: it never
+// holds more than its limit, and lists of segments that are gone are
+// forgotten before the live ones.
+func TestImpactCacheIsBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 27))
+	idx := zipfCorpus(t, rng, 400)
+	adv, _ := idx.Advanced()
+	rd, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	z := segmentBase(rd.(*scorch.IndexSnapshot).Segments()[0].Segment())
+	dict, err := z.Dictionary(text.FieldContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := text.Analyze(strings.Join(topkWords, " ")).ByAnalyzer[text.AnalyzerEN]
+	c := newImpactCache(4<<10, 2, 8)
+	kept := 0
+	for range 3 {
+		for _, w := range words {
+			l, err := c.list(z, dict, text.FieldContent, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l != nil {
+				kept++
+			}
+			if c.bytes > c.limit || c.bytes != sizeOf(c) {
+				t.Fatalf("%d bytes counted, %d held, limit %d", c.bytes, sizeOf(c), c.limit)
+			}
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no list kept")
+	}
+
+	// A segment that is gone: its lists go first.
+	c = newImpactCache(1<<20, 2, 8)
+	func() {
+		gone := new(zap.SegmentBase)
+		c.m[impactKey{weak.Make(gone), "f", "t"}] = nil
+		c.bytes += (*impactList)(nil).size()
+	}()
+	if _, err := c.list(z, dict, text.FieldContent, words[0]); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	c.mu.Lock()
+	c.dropMerged()
+	c.mu.Unlock()
+	if len(c.m) != 1 || c.bytes != sizeOf(c) {
+		t.Fatalf("%d lists, %d bytes counted, %d held: the gone segment's list stayed", len(c.m), c.bytes, sizeOf(c))
+	}
+}
+
+func sizeOf(c *impactCache) int {
+	n := 0
+	for _, l := range c.m {
+		n += l.size()
+	}
+	return n
 }
