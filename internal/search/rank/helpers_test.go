@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 
 	"munin/internal/memory"
 	"munin/internal/search/index"
@@ -61,4 +62,19 @@ func churnedIndex(t *testing.T, p *index.Project, src *searchtest.Source, rng *r
 	}
 	t.Cleanup(release)
 	return idx
+}
+
+// snapshotOf is idx's current scorch snapshot, closed when the test ends.
+func snapshotOf(t testing.TB, idx bleve.Index) *scorch.IndexSnapshot {
+	t.Helper()
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	return rd.(*scorch.IndexSnapshot)
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"weak"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 	zap "github.com/blevesearch/zapx/v17"
 
@@ -23,17 +22,9 @@ import (
 func TestImpactList(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 27))
 	idx := zipfCorpus(t, rng, 900)
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	snap := snapshotOf(t, idx)
 	var dense, sparse int
-	for _, ss := range rd.(*scorch.IndexSnapshot).Segments() {
+	for _, ss := range snap.Segments() {
 		z := segmentBase(ss.Segment())
 		for _, field := range []string{text.FieldTitle, text.FieldContent, text.FieldKeys} {
 			dict, err := z.Dictionary(field)
@@ -125,13 +116,8 @@ func checkImpactList(t *testing.T, l *impactList, numDocs uint64, want int, post
 func TestImpactCacheIsBounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 27))
 	idx := zipfCorpus(t, rng, 400)
-	adv, _ := idx.Advanced()
-	rd, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	z := segmentBase(rd.(*scorch.IndexSnapshot).Segments()[0].Segment())
+	snap := snapshotOf(t, idx)
+	z := segmentBase(snap.Segments()[0].Segment())
 	dict, err := z.Dictionary(text.FieldContent)
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 
 	"munin/internal/search/searchtest"
@@ -186,16 +185,7 @@ func TestPrunedTopKMatchesBleve(t *testing.T) {
 func TestTermBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 27))
 	idx := zipfCorpus(t, rng, 300)
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	snap := rd.(*scorch.IndexSnapshot)
+	snap := snapshotOf(t, idx)
 	checked := 0
 	for _, ss := range snap.Segments() {
 		z := segmentBase(ss.Segment())
@@ -240,13 +230,8 @@ func TestTermBound(t *testing.T) {
 func TestBoundCacheIsBounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 27))
 	idx := zipfCorpus(t, rng, 50)
-	adv, _ := idx.Advanced()
-	rd, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	z := segmentBase(rd.(*scorch.IndexSnapshot).Segments()[0].Segment())
+	snap := snapshotOf(t, idx)
+	z := segmentBase(snap.Segments()[0].Segment())
 	dict, err := z.Dictionary(text.FieldContent)
 	if err != nil {
 		t.Fatal(err)

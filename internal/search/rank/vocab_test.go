@@ -9,7 +9,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	bleveindex "github.com/blevesearch/bleve_index_api"
 
 	"munin/internal/search/index"
 )
@@ -64,16 +63,8 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	if n := len(rd.(*scorch.IndexSnapshot).Segments()); n < 2 {
+	snap := snapshotOf(t, idx)
+	if n := len(snap.Segments()); n < 2 {
 		t.Fatalf("%d segments: the test needs several", n)
 	}
 	v := newVocab(testCtx(t), []bleve.Index{idx})
@@ -87,7 +78,7 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 	for _, term := range probes {
 		want := false
 		for _, f := range vocabFields {
-			d, err := rd.(bleveindex.IndexReaderContains).FieldDictContains(f)
+			d, err := snap.FieldDictContains(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +96,7 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 		for _, limit := range []int{1, 3, maxTypoScan} {
 			var want []string
 			for _, f := range vocabFields {
-				fd, err := rd.(bleveindex.IndexReaderFuzzy).FieldDictFuzzy(f, term, 1, "")
+				fd, err := snap.FieldDictFuzzy(f, term, 1, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -130,7 +121,7 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 	for _, prefix := range []string{"daten", "kunde", "wunsch1", "schlüs", "bank3", "xyz"} {
 		var all []string
 		for _, f := range vocabFields {
-			fd, err := rd.FieldDictPrefix(f, []byte(prefix))
+			fd, err := snap.FieldDictPrefix(f, []byte(prefix))
 			if err != nil {
 				t.Fatal(err)
 			}
