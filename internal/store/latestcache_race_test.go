@@ -64,86 +64,66 @@ func raceLatestCache(t *testing.T, opts Options) {
 	}
 
 	const writers, readers, writes = 6, 6, 60
-	var wg sync.WaitGroup
-	errs := make(chan error, writers+readers)
-	var writing atomic.Int64
-	writing.Store(writers)
-	for w := range writers {
-		wg.Go(func() {
-			defer writing.Add(-1)
-			rng := rand.New(rand.NewPCG(uint64(w), 1))
-			for n := range writes {
-				i := rng.IntN(len(slugs))
-				wr := memory.Write{Slug: slugs[i], Title: "t", Content: fmt.Sprintf("w%d-%d", w, n), Tags: []string{"t"}, Agent: "a"}
-				wr.Deleted = rng.IntN(4) == 0
-				res, err := s.Append(ctx, ref, wr)
-				if wr.Deleted && memory.ErrorCode(err) == memory.CodeNotFound {
-					continue // already forgotten, or never written
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				raise(i, res.Version)
-				v, _, err := s.Get(ctx, ref, slugs[i], 0)
-				if err == nil {
-					err = check(v, int64(res.Version), "read-your-write Get")
-				}
-				if err == nil && v.Version == res.Version && v.Deleted != wr.Deleted {
-					err = fmt.Errorf("%s v%d: deleted %v, the write's %v", v.Slug, v.Version, v.Deleted, wr.Deleted)
-				}
-				if err != nil {
-					errs <- err
-					return
+	write := func(w int) error {
+		rng := rand.New(rand.NewPCG(uint64(w), 1))
+		for n := range writes {
+			i := rng.IntN(len(slugs))
+			wr := memory.Write{Slug: slugs[i], Title: "t", Content: fmt.Sprintf("w%d-%d", w, n), Tags: []string{"t"}, Agent: "a"}
+			wr.Deleted = rng.IntN(4) == 0
+			res, err := s.Append(ctx, ref, wr)
+			if wr.Deleted && memory.ErrorCode(err) == memory.CodeNotFound {
+				continue // already forgotten, or never written
+			}
+			if err != nil {
+				return err
+			}
+			raise(i, res.Version)
+			v, _, err := s.Get(ctx, ref, slugs[i], 0)
+			if err == nil {
+				err = check(v, int64(res.Version), "read-your-write Get")
+			}
+			if err == nil && v.Version == res.Version && v.Deleted != wr.Deleted {
+				err = fmt.Errorf("%s v%d: deleted %v, the write's %v", v.Slug, v.Version, v.Deleted, wr.Deleted)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	read := func(r int) error {
+		var floor [4]int64
+		for i := range slugs {
+			floor[i] = acked[i].Load()
+		}
+		if r%2 == 0 {
+			i := r % len(slugs)
+			v, _, err := s.Get(ctx, ref, slugs[i], 0)
+			if memory.ErrorCode(err) == memory.CodeNotFound && floor[i] == 0 {
+				return nil
+			}
+			if err == nil {
+				err = check(v, floor[i], "Get")
+			}
+			return err
+		}
+		got, err := s.LatestMany(ctx, ref, slugs)
+		if err != nil {
+			return err
+		}
+		for i, slug := range slugs {
+			v, ok := got[slug]
+			if !ok && floor[i] > 0 {
+				return fmt.Errorf("LatestMany lost %s after version %d was acknowledged", slug, floor[i])
+			} else if ok {
+				if err := check(v, floor[i], "LatestMany"); err != nil {
+					return err
 				}
 			}
-		})
+		}
+		return nil
 	}
-	for r := range readers {
-		wg.Go(func() {
-			for writing.Load() > 0 {
-				var floor [4]int64
-				for i := range slugs {
-					floor[i] = acked[i].Load()
-				}
-				if r%2 == 0 {
-					i := r % len(slugs)
-					v, _, err := s.Get(ctx, ref, slugs[i], 0)
-					if memory.ErrorCode(err) == memory.CodeNotFound && floor[i] == 0 {
-						continue
-					}
-					if err == nil {
-						err = check(v, floor[i], "Get")
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-					continue
-				}
-				got, err := s.LatestMany(ctx, ref, slugs)
-				if err != nil {
-					errs <- err
-					return
-				}
-				for i, slug := range slugs {
-					v, ok := got[slug]
-					if !ok && floor[i] > 0 {
-						err = fmt.Errorf("LatestMany lost %s after version %d was acknowledged", slug, floor[i])
-					} else if ok {
-						err = check(v, floor[i], "LatestMany")
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range whileWriting(writers, readers, write, read) {
 		t.Error(err)
 	}
 	if s.latest.hits.Load() == 0 {
@@ -185,4 +165,39 @@ func latestFromFile(ctx context.Context, s *Store, ref memory.ProjectRef, slug s
 	}
 	var latest int
 	return scanLatest(ws.pool.reader.QueryRowContext(ctx, getSQL, ref.Project, slug, 0), &latest)
+}
+
+// whileWriting runs write in writers goroutines (each once, with its number)
+// and read in readers goroutines over and over until every writer is done,
+// and returns the errors: each goroutine stops at its first.
+func whileWriting(writers, readers int, write, read func(i int) error) []error {
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+readers)
+	var writing atomic.Int64
+	writing.Store(int64(writers))
+	for w := range writers {
+		wg.Go(func() {
+			defer writing.Add(-1)
+			if err := write(w); err != nil {
+				errs <- err
+			}
+		})
+	}
+	for r := range readers {
+		wg.Go(func() {
+			for writing.Load() > 0 {
+				if err := read(r); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	var out []error
+	for err := range errs {
+		out = append(out, err)
+	}
+	return out
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"munin/internal/memory"
@@ -79,34 +77,14 @@ func TestPendingOfNeverCachesNoneOverAProposal(t *testing.T) {
 			s := openAtWith(t, t.TempDir(), Options{LatestCacheBytes: tc.bytes})
 			ref := ensure(t, s, "ws", "p")
 			const agents, readers, steps = 6, 6, 40
-			var wg sync.WaitGroup
-			errs := make(chan error, agents+readers)
-			var writing atomic.Int64
-			writing.Store(agents)
-			for a := range agents {
-				wg.Go(func() {
-					defer writing.Add(-1)
-					errs <- proposeAndDecide(s, ref, fmt.Sprintf("agent%d", a), steps, uint64(a))
-				})
-			}
-			for r := range readers {
-				wg.Go(func() {
-					rng := rand.New(rand.NewPCG(uint64(r), 2))
-					for writing.Load() > 0 {
-						if _, err := pendingIDs(s, ref, fmt.Sprintf("agent%d", rng.IntN(agents))); err != nil {
-							errs <- err
-							return
-						}
-					}
-					errs <- nil
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				if err != nil {
-					t.Fatal(err)
-				}
+			errs := whileWriting(agents, readers, func(a int) error {
+				return proposeAndDecide(s, ref, fmt.Sprintf("agent%d", a), steps, uint64(a))
+			}, func(r int) error {
+				_, err := pendingIDs(s, ref, fmt.Sprintf("agent%d", rand.IntN(agents)))
+				return err
+			})
+			for _, err := range errs {
+				t.Fatal(err)
 			}
 			if s.latest.hits.Load() == 0 {
 				t.Error("no PendingOf was answered from the cache: the test raced nothing")
