@@ -17,6 +17,7 @@ import (
 	"munin/internal/config"
 	"munin/internal/memory"
 	"munin/internal/portable"
+	"munin/internal/search/index"
 	"munin/internal/service"
 	"munin/internal/store"
 )
@@ -108,6 +109,7 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 			}
 			return hintKey(ctx, a, refs[0], cfg.Storage.DataDir, stderr)
 		}
+		tuneForReindex()
 		results, err := portable.Reindex(ctx, a.Store, cfg.Storage.DataDir, refs, stderr)
 		for _, r := range results {
 			fmt.Fprintf(stdout, "%s: %d live entries, %d documents, built in %v; search for %q: %d hits\n",
@@ -115,6 +117,13 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	})
+}
+
+// tuneForReindex sets the process for an offline build (the command holds
+// the data directory's lock, no server shares the process): builds on
+// every core.
+func tuneForReindex() {
+	index.BuildOnAllCores()
 }
 
 // createOut opens the export destination: stdout for "" or "-". A regular

@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 
@@ -31,6 +32,13 @@ type sizedBatch struct {
 	// counts the parts (each a segment).
 	applied bool
 	flushes int
+	// async, when set, applies full batches in goroutines, at most
+	// cap(async) at a time, while the caller fills the next (see
+	// applyAsync); wait collects them.
+	async    chan struct{}
+	inFlight sync.WaitGroup
+	asyncMu  sync.Mutex
+	asyncErr error
 }
 
 // newSizedBatch returns an empty batch for idx of at most maxBytes of text
@@ -62,6 +70,25 @@ func (s *sizedBatch) delete(slug string) {
 	s.b.Delete(slug)
 }
 
+// applyAsync makes flush hand full batches to up to n goroutines (n > 0):
+// a build then analyzes and writes the segments of n batches at once, on n
+// cores, instead of one after the other. Only for batches whose documents
+// are all distinct and new (a build), so the order they land in does not
+// matter; the batch that records the mark is applied after wait.
+func (s *sizedBatch) applyAsync(n int) {
+	s.async = make(chan struct{}, n)
+}
+
+// wait waits until every batch handed off is applied, returns the first
+// error of any, and makes flush apply synchronously again.
+func (s *sizedBatch) wait() error {
+	s.inFlight.Wait()
+	s.async = nil
+	s.asyncMu.Lock()
+	defer s.asyncMu.Unlock()
+	return s.asyncErr
+}
+
 // flush applies what the batch holds, if anything.
 func (s *sizedBatch) flush() error {
 	if s.b.Size() == 0 {
@@ -69,6 +96,9 @@ func (s *sizedBatch) flush() error {
 	}
 	s.applied = true
 	s.flushes++
+	if s.async != nil {
+		return s.handOff()
+	}
 	if err := s.idx.Batch(s.b); err != nil {
 		return fmt.Errorf("index batch: %w", err)
 	}
@@ -89,4 +119,28 @@ func textBytes(v memory.Version) int {
 		n += len(t)
 	}
 	return n
+}
+
+// handOff applies the batch in a goroutine once one of the async slots is
+// free, and starts a new batch; it returns the error of an earlier batch,
+// if one failed, so the caller stops early.
+func (s *sizedBatch) handOff() error {
+	s.async <- struct{}{}
+	s.inFlight.Add(1)
+	go func(b *bleve.Batch, slots chan struct{}) {
+		defer s.inFlight.Done()
+		defer func() { <-slots }()
+		if err := s.idx.Batch(b); err != nil {
+			s.asyncMu.Lock()
+			if s.asyncErr == nil {
+				s.asyncErr = fmt.Errorf("index batch: %w", err)
+			}
+			s.asyncMu.Unlock()
+		}
+	}(s.b, s.async)
+	s.b = s.idx.NewBatch()
+	s.bytes = 0
+	s.asyncMu.Lock()
+	defer s.asyncMu.Unlock()
+	return s.asyncErr
 }

@@ -1,11 +1,15 @@
 package index
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
+
+	"munin/internal/search/searchtest"
 )
 
 // TestUntrustedIndexIsRebuilt: an index on disk of another format, without
@@ -71,5 +75,63 @@ func setKey(t *testing.T, dir string, key, val []byte) {
 	WaitPersisted(idx)
 	if err := idx.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBuildInParallelBatches: a build whose batches are applied several at
+// once (BuildOnAllCores: munin reindex) holds every entry once, each found by
+// its own word whichever batch it fell in, and records its mark after all of
+// them: a reopen catches up instead of building again. 0 is the server's
+// build, one batch after the other.
+func TestBuildInParallelBatches(t *testing.T) {
+	const n, batch = 100, 7
+	// Consonants only: no stemmer takes a suffix off, so no two words meet.
+	const letters = "bcdfghjklmnpqrtvwxz"
+	word := func(i int) string { return "zq" + string(letters[i/len(letters)]) + string(letters[i%len(letters)]) }
+	src := searchtest.NewSource()
+	for i := range n {
+		src.Put(ref, fmt.Sprintf("e%03d", i), "T", "common "+word(i))
+	}
+	old := buildBatchesAtOnce.Load()
+	defer buildBatchesAtOnce.Store(old)
+	for _, atOnce := range []int32{0, 1, 3} {
+		t.Run(fmt.Sprint(atOnce), func(t *testing.T) {
+			buildBatchesAtOnce.Store(atOnce)
+			var c Counters
+			cfg := testConfig(t, src, t.TempDir(), &c)
+			cfg.BuildBatch = batch
+			p := New(cfg)
+			if got := docs(t, p); got != n {
+				t.Fatalf("%d docs, want %d", got, n)
+			}
+			idx, release, err := p.Ready(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			search := func(text string) *bleve.SearchResult {
+				q := bleve.NewMatchQuery(text)
+				q.SetField("content")
+				res, err := idx.Search(bleve.NewSearchRequestOptions(q, n+1, 0, false))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			for i := range n {
+				if res := search(word(i)); res.Total != 1 || res.Hits[0].ID != fmt.Sprintf("e%03d", i) {
+					t.Fatalf("%s finds %d documents (%v), want e%03d alone", word(i), res.Total, res.Hits, i)
+				}
+			}
+			if res := search("common"); res.Total != n {
+				t.Fatalf("a word of every entry finds %d documents, want %d", res.Total, n)
+			}
+			release()
+			p.Close()
+			p = New(cfg)
+			defer p.Close()
+			if got := docs(t, p); got != n || c.Builds.Load() != 1 || c.Opened.Load() != 1 {
+				t.Fatalf("reopened: %d docs, %d builds, %d opened; want %d, 1, 1", got, c.Builds.Load(), c.Opened.Load(), n)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package index
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
 	zap "github.com/blevesearch/zapx/v17"
@@ -59,3 +60,20 @@ const boltPageSize = 1024
 // analysisWorkers is how many goroutines analyze documents for every index
 // of the process: half the cores, at least one.
 func analysisWorkers() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// BuildOnAllCores lets builds use every core: one analysis worker per core
+// and that many batches of a build applied at once. For a process that only
+// builds indexes (munin reindex), where no request waits behind a build,
+// unlike the server that TuneProcess keeps responsive (invariant 4,
+// docs/architecture.md#invariant-4-projects-do-not-block-each-other). Call it
+// after TuneProcess, while no index is being written (bleve closes the old
+// analysis queue).
+func BuildOnAllCores() {
+	bleve.Config.SetAnalysisQueueSize(runtime.GOMAXPROCS(0))
+	buildBatchesAtOnce.Store(int32(runtime.GOMAXPROCS(0)))
+}
+
+// buildBatchesAtOnce is how many batches of a build are applied at once
+// besides the one being filled (sizedBatch.applyAsync); 0, the server's
+// setting: one after the other, on the build's own goroutine.
+var buildBatchesAtOnce atomic.Int32
