@@ -19,22 +19,18 @@ import (
 // frontier) or it is deleted, scored by combine() otherwise.
 func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists []*impactList, frontier []uint16, nFields int,
 	offset uint64, deleted deletions, best []topkHit, limit int) (_ []topkHit, visited int, _ error) {
-	n := len(leaves)
-	bounds := make([]float64, n)
-	cursors := make([]scanCursor, n)
-	byBound := make([]int, n)
+	byBound := make([]*msLeaf, len(leaves))
 	for i := range leaves {
+		l := &leaves[i]
+		l.bound = 0 // what an entry not read yet can take
 		if frontier[i] > 0 {
-			bounds[i] = lists[i].table[frontier[i]-1] * leaves[i].idf * leaves[i].qw
+			l.bound = lists[i].table[frontier[i]-1] * l.idf * l.qw
 		}
-		cursors[i] = scanCursor{l: lists[i], limit: frontier[i], pos: -1}
-		cursors[i].next()
-		byBound[i] = i
+		l.scan = scanCursor{l: lists[i], limit: frontier[i], pos: -1}
+		l.scan.next()
+		byBound[i] = l
 	}
-	slices.SortStableFunc(byBound, func(a, b int) int { return cmp.Compare(bounds[a], bounds[b]) })
-	// setBound marks leaf i as matching at its bound (an unread entry
-	// cannot match a leaf whose postings were all read).
-	setBound := func(i int) { leaves[i].inc, leaves[i].val = bounds[i] > 0, bounds[i] }
+	slices.SortStableFunc(byBound, func(a, b *msLeaf) int { return cmp.Compare(a.bound, b.bound) })
 
 	essential := 0
 	theta := math.Inf(-1)
@@ -43,18 +39,7 @@ func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists 
 			return
 		}
 		theta = best[0].score
-		for essential < n {
-			for i := range leaves {
-				leaves[i].inc = false
-			}
-			for _, i := range byBound[:essential+1] {
-				setBound(i)
-			}
-			if !below(combine(order, leaves, nFields), theta) {
-				return
-			}
-			essential++
-		}
+		essential = essentialFrom(order, leaves, byBound, nFields, essential, theta)
 	}
 	repartition()
 
@@ -63,8 +48,8 @@ func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists 
 			return nil, 0, ctx.Err()
 		}
 		d := uint64(math.MaxUint64)
-		for _, i := range byBound[essential:] {
-			if c := &cursors[i]; !c.done && uint64(c.doc) < d {
+		for _, l := range byBound[essential:] {
+			if c := &l.scan; !c.done && uint64(c.doc) < d {
 				d = uint64(c.doc)
 			}
 		}
@@ -72,14 +57,13 @@ func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists 
 			return best, visited, nil
 		}
 		doc := uint32(d)
-		for _, i := range byBound[:essential] {
-			setBound(i)
+		for _, l := range byBound[:essential] {
+			l.inc, l.val = l.bound > 0, l.bound
 		}
-		for _, i := range byBound[essential:] {
-			c, l := &cursors[i], &leaves[i]
-			l.inc = !c.done && c.doc == doc
+		for _, l := range byBound[essential:] {
+			l.inc = !l.scan.done && l.scan.doc == doc
 			if l.inc {
-				l.val = lists[i].table[c.v-1] * l.idf * l.qw
+				l.val = l.scan.l.table[l.scan.v-1] * l.idf * l.qw
 			}
 		}
 		if !below(combine(order, leaves, nFields), theta) && (deleted == nil || !deleted.Contains(doc)) {
@@ -90,8 +74,8 @@ func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists 
 				repartition()
 			}
 		}
-		for _, i := range byBound[essential:] {
-			if c := &cursors[i]; !c.done && c.doc == doc {
+		for _, l := range byBound[essential:] {
+			if c := &l.scan; !c.done && c.doc == doc {
 				c.next()
 			}
 		}

@@ -80,8 +80,9 @@ type msLeaf struct {
 	freq    uint64
 	norm    float64
 	done    bool
-	inc     bool    // combine's: counts for the entry at hand
-	val     float64 // with this score or bound
+	inc     bool       // combine's: counts for the entry at hand
+	val     float64    // with this score or bound
+	scan    scanCursor // impactScan's
 }
 
 func (l *msLeaf) set(p segment.Posting, err error) error {
@@ -260,18 +261,7 @@ func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, n
 			return
 		}
 		theta = best[0].score
-		for essential < len(byBound) {
-			for i := range leaves {
-				leaves[i].inc, leaves[i].val = false, leaves[i].bound
-			}
-			for _, l := range byBound[:essential+1] {
-				l.inc = true
-			}
-			if !below(bound(), theta) {
-				return
-			}
-			essential++
-		}
+		essential = essentialFrom(order, leaves, byBound, nFields, essential, theta)
 	}
 	repartition()
 
@@ -325,6 +315,25 @@ func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, n
 			}
 		}
 	}
+}
+
+// essentialFrom is where the essential leaves start in byBound (ascending
+// bounds) at threshold theta: the longest prefix, no shorter than
+// essential, whose bounds combined stay below theta is non-essential. A
+// leaf of bound 0 cannot match.
+func essentialFrom(order []*topkField, leaves []msLeaf, byBound []*msLeaf, nFields, essential int, theta float64) int {
+	for ; essential < len(byBound); essential++ {
+		for i := range leaves {
+			leaves[i].inc, leaves[i].val = false, leaves[i].bound
+		}
+		for _, l := range byBound[:essential+1] {
+			l.inc = l.bound > 0
+		}
+		if !below(combine(order, leaves, nFields), theta) {
+			break
+		}
+	}
+	return essential
 }
 
 // combine is topkScore's score of the leaves marked inc with values val:
