@@ -1,10 +1,8 @@
 package rank
 
 import (
-	"cmp"
 	"context"
 	"math"
-	"slices"
 )
 
 // impactScan continues impactSegment when a leaf must read past the tiers
@@ -19,7 +17,6 @@ import (
 // frontier) or it is deleted, scored by combine() otherwise.
 func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists []*impactList, frontier []uint16, nFields int,
 	offset uint64, deleted deletions, best []topkHit, limit int) (_ []topkHit, visited int, _ error) {
-	byBound := make([]*msLeaf, len(leaves))
 	for i := range leaves {
 		l := &leaves[i]
 		l.bound = 0 // what an entry not read yet can take
@@ -28,27 +25,16 @@ func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists 
 		}
 		l.scan = scanCursor{l: lists[i], limit: frontier[i], pos: -1}
 		l.scan.next()
-		byBound[i] = l
 	}
-	slices.SortStableFunc(byBound, func(a, b *msLeaf) int { return cmp.Compare(a.bound, b.bound) })
-
-	essential := 0
-	theta := math.Inf(-1)
-	repartition := func() {
-		if len(best) < limit {
-			return
-		}
-		theta = best[0].score
-		essential = essentialFrom(order, leaves, byBound, nFields, essential, theta)
-	}
-	repartition()
+	p := newPartition(order, leaves, nFields)
+	p.update(best, limit)
 
 	for step := 1; ; step++ {
 		if step%4096 == 0 && ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}
 		d := uint64(math.MaxUint64)
-		for _, l := range byBound[essential:] {
+		for _, l := range p.byBound[p.essential:] {
 			if c := &l.scan; !c.done && uint64(c.doc) < d {
 				d = uint64(c.doc)
 			}
@@ -57,24 +43,24 @@ func impactScan(ctx context.Context, order []*topkField, leaves []msLeaf, lists 
 			return best, visited, nil
 		}
 		doc := uint32(d)
-		for _, l := range byBound[:essential] {
+		for _, l := range p.byBound[:p.essential] {
 			l.inc, l.val = l.bound > 0, l.bound
 		}
-		for _, l := range byBound[essential:] {
+		for _, l := range p.byBound[p.essential:] {
 			l.inc = !l.scan.done && l.scan.doc == doc
 			if l.inc {
 				l.val = l.scan.l.table[l.scan.v-1] * l.idf * l.qw
 			}
 		}
-		if !below(combine(order, leaves, nFields), theta) && (deleted == nil || !deleted.Contains(doc)) {
+		if !below(combine(order, leaves, nFields), p.theta) && (deleted == nil || !deleted.Contains(doc)) {
 			visited++
 			if h, fresh := scoreEntry(leaves, lists, frontier, -1, doc, order, nFields); fresh {
 				h.doc += offset
 				best = pushHit(best, h, limit)
-				repartition()
+				p.update(best, limit)
 			}
 		}
-		for _, l := range byBound[essential:] {
+		for _, l := range p.byBound[p.essential:] {
 			if c := &l.scan; !c.done && c.doc == doc {
 				c.next()
 			}

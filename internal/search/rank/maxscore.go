@@ -245,32 +245,16 @@ func segmentLeaves(order []*topkField, si int, z *zap.SegmentBase, queryNorm flo
 // numbers into the snapshot's. leaves are in scoring order, nFields counts
 // every field of the query (those without terms too).
 func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, nFields int, offset uint64, best []topkHit, limit int) (_ []topkHit, visited int, _ error) {
-	byBound := make([]*msLeaf, len(leaves))
-	for i := range leaves {
-		byBound[i] = &leaves[i]
-	}
-	slices.SortStableFunc(byBound, func(a, b *msLeaf) int { return cmp.Compare(a.bound, b.bound) })
 	bound := func() float64 { return combine(order, leaves, nFields) }
-
-	// The leaves before essential (in byBound) are non-essential: an entry
-	// matching only them scores below the threshold theta.
-	essential := 0
-	theta := math.Inf(-1)
-	repartition := func() {
-		if len(best) < limit {
-			return
-		}
-		theta = best[0].score
-		essential = essentialFrom(order, leaves, byBound, nFields, essential, theta)
-	}
-	repartition()
+	p := newPartition(order, leaves, nFields)
+	p.update(best, limit)
 
 	for ; ; visited++ {
 		if visited%4096 == 4095 && ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}
 		d := uint64(math.MaxUint64)
-		for _, l := range byBound[essential:] {
+		for _, l := range p.byBound[p.essential:] {
 			if !l.done && l.cur < d {
 				d = l.cur
 			}
@@ -280,18 +264,18 @@ func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, n
 		}
 		// The candidate's bound: its essential leaves' scores, the
 		// non-essential ones' bounds until they are read.
-		for _, l := range byBound[essential:] {
+		for _, l := range p.byBound[p.essential:] {
 			l.inc = l.at(d)
 			if l.inc {
 				l.val = l.score()
 			}
 		}
-		for _, l := range byBound[:essential] {
+		for _, l := range p.byBound[:p.essential] {
 			l.inc, l.val = true, l.bound
 		}
-		survives := !below(bound(), theta)
-		for j := essential - 1; survives && j >= 0; j-- {
-			l := byBound[j]
+		survives := !below(bound(), p.theta)
+		for j := p.essential - 1; survives && j >= 0; j-- {
+			l := p.byBound[j]
 			at, err := l.advanceTo(d)
 			if err != nil {
 				return nil, 0, err
@@ -300,14 +284,14 @@ func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, n
 			if at {
 				l.val = l.score()
 			}
-			survives = !below(bound(), theta)
+			survives = !below(bound(), p.theta)
 		}
 		if survives {
 			// Every leaf is read now: bound() is the score.
 			best = pushHit(best, topkHit{doc: offset + d, score: bound()}, limit)
-			repartition()
+			p.update(best, limit)
 		}
-		for _, l := range byBound[essential:] {
+		for _, l := range p.byBound[p.essential:] {
 			if l.at(d) {
 				if err := l.next(); err != nil {
 					return nil, 0, err
@@ -317,23 +301,47 @@ func maxScoreSegment(ctx context.Context, order []*topkField, leaves []msLeaf, n
 	}
 }
 
-// essentialFrom is where the essential leaves start in byBound (ascending
-// bounds) at threshold theta: the longest prefix, no shorter than
-// essential, whose bounds combined stay below theta is non-essential. A
-// leaf of bound 0 cannot match.
-func essentialFrom(order []*topkField, leaves []msLeaf, byBound []*msLeaf, nFields, essential int, theta float64) int {
-	for ; essential < len(byBound); essential++ {
-		for i := range leaves {
-			leaves[i].inc, leaves[i].val = false, leaves[i].bound
+// partition is MaxScore's split of the leaves at the threshold theta, the
+// worst of the best hits once there are limit of them: in byBound (the
+// leaves by ascending bound) those before essential are non-essential, an
+// entry matching only them scores below theta.
+type partition struct {
+	order     []*topkField
+	leaves    []msLeaf
+	nFields   int
+	byBound   []*msLeaf
+	essential int
+	theta     float64
+}
+
+func newPartition(order []*topkField, leaves []msLeaf, nFields int) *partition {
+	p := &partition{order: order, leaves: leaves, nFields: nFields, byBound: make([]*msLeaf, len(leaves)), theta: math.Inf(-1)}
+	for i := range leaves {
+		p.byBound[i] = &leaves[i]
+	}
+	slices.SortStableFunc(p.byBound, func(a, b *msLeaf) int { return cmp.Compare(a.bound, b.bound) })
+	return p
+}
+
+// update raises theta to the worst of best and moves the split: the
+// longest prefix of byBound whose bounds combined stay below theta is
+// non-essential. A leaf of bound 0 cannot match.
+func (p *partition) update(best []topkHit, limit int) {
+	if len(best) < limit {
+		return
+	}
+	p.theta = best[0].score
+	for ; p.essential < len(p.byBound); p.essential++ {
+		for i := range p.leaves {
+			p.leaves[i].inc, p.leaves[i].val = false, p.leaves[i].bound
 		}
-		for _, l := range byBound[:essential+1] {
+		for _, l := range p.byBound[:p.essential+1] {
 			l.inc = l.bound > 0
 		}
-		if !below(combine(order, leaves, nFields), theta) {
-			break
+		if !below(combine(p.order, p.leaves, p.nFields), p.theta) {
+			return
 		}
 	}
-	return essential
 }
 
 // combine is topkScore's score of the leaves marked inc with values val:
