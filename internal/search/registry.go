@@ -101,8 +101,11 @@ func (o Options) withDefaults() Options {
 
 // Defaults of Options; those of a project's index are package index's.
 const (
-	DefaultIdleClose  = 10 * time.Minute
-	DefaultMaxOpen    = 100
+	DefaultIdleClose = 10 * time.Minute
+	// DefaultMaxOpen: 1,000 projects of 100 entries recalled once leave
+	// munin serve at 99 MiB RSS in one workspace and 140 MiB in 100 (at
+	// 100 open: 104 and 145); a project that fell out reopens in 1–2.4 ms.
+	DefaultMaxOpen    = 64
 	DefaultIndexRetry = index.DefaultIndexRetry
 	DefaultIndexWait  = index.DefaultIndexWait
 	DefaultBatchBytes = index.DefaultBatchBytes
