@@ -30,12 +30,6 @@ type ReindexResult struct {
 	Duration time.Duration
 }
 
-// reindexPersistNap is how long scorch gathers a build's new segments in
-// memory before it merges them into one file (the server waits a second):
-// fewer files for its merger to merge again and again while the build runs.
-// The segments of ten seconds of a build take a few MiB.
-const reindexPersistNap = 10 * time.Second
-
 // countingSource is the store as the search index sees it, counting what a
 // build scans and keeping the first entry as the probe of the check.
 type countingSource struct {
@@ -90,8 +84,7 @@ func reindexOne(ctx context.Context, st *store.Store, dataDir string, ref memory
 		}
 		bar.add(1)
 	}}
-	reg := search.NewRegistry(src, search.Options{Dir: search.IndexRoot(dataDir), Logger: slog.New(slog.DiscardHandler),
-		PersistNap: reindexPersistNap})
+	reg := search.NewRegistry(src, search.Options{Dir: search.IndexRoot(dataDir), Logger: slog.New(slog.DiscardHandler)})
 	defer reg.Close()
 
 	start := time.Now()
