@@ -34,9 +34,9 @@ import (
 // A segment never changes once written, so a list is built once, with one
 // walk of the postings, and cached by a weak pointer to the segment as the
 // bounds are (bounds.go). The cache holds at most impactCacheBytes by the
-// lists' sizes; when full it forgets the lists of segments that are gone,
-// and starts over if that is not enough. A list with more than 65,535
-// distinct values is not built (impactSegment declines, MaxScore reads).
+// lists' sizes (see impactCache.list for what happens when it is full). A
+// list with more than 65,535 distinct values is not kept either: the
+// segment is then read with MaxScore.
 const (
 	impactCacheBytes = 64 << 20
 	impactTopShare   = 16 // the tiers hold at least 1/16 of the postings
@@ -107,13 +107,10 @@ func (l *impactList) size() int {
 	return 128 + 8*len(l.table) + 4*len(l.docs) + 4*len(l.from) + len(l.v8) + 2*len(l.v16) + 4*len(l.top) + 6*len(l.tiers)
 }
 
-// buildImpactList walks term's postings in dict (numDocs documents); nil
-// when they have too many distinct values.
-func buildImpactList(dict segment.TermDictionary, term string, numDocs uint64, topMin, topShare int) (*impactList, error) {
-	pl, err := dict.PostingsList([]byte(term), nil, nil)
-	if err != nil {
-		return nil, err
-	}
+// buildImpactList walks the postings of pl (all of a term's in a segment
+// of numDocs documents, deleted ones included); nil when they have too many
+// distinct values.
+func buildImpactList(pl segment.PostingsList, numDocs uint64, topMin, topShare int) (*impactList, error) {
 	var docs []uint32
 	var tns []float64
 	it := pl.Iterator(true, true, false, nil)
@@ -250,7 +247,12 @@ func newImpactCache(limit, topMin, topShare int) *impactCache {
 var impacts = newImpactCache(impactCacheBytes, impactTopMin, impactTopShare)
 
 // list returns term's impact list in field of seg, building it on first
-// use; nil (ok) when it has too many distinct values or exceeds the cache.
+// use; nil (ok) when it has too many distinct values or does not fit in
+// the cache. A full cache first forgets the lists of segments that are
+// gone; it never drops a live one for a new one: with more words asked in
+// turn than it holds, that would rebuild a list at every recall (a walk of
+// its postings, dearer than MaxScore's reading), so the words that do not
+// fit are read with MaxScore, unbuilt.
 func (c *impactCache) list(seg *zap.SegmentBase, dict segment.TermDictionary, field, term string) (*impactList, error) {
 	key := impactKey{weak.Make(seg), field, term}
 	c.mu.Lock()
@@ -259,28 +261,47 @@ func (c *impactCache) list(seg *zap.SegmentBase, dict segment.TermDictionary, fi
 	if ok {
 		return l, nil
 	}
-	l, err := buildImpactList(dict, term, seg.Count(), c.topMin, c.topShare)
+	pl, err := dict.PostingsList([]byte(term), nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	size := l.size()
-	if size > c.limit {
+	if !c.room(impactSizeOf(pl.Count(), seg.Count(), c.topMin, c.topShare)) {
 		return nil, nil
 	}
+	l, err = buildImpactList(pl, seg.Count(), c.topMin, c.topShare)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[key]; !ok && c.bytes+l.size() <= c.limit {
+		c.m[key] = l
+		c.bytes += l.size()
+	}
+	return l, nil
+}
+
+// room tells whether size more bytes fit, after forgetting the lists of
+// gone segments if they do not.
+func (c *impactCache) room(size int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.bytes+size > c.limit {
 		c.dropMerged()
 	}
-	if c.bytes+size > c.limit {
-		clear(c.m)
-		c.bytes = 0
+	return c.bytes+size <= c.limit
+}
+
+// impactSizeOf estimates the size of a list of n postings in a segment of
+// numDocs documents, with one byte a value (as most lists: a few hundred
+// distinct values at most) and tiers of about the share asked (whole tiers
+// can hold more). list checks the size built.
+func impactSizeOf(n, numDocs uint64, topMin, topShare int) int {
+	values := n * 21 / 4 // a doc number and a value, the search runs' index
+	if n*5 >= numDocs {
+		values = numDocs
 	}
-	if _, ok := c.m[key]; !ok {
-		c.m[key] = l
-		c.bytes += size
-	}
-	c.mu.Unlock()
-	return l, nil
+	return 128 + 16*256 + int(values) + 4*min(int(n), max(topMin, int(n)/topShare))
 }
 
 // dropMerged forgets the lists of segments that are gone (merged away and

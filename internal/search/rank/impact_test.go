@@ -33,7 +33,11 @@ func TestImpactList(t *testing.T) {
 			}
 			for _, w := range append(text.Analyze(strings.Join(topkWords, " ")).ByAnalyzer[text.AnalyzerEN], "nowhereword") {
 				want := 1 + rng.IntN(40)
-				l, err := buildImpactList(dict, w, z.Count(), want, 1000)
+				pl, err := dict.PostingsList([]byte(w), nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := buildImpactList(pl, z.Count(), want, 1000)
 				if err != nil || l == nil {
 					t.Fatalf("%s:%s: list %v, %v", field, w, l, err)
 				}
@@ -111,8 +115,8 @@ func checkImpactList(t *testing.T, l *impactList, numDocs uint64, want int, post
 }
 
 // TestImpactCacheIsBounded fills a small cache with real lists: it never
-// holds more than its limit, and lists of segments that are gone are
-// forgotten before the live ones.
+// holds more than its limit (a list that does not fit is declined), and
+// lists of segments that are gone are forgotten to make room.
 func TestImpactCacheIsBounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 27))
 	idx := zipfCorpus(t, rng, 400)
@@ -123,8 +127,8 @@ func TestImpactCacheIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	words := text.Analyze(strings.Join(topkWords, " ")).ByAnalyzer[text.AnalyzerEN]
-	c := newImpactCache(4<<10, 2, 8)
-	kept := 0
+	c := newImpactCache(16<<10, 2, 8)
+	kept, declined := 0, 0
 	for range 3 {
 		for _, w := range words {
 			l, err := c.list(z, dict, text.FieldContent, w)
@@ -133,14 +137,16 @@ func TestImpactCacheIsBounded(t *testing.T) {
 			}
 			if l != nil {
 				kept++
+			} else {
+				declined++
 			}
 			if c.bytes > c.limit || c.bytes != sizeOf(c) {
 				t.Fatalf("%d bytes counted, %d held, limit %d", c.bytes, sizeOf(c), c.limit)
 			}
 		}
 	}
-	if kept == 0 {
-		t.Fatal("no list kept")
+	if kept == 0 || declined == 0 {
+		t.Fatalf("%d lists kept, %d declined: the cache must fill", kept, declined)
 	}
 
 	// A segment that is gone: its lists go first.
