@@ -27,7 +27,12 @@ import (
 //   - zipf draws titles and content from 5,000 words Zipf-distributed (as
 //     the load test's data) and asks for one of the 20 most frequent words,
 //     as the load test's "frequent" recall does; zipf-pairs asks for two
-//     of them, one frequent word with one of rank 20 to 5,000.
+//     of them, one frequent word with one of rank 20 to 5,000; zipf-200
+//     for each of the 200 most frequent in turn, as the load test's curve.
+//
+// impacts-2MiB reads with impact lists in a cache of 2 MiB of its own:
+// what recall costs when most words' lists do not fit (they are read with
+// MaxScore).
 //
 // cpu-µs/op is the CPU of one recall's scoring, all threads (hits' IDs
 // included, no snippets), after each query ran once. Sizes: 1k, 10k, and 100k without -short (building it
@@ -46,12 +51,18 @@ func BenchmarkExactTopK(b *testing.B) {
 			{"uniform", "uniform", fillUniform, []string{"Datenbank Entscheidung", "replication latency backup", "Sicherung Wiederherstellung", "deploy rollout agent", "Konfiguration Schema Migration", "cache invalidation"}},
 			{"zipf", "zipf", fillZipf, searchtest.ZipfQueries()},
 			{"zipf-pairs", "zipf", fillZipf, zipfPairs()},
+			{"zipf-200", "zipf", fillZipf, zipfTop(200)},
 		} {
 			for range benchRounds() {
 				for _, m := range []struct {
 					name string
 					mode topkMode
-				}{{"exhaustive", topkMode{}}, {"maxscore", topkMode{prune: true, minDocs: defaultTopK.minDocs}}, {"impacts", defaultTopK}} {
+				}{
+					{"exhaustive", topkMode{}},
+					{"maxscore", topkMode{prune: true, minDocs: defaultTopK.minDocs}},
+					{"impacts", defaultTopK},
+					{"impacts-2MiB", topkMode{prune: true, minDocs: defaultTopK.minDocs, impacts: true, cache: smallImpacts}},
+				} {
 					b.Run(fmt.Sprintf("%s/%dk/%s", c.name, n/1000, m.name), func(b *testing.B) {
 						idx := benchIndex(top, b, c.corpus, n, c.fill)
 						terms := make([]text.Terms, len(c.queries))
@@ -74,9 +85,10 @@ func BenchmarkExactTopK(b *testing.B) {
 						}
 						b.ReportMetric(float64((searchbench.CPUTime(b)-cpu).Microseconds())/float64(i), "cpu-µs/op")
 						if m.mode.impacts {
-							impacts.mu.Lock()
-							b.ReportMetric(float64(impacts.bytes)/(1<<20), "impact-MiB")
-							impacts.mu.Unlock()
+							c := m.mode.impactCache()
+							c.mu.Lock()
+							b.ReportMetric(float64(c.bytes)/(1<<20), "impact-MiB")
+							c.mu.Unlock()
 						}
 					})
 				}
@@ -156,3 +168,14 @@ func zipfPairs() []string {
 	}
 	return qs
 }
+
+// zipfTop are queries of PutZipf's n most frequent words, one each.
+func zipfTop(n int) []string {
+	var qs []string
+	for r := range uint64(n) {
+		qs = append(qs, searchtest.ZipfWord(r))
+	}
+	return qs
+}
+
+var smallImpacts = newImpactCache(2<<20, impactTopMin, impactTopShare)
