@@ -206,12 +206,10 @@ func (p *Project) build() (bleve.Index, error) {
 		err = b.flush()
 	}
 	if err == nil && b.flushes > 1 {
-		idx, err = p.mergeAndReopen(idx)
+		err = mergeToOne(p.cfg.Base, idx)
 	}
 	if err != nil {
-		if idx != nil {
-			idx.Close()
-		}
+		idx.Close()
 		os.RemoveAll(p.path)
 		return nil, fmt.Errorf("build index of %s: %w", p.ref, err)
 	}
@@ -243,30 +241,6 @@ func (p *Project) persisterFailed(err error) {
 		p.failed = &failure{err: fmt.Errorf("write index: %w", err), retryAt: time.Now().Add(p.cfg.IndexRetry)}
 		p.qmu.Unlock()
 	}()
-}
-
-// mergeAndReopen merges the built index into one segment and opens it
-// again: scorch kept the merged-away segments mapped after the merge, their
-// pages (the whole index again) counted in the process's RSS (munin reindex
-// of 1,000,000 entries: 350 of 407 MiB at its peak were mapped index files).
-// idx is closed, also on an error.
-func (p *Project) mergeAndReopen(idx bleve.Index) (bleve.Index, error) {
-	if err := mergeToOne(p.cfg.Base, idx); err != nil {
-		idx.Close()
-		return nil, err
-	}
-	if err := idx.Close(); err != nil {
-		return nil, err
-	}
-	idx, err := bleve.OpenUsing(p.path, scorchConfig(p.cfg.PersistNap))
-	if err != nil {
-		return nil, err
-	}
-	if err := adoptMapping(idx, p.cfg.Mapping); err != nil {
-		idx.Close()
-		return nil, err
-	}
-	return idx, nil
 }
 
 // mergeToOne merges the index's segments into one. A build leaves one
