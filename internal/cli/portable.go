@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -119,11 +120,22 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 	})
 }
 
+// reindexMemoryLimit is the Go heap's soft limit in munin reindex: without
+// it the collector let the heap grow to twice the live data (the build's
+// map of every slug's version among it). At 1,000,000 entries it cut the
+// anonymous memory at the peak from 327 to 252 MiB at the same CPU time
+// (2026-12-04); the rest of the peak is the final merge's mapped segment
+// files. GOMEMLIMIT overrides it.
+const reindexMemoryLimit = 256 << 20
+
 // tuneForReindex sets the process for an offline build (the command holds
 // the data directory's lock, no server shares the process): builds on
-// every core.
+// every core, and reindexMemoryLimit unless GOMEMLIMIT chose one.
 func tuneForReindex() {
 	index.BuildOnAllCores()
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(reindexMemoryLimit)
+	}
 }
 
 // createOut opens the export destination: stdout for "" or "-". A regular
