@@ -17,8 +17,8 @@ import (
 )
 
 // BenchmarkExactTopK compares the exact tier's scoring without early
-// termination (exhaustive), with MaxScore alone (maxscore.go) and as
-// recall does, with impact lists for large segments (impact_topk.go), on
+// termination (exhaustive), with MaxScore alone as recall does
+// (maxscore.go) and with impact lists for large segments (impact_topk.go), on
 // the same index in one run, limit 10:
 //
 //   - uniform is searchtest.Fill (each entry ~80 words drawn evenly from
@@ -60,8 +60,8 @@ func BenchmarkExactTopK(b *testing.B) {
 				}{
 					{"exhaustive", topkMode{}},
 					{"maxscore", topkMode{prune: true, minDocs: defaultTopK.minDocs}},
-					{"impacts", defaultTopK},
-					{"impacts-2MiB", topkMode{prune: true, minDocs: defaultTopK.minDocs, impacts: true, cache: smallImpacts}},
+					{"impacts", withImpacts},
+					{"impacts-2MiB", topkMode{prune: true, minDocs: withImpacts.minDocs, impacts: true, cache: smallImpacts}},
 				} {
 					b.Run(fmt.Sprintf("%s/%dk/%s", c.name, n/1000, m.name), func(b *testing.B) {
 						idx := benchIndex(top, b, c.corpus, n, c.fill)
