@@ -44,3 +44,38 @@ func TestHeavyPagesOverTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeCachedRenderTakesHeavyPlace: showing a cached render of
+// heavyShow bytes or more takes the key's place for heavy work (one at a
+// time here) while the page is written: it is refused while the place is
+// taken, a small cached render is not, and each page gives the place back
+// when it is written, so the same page works again and again after the
+// release.
+func TestLargeCachedRenderTakesHeavyPlace(t *testing.T) {
+	u := newUIOn(t, servicetest.New(t, service.Options{RecallRate: -1, RecallConcurrency: 1}))
+	u.remember(t, u.writerKey, "big", strings.Repeat("many words in one long paragraph ", heavyShow/32+64))
+	u.remember(t, u.writerKey, "small", "a few words")
+	b := u.signIn(t, u.reader)
+	for _, slug := range []string{"big", "small"} {
+		if code, body := b.get(projPath + "/e/" + slug); code != http.StatusOK {
+			t.Fatalf("warm the cache with %s: %d %s", slug, code, errorText(body))
+		}
+	}
+	release, err := u.env.Svc.HeavyWork(t.Context(), memory.NewCaller(u.readKey), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := b.do("GET", projPath+"/e/big", nil)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(errorText(body), "at once") {
+		t.Errorf("cached large render while busy: %d %q; want 429", resp.StatusCode, errorText(body))
+	}
+	if code, body := b.get(projPath + "/e/small"); code != http.StatusOK {
+		t.Errorf("cached small render while busy: %d %s; want 200", code, errorText(body))
+	}
+	release()
+	for i := range 3 {
+		if code, body := b.get(projPath + "/e/big"); code != http.StatusOK {
+			t.Fatalf("cached large render, page %d after the release: %d %s", i+1, code, errorText(body))
+		}
+	}
+}

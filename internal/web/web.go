@@ -222,6 +222,15 @@ type request struct {
 	sess   session
 	caller memory.Caller // the session's live keys, in the session's order
 	key    memory.Key    // the caller's first key, not yet scoped to a project
+	heavy  func()        // releases the place for heavy work the page holds (holdHeavy)
+}
+
+// releaseHeavy gives back the place for heavy work rq holds, if any.
+func (rq *request) releaseHeavy() {
+	if rq.heavy != nil {
+		rq.heavy()
+		rq.heavy = nil
+	}
 }
 
 // handlerFunc is a page handler; a returned error becomes an error page with
@@ -297,6 +306,7 @@ func (h *Handler) page(fn handlerFunc) http.Handler {
 			return
 		}
 		h.limited(w, r, rq, func(w http.ResponseWriter, r *http.Request) {
+			defer rq.releaseHeavy()
 			if err := fn(w, r, rq); err != nil {
 				h.renderError(w, r, rq, err)
 			}
@@ -329,6 +339,7 @@ func (h *Handler) post(fn handlerFunc) http.Handler {
 			return
 		}
 		h.limited(w, r, rq, func(w http.ResponseWriter, r *http.Request) {
+			defer rq.releaseHeavy()
 			if err := parseForm(r); err != nil {
 				h.renderError(w, r, rq, err)
 				return
