@@ -182,19 +182,46 @@ func render(s string, start, end int, marks []Span, before, after bool) string {
 }
 
 // writeCollapsed writes s with each run of whitespace (newlines of Markdown
-// content included) as a single space.
+// content included) as a single space. Runs of other runes are written at
+// once rather than rune by rune (a snippet's text is mostly such runs); a
+// byte that is not UTF-8 is written as U+FFFD, as writing its decoded rune
+// would (TestWriteCollapsedAsRuneByRune).
 func writeCollapsed(b *strings.Builder, s string) {
+	b.Grow(len(s))
 	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
+	for i := 0; i < len(s); {
+		j, r, size := i, rune(s[i]), 1
+		for j < len(s) {
+			if c := s[j]; c < utf8.RuneSelf {
+				r, size = rune(c), 1
+				if asciiSpace[c] {
+					break
+				}
+			} else if r, size = utf8.DecodeRuneInString(s[j:]); unicode.IsSpace(r) || (r == utf8.RuneError && size == 1) {
+				break
+			}
+			j += size
+		}
+		if j > i {
+			if space {
+				writeSpace(b)
+			}
+			space = false
+			b.WriteString(s[i:j])
+		}
+		if j == len(s) {
+			break
+		}
+		if r == utf8.RuneError && size == 1 {
+			if space {
+				writeSpace(b)
+			}
+			space = false
+			b.WriteRune(r)
+		} else {
 			space = true
-			continue
 		}
-		if space {
-			writeSpace(b)
-		}
-		space = false
-		b.WriteRune(r)
+		i = j + size
 	}
 	if space {
 		writeSpace(b)
