@@ -132,7 +132,7 @@ const reindexMemoryLimit = 256 << 20
 // the data directory's lock, no server shares the process): builds on
 // every core, and reindexMemoryLimit unless GOMEMLIMIT chose one.
 func tuneForReindex() {
-	index.BuildOnAllCores()
+	index.BuildOffline()
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(reindexMemoryLimit)
 	}

@@ -175,11 +175,12 @@ func (p *Project) build() (bleve.Index, error) {
 	if err := os.MkdirAll(filepath.Dir(p.path), 0o700); err != nil {
 		return nil, fmt.Errorf("index of %s: %w", p.ref, err)
 	}
-	idx, err := bleve.NewUsing(p.path, p.cfg.Mapping, scorch.Name, scorch.Name, scorchConfig(p.cfg.PersistNap))
+	idx, err := bleve.NewUsing(p.path, p.cfg.Mapping, scorch.Name, scorch.Name, buildConfig(p.cfg.PersistNap))
 	if err != nil {
 		return nil, fmt.Errorf("new index for %s: %w", p.ref, err)
 	}
-	versions := make(map[string]int)
+	versions := make(map[string]int) // stays empty offline (build_offline.go)
+	record := !offline.Load()
 	b := newSizedBatch(idx, p.cfg.BatchBytes, p.cfg.BuildBatch)
 	if n := buildBatchesAtOnce.Load(); n > 0 {
 		b.applyAsync(int(n))
@@ -189,7 +190,9 @@ func (p *Project) build() (bleve.Index, error) {
 		if v.Deleted {
 			return nil // ScanLatestSeq promises live versions; be safe anyway
 		}
-		versions[v.Slug] = v.Version
+		if record {
+			versions[v.Slug] = v.Version
+		}
 		indexErr = b.index(v)
 		return indexErr
 	})
@@ -206,7 +209,7 @@ func (p *Project) build() (bleve.Index, error) {
 		err = b.flush()
 	}
 	if err == nil && b.flushes > 1 {
-		err = mergeToOne(p.cfg.Base, idx)
+		err = mergeBuilt(p.cfg.Base, idx)
 	}
 	if err != nil {
 		idx.Close()
@@ -243,11 +246,12 @@ func (p *Project) persisterFailed(err error) {
 	}()
 }
 
-// mergeToOne merges the index's segments into one. A build leaves one
-// segment per batch, which scorch's merger folds only into tiers of about
-// ten; one segment made a recall over 10,000 entries about 15 % cheaper
-// (BenchmarkRecall10k/corpus, 2026-12-01) for about 5 % more build time.
-func mergeToOne(ctx context.Context, idx bleve.Index) error {
+// mergeBuilt merges a built index's segments into one (offline: into a few,
+// finalMergeOptions). A build leaves one segment per batch, which scorch's
+// merger folds only into tiers of about ten; one segment made a recall over
+// 10,000 entries about 15 % cheaper (BenchmarkRecall10k/corpus, 2026-12-01)
+// for about 5 % more build time.
+func mergeBuilt(ctx context.Context, idx bleve.Index) error {
 	adv, err := idx.Advanced()
 	if err != nil {
 		return err
@@ -258,7 +262,7 @@ func mergeToOne(ctx context.Context, idx bleve.Index) error {
 	}
 	// The merger merges files: wait until the persister wrote them.
 	WaitPersisted(idx)
-	return s.ForceMerge(ctx, nil)
+	return s.ForceMerge(ctx, finalMergeOptions())
 }
 
 // persistWait bounds how long closing an index waits for scorch to write

@@ -79,15 +79,13 @@ func setKey(t *testing.T, dir string, key, val []byte) {
 }
 
 // TestBuildInParallelBatches: a build whose batches are applied several at
-// once (BuildOnAllCores: munin reindex) holds every entry once, each found by
+// once (BuildOffline: munin reindex) holds every entry once, each found by
 // its own word whichever batch it fell in, and records its mark after all of
 // them: a reopen catches up instead of building again. 0 is the server's
 // build, one batch after the other.
 func TestBuildInParallelBatches(t *testing.T) {
 	const n, batch = 100, 7
-	// Consonants only: no stemmer takes a suffix off, so no two words meet.
-	const letters = "bcdfghjklmnpqrtvwxz"
-	word := func(i int) string { return "zq" + string(letters[i/len(letters)]) + string(letters[i%len(letters)]) }
+	word := uniqueWord
 	src := searchtest.NewSource()
 	for i := range n {
 		src.Put(ref, fmt.Sprintf("e%03d", i), "T", "common "+word(i))
@@ -108,15 +106,7 @@ func TestBuildInParallelBatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			search := func(text string) *bleve.SearchResult {
-				q := bleve.NewMatchQuery(text)
-				q.SetField("content")
-				res, err := idx.Search(bleve.NewSearchRequestOptions(q, n+1, 0, false))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
+			search := func(text string) *bleve.SearchResult { return searchContent(t, idx, text, n+1) }
 			for i := range n {
 				if res := search(word(i)); res.Total != 1 || res.Hits[0].ID != fmt.Sprintf("e%03d", i) {
 					t.Fatalf("%s finds %d documents (%v), want e%03d alone", word(i), res.Total, res.Hits, i)
@@ -134,4 +124,23 @@ func TestBuildInParallelBatches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// uniqueWord is the i-th (i < 361) of words no other word of the tests'
+// entries stems to: consonants only, so no stemmer takes a suffix off.
+func uniqueWord(i int) string {
+	const letters = "bcdfghjklmnpqrtvwxz"
+	return "zq" + string(letters[i/len(letters)]) + string(letters[i%len(letters)])
+}
+
+// searchContent is idx's first size hits for text in the content field.
+func searchContent(t *testing.T, idx bleve.Index, text string, size int) *bleve.SearchResult {
+	t.Helper()
+	q := bleve.NewMatchQuery(text)
+	q.SetField("content")
+	res, err := idx.Search(bleve.NewSearchRequestOptions(q, size, 0, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

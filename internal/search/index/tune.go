@@ -61,16 +61,19 @@ const boltPageSize = 1024
 // of the process: half the cores, at least one.
 func analysisWorkers() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
-// BuildOnAllCores lets builds use every core: one analysis worker per core
-// and that many batches of a build applied at once. For a process that only
-// builds indexes (munin reindex), where no request waits behind a build,
-// unlike the server that TuneProcess keeps responsive (invariant 4,
-// docs/architecture.md#invariant-4-projects-do-not-block-each-other). Call it
-// after TuneProcess, while no index is being written (bleve closes the old
-// analysis queue).
-func BuildOnAllCores() {
+// BuildOffline sets the process up for builds that no server shares (munin
+// reindex, which holds the data directory's lock): builds use every core,
+// one analysis worker per core and that many batches of a build applied at
+// once, unlike the server that TuneProcess keeps responsive (invariant 4,
+// docs/architecture.md#invariant-4-projects-do-not-block-each-other); and a
+// build keeps its memory bounded (build_offline.go): it records no versions
+// and merges into segments of at most offlineSegmentDocs documents, not
+// into one. Call it after TuneProcess, while no index is being written
+// (bleve closes the old analysis queue).
+func BuildOffline() {
 	bleve.Config.SetAnalysisQueueSize(runtime.GOMAXPROCS(0))
 	buildBatchesAtOnce.Store(int32(runtime.GOMAXPROCS(0)))
+	offline.Store(true)
 }
 
 // buildBatchesAtOnce is how many batches of a build are applied at once

@@ -1,0 +1,154 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"munin/internal/search/searchtest"
+)
+
+// TestOfflineBuildBoundsMemory: an offline build (BuildOffline: munin
+// reindex) records no versions, and its index holds every entry once, each
+// found by its own word, with the mark recorded (a reopen catches up
+// instead of building again). The server's build, for comparison, ends
+// with one segment and every slug's version. (How many segments an offline
+// build ends with depends on how many batches scorch's persister wrote as
+// one: TestOfflineMergesStopBelowTheCap.)
+func TestOfflineBuildBoundsMemory(t *testing.T) {
+	const n, batch = 300, 5
+	src := searchtest.NewSource()
+	for i := range n {
+		src.Put(ref, fmt.Sprintf("e%03d", i), "T", "common "+uniqueWord(i))
+	}
+	defer keepOffline()()
+	buildBatchesAtOnce.Store(2)
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("offline=%v", off), func(t *testing.T) {
+			offline.Store(off)
+			var c Counters
+			cfg := testConfig(t, src, t.TempDir(), &c)
+			cfg.BuildBatch = batch
+			// Write each batch's segment at once, so merges make the index.
+			cfg.PersistNap = time.Nanosecond
+			p := New(cfg)
+			if got := docs(t, p); got != n {
+				t.Fatalf("%d docs, want %d", got, n)
+			}
+			idx, release, err := p.Ready(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if segs := segmentDocs(t, idx); !off && len(segs) != 1 {
+				t.Fatalf("server build: segments %v, want one", segs)
+			}
+			if want := map[bool]int{false: n, true: 0}[off]; len(p.versions) != want {
+				t.Fatalf("%d versions recorded, want %d", len(p.versions), want)
+			}
+			for i := range n {
+				if res := searchContent(t, idx, uniqueWord(i), n+1); res.Total != 1 || res.Hits[0].ID != fmt.Sprintf("e%03d", i) {
+					t.Fatalf("%s finds %d documents (%v), want e%03d alone", uniqueWord(i), res.Total, res.Hits, i)
+				}
+			}
+			release()
+			p.Close()
+			p = New(cfg)
+			defer p.Close()
+			if got := docs(t, p); got != n || c.Builds.Load() != 1 || c.Opened.Load() != 1 {
+				t.Fatalf("reopened: %d docs, %d builds, %d opened; want %d, 1, 1", got, c.Builds.Load(), c.Opened.Load(), n)
+			}
+		})
+	}
+}
+
+// TestOfflineMergesStopBelowTheCap: the merges of an offline build, the
+// merger's during it and the one that ends it, make no segment of
+// offlineSegmentDocs documents or more, where the server's build ends with
+// one. Each batch is written as its own segment here, so that only merges
+// make larger ones.
+func TestOfflineMergesStopBelowTheCap(t *testing.T) {
+	const n, batch, capDocs = 300, 5, 100
+	defer keepOffline()()
+	offlineSegmentDocs = capDocs
+	m, err := NewMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("offline=%v", off), func(t *testing.T) {
+			offline.Store(off)
+			idx, err := bleve.NewUsing(t.TempDir(), m, scorch.Name, scorch.Name, buildConfig(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer idx.Close()
+			for i := 0; i < n; i += batch {
+				b := idx.NewBatch()
+				for j := i; j < i+batch; j++ {
+					if err := b.Index(fmt.Sprintf("e%03d", j), map[string]any{"content": "common " + uniqueWord(j)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := idx.Batch(b); err != nil {
+					t.Fatal(err)
+				}
+				WaitPersisted(idx)
+			}
+			if err := mergeBuilt(context.Background(), idx); err != nil {
+				t.Fatal(err)
+			}
+			segs := segmentDocs(t, idx)
+			total, largest := 0, 0
+			for _, d := range segs {
+				total, largest = total+d, max(largest, d)
+			}
+			switch {
+			case total != n:
+				t.Fatalf("segments %v hold %d documents, want %d", segs, total, n)
+			case !off && len(segs) != 1:
+				t.Fatalf("server build: segments %v, want one", segs)
+			case off && (len(segs) > n/(capDocs/2) || largest >= capDocs):
+				t.Fatalf("offline build: segments %v, want at most %d, each below %d", segs, n/(capDocs/2), capDocs)
+			}
+			for i := range n {
+				if res := searchContent(t, idx, uniqueWord(i), n+1); res.Total != 1 || res.Hits[0].ID != fmt.Sprintf("e%03d", i) {
+					t.Fatalf("%s finds %d documents (%v), want e%03d alone", uniqueWord(i), res.Total, res.Hits, i)
+				}
+			}
+		})
+	}
+}
+
+// keepOffline returns a function that puts back the offline build's
+// settings as they are now.
+func keepOffline() func() {
+	off, capDocs, atOnce := offline.Load(), offlineSegmentDocs, buildBatchesAtOnce.Load()
+	return func() {
+		offline.Store(off)
+		offlineSegmentDocs = capDocs
+		buildBatchesAtOnce.Store(atOnce)
+	}
+}
+
+// segmentDocs is the number of documents in each segment of idx.
+func segmentDocs(t *testing.T, idx bleve.Index) []int {
+	t.Helper()
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []int
+	for _, s := range r.(*scorch.IndexSnapshot).Segments() {
+		out = append(out, int(s.Count()))
+	}
+	return out
+}
