@@ -46,14 +46,18 @@ type vocab struct {
 	opened  bool
 	err     error // opening failed: every term is unknown
 	readers []index.IndexReader
-	dicts   [][]fieldDict // per reader: one per vocab field
+	segs    [][]*scorch.SegmentSnapshot // per reader: its snapshot's segments
+	dicts   [][]fieldDict               // per reader: one per vocab field, a dictionary opened on its first lookup
 	known   map[string]bool
 	// prefixes caches prefixed: the terms found per prefix.
 	prefixes map[string][]string
 	lookups  int
 }
 
-// fieldDict is one field's dictionary in every segment of a snapshot.
+// fieldDict is one field's dictionary in every segment of a snapshot, nil
+// until opened. Opening one allocates, and a known word is mostly found in
+// the first one looked at: a recall of known words opens one or two of them,
+// not every field's in every segment (TestVocabOpensDictionariesLazily).
 type fieldDict []segment.TermDictionary
 
 func newVocab(ctx context.Context, idxs []bleve.Index) *vocab {
@@ -84,19 +88,12 @@ func (v *vocab) open() bool {
 			v.close()
 			return false
 		}
-		var fds []fieldDict
-		for _, f := range vocabFields {
-			var fd fieldDict
-			for _, seg := range snap.Segments() {
-				d, err := seg.Segment().Dictionary(f)
-				if err != nil {
-					v.err = err
-					break
-				}
-				fd = append(fd, d)
-			}
-			fds = append(fds, fd)
+		segs := snap.Segments()
+		fds := make([]fieldDict, len(vocabFields))
+		for f := range fds {
+			fds[f] = make(fieldDict, len(segs))
 		}
+		v.segs = append(v.segs, segs)
 		v.dicts = append(v.dicts, fds)
 	}
 	if v.err != nil {
@@ -110,7 +107,38 @@ func (v *vocab) close() {
 	for _, rd := range v.readers {
 		_ = rd.Close()
 	}
-	v.readers, v.dicts = nil, nil
+	v.readers, v.segs, v.dicts = nil, nil, nil
+}
+
+// dict is field f's dictionary in segment s of reader i, opened on its first
+// use; nil when opening failed (v.err says why: the recall fails).
+func (v *vocab) dict(i, f, s int) segment.TermDictionary {
+	if d := v.dicts[i][f][s]; d != nil {
+		return d
+	}
+	d, err := v.segs[i][s].Segment().Dictionary(vocabFields[f])
+	if err != nil {
+		v.err = err
+		return nil
+	}
+	v.dicts[i][f][s] = d
+	return d
+}
+
+// eachDict calls fn with every dictionary (per reader and field, the
+// segments in order) until fn returns false; it stops at one that fails to
+// open.
+func (v *vocab) eachDict(fn func(i, f int, d segment.TermDictionary) bool) {
+	for i := range v.dicts {
+		for f := range v.dicts[i] {
+			for s := range v.dicts[i][f] {
+				d := v.dict(i, f, s)
+				if d == nil || !fn(i, f, d) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // hasTerm tells whether term is in a dictionary. Past maxVocabLookups
@@ -130,16 +158,13 @@ func (v *vocab) hasTerm(term string) bool {
 
 // contains looks term up in every segment of every field and index.
 func (v *vocab) contains(term []byte) bool {
-	for _, fds := range v.dicts {
-		for _, fd := range fds {
-			for _, d := range fd {
-				if ok, err := d.Contains(term); err == nil && ok {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	found := false
+	v.eachDict(func(_, _ int, d segment.TermDictionary) bool {
+		ok, err := d.Contains(term)
+		found = err == nil && ok
+		return !found
+	})
+	return found
 }
 
 // prefixed returns the terms of the title and content dictionaries that
@@ -160,25 +185,22 @@ func (v *vocab) prefixed(prefix string, limit int) []string {
 	start := []byte(prefix)
 	end := prefixEnd(start)
 	var terms []string
-	for _, fds := range v.dicts {
-		for _, fd := range fds {
-			for _, d := range fd {
-				// A nil automaton matches every term of the range, as
-				// bleve's own FieldDictPrefix asks for it.
-				it := d.AutomatonIterator(nil, start, end)
-				for n := 0; n < limit; {
-					e, err := it.Next()
-					if err != nil || e == nil {
-						break
-					}
-					if e.Term != prefix {
-						terms = append(terms, e.Term)
-						n++
-					}
-				}
+	v.eachDict(func(_, _ int, d segment.TermDictionary) bool {
+		// A nil automaton matches every term of the range, as bleve's
+		// own FieldDictPrefix asks for it.
+		it := d.AutomatonIterator(nil, start, end)
+		for n := 0; n < limit; {
+			e, err := it.Next()
+			if err != nil || e == nil {
+				break
+			}
+			if e.Term != prefix {
+				terms = append(terms, e.Term)
+				n++
 			}
 		}
-	}
+		return true
+	})
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
 	terms = terms[:min(len(terms), limit)]
@@ -264,10 +286,14 @@ func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
 	if err != nil {
 		return
 	}
-	for _, fds := range v.dicts {
-		for _, fd := range fds {
+	for i := range v.dicts {
+		for f := range v.dicts[i] {
 			var terms []string
-			for _, d := range fd {
+			for s := range v.dicts[i][f] {
+				d := v.dict(i, f, s)
+				if d == nil {
+					return
+				}
 				it := d.AutomatonIterator(dfa, nil, nil)
 				for range limit {
 					e, err := it.Next()

@@ -75,6 +75,7 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 			probes = append(probes, fmt.Sprintf("%s%d", s, n))
 		}
 	}
+	knownOpened, knownAll := 0, 0
 	for _, term := range probes {
 		want := false
 		for _, f := range vocabFields {
@@ -91,6 +92,24 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 		if got := v.hasTerm(term); got != want {
 			t.Errorf("hasTerm(%q) = %v, bleve says %v", term, got, want)
 		}
+		// A vocabulary of its own opens the dictionaries as it needs
+		// them (vocab.go's fieldDict): the same answer, every dictionary
+		// looked at for an unknown term.
+		fresh := newVocab(testCtx(t), []bleve.Index{idx})
+		if got := fresh.hasTerm(term); got != want {
+			t.Errorf("hasTerm(%q) of a fresh vocabulary = %v, bleve says %v", term, got, want)
+		}
+		opened, all := openedDicts(fresh)
+		if !want && opened != all {
+			t.Errorf("hasTerm(%q), unknown, looked at %d of %d dictionaries", term, opened, all)
+		}
+		if want {
+			knownOpened, knownAll = knownOpened+opened, knownAll+all
+		}
+		fresh.close()
+	}
+	if knownOpened*2 > knownAll {
+		t.Errorf("known terms opened %d of %d dictionaries: they are not opened as needed", knownOpened, knownAll)
 	}
 	for _, term := range []string{"daten7", "bank12", "schlüssel3", "kunden30", "wunsch1", "runner9", "xyz"} {
 		for _, limit := range []int{1, 3, maxTypoScan} {
@@ -109,10 +128,16 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 				}
 				_ = fd.Close()
 			}
-			var got []string
+			var got, fresh []string
 			v.fuzzy(term, limit, func(s string) { got = append(got, s) })
 			if !slices.Equal(got, want) {
 				t.Errorf("fuzzy(%q, %d) = %q, bleve says %q", term, limit, got, want)
+			}
+			fv := newVocab(testCtx(t), []bleve.Index{idx})
+			fv.fuzzy(term, limit, func(s string) { fresh = append(fresh, s) })
+			fv.close()
+			if !slices.Equal(fresh, want) {
+				t.Errorf("fuzzy(%q, %d) of a fresh vocabulary = %q, bleve says %q", term, limit, fresh, want)
 			}
 		}
 	}
@@ -150,4 +175,19 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 			v.close()
 		}
 	}
+}
+
+// openedDicts counts the dictionaries v opened and all it could open.
+func openedDicts(v *vocab) (opened, all int) {
+	for _, fds := range v.dicts {
+		for _, fd := range fds {
+			for _, d := range fd {
+				all++
+				if d != nil {
+					opened++
+				}
+			}
+		}
+	}
+	return opened, all
 }
