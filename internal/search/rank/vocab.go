@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -88,7 +89,13 @@ func (v *vocab) open() bool {
 			v.close()
 			return false
 		}
-		segs := snap.Segments()
+		// Largest segment first: a known word is most likely there, and
+		// contains stops at the first dictionary holding it. The order
+		// changes no answer: fuzzy and prefixed sort what they collect.
+		segs := slices.Clone(snap.Segments())
+		slices.SortStableFunc(segs, func(a, b *scorch.SegmentSnapshot) int {
+			return cmp.Compare(b.Segment().Count(), a.Segment().Count())
+		})
 		fds := make([]fieldDict, len(vocabFields))
 		for f := range fds {
 			fds[f] = make(fieldDict, len(segs))
