@@ -89,10 +89,12 @@ func (r *Registry) prepare(q memory.SearchQuery) (recall, error) {
 	if err := memory.ValidateTags(q.Tags); err != nil {
 		return recall{}, err
 	}
-	// The query is analyzed once: its distinct words bound the search's
-	// cost (each is a term search over every text field), so a query with
-	// more than the limit is refused before it waits for or costs a search.
-	terms := text.Analyze(query)
+	// The query is analyzed once (and its text's analysis kept: the Terms
+	// are shared with recalls of the same text, read-only): its distinct
+	// words bound the search's cost (each is a term search over every text
+	// field), so a query with more than the limit is refused before it
+	// waits for or costs a search.
+	terms := text.AnalyzeQuery(query)
 	if err := text.CheckTerms(terms); err != nil {
 		return recall{}, err
 	}

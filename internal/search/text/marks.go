@@ -22,10 +22,16 @@ var snippetAnalyzers = []string{AnalyzerEN}
 // made once per recall, because analyzing words is the dear part and the
 // hits of one recall share most of their words.
 type Marker struct {
+	*markerQuery
+	pieces []map[string][]Found // per analyzer: the marks in a piece of content, relative to it
+}
+
+// markerQuery is what a Marker knows of its query, read-only once made:
+// NewMarker's are shared by the recalls of one query text (memo.go).
+type markerQuery struct {
 	analyzers []analysis.Analyzer
-	terms     []map[string]string  // per analyzer: the query's terms (each its own value, so a match names it without allocating)
-	prefixes  []*prefixSet         // per analyzer: their first bytes
-	pieces    []map[string][]Found // per analyzer: the marks in a piece of content, relative to it
+	terms     []map[string]string // per analyzer: the query's terms (each its own value, so a match names it without allocating)
+	prefixes  []*prefixSet        // per analyzer: their first bytes
 }
 
 // Found is a matched word's byte range and the term it matched.
@@ -34,36 +40,47 @@ type Found struct {
 	Term string
 }
 
-// NewMarker analyzes the query text as the content fields' match queries do.
+// NewMarker analyzes the query text as the content fields' match queries do
+// (once per text while the memo keeps it).
 func NewMarker(text string) *Marker {
-	return newMarker(func(a analysis.Analyzer, terms map[string]string) {
-		for _, tok := range a.Analyze([]byte(text)) {
-			terms[string(tok.Term)] = string(tok.Term)
-		}
-	})
+	return withPieces(markerTerms.get(text, func(text string) *markerQuery {
+		return newMarkerQuery(func(a analysis.Analyzer, terms map[string]string) {
+			for _, tok := range a.Analyze([]byte(text)) {
+				terms[string(tok.Term)] = string(tok.Term)
+			}
+		})
+	}))
 }
 
 // NewTermMarker finds terms that are already analyzed (the stems a compound
 // part or a typo correction searches, internal/search/rank) rather than the
 // words of a query text.
 func NewTermMarker(terms []string) *Marker {
-	return newMarker(func(_ analysis.Analyzer, set map[string]string) {
+	return withPieces(newMarkerQuery(func(_ analysis.Analyzer, set map[string]string) {
 		for _, t := range terms {
 			set[t] = t
 		}
-	})
+	}))
 }
 
-// newMarker makes a Marker whose terms per analyzer fill puts in.
-func newMarker(fill func(a analysis.Analyzer, terms map[string]string)) *Marker {
-	m := &Marker{}
+// newMarkerQuery makes a markerQuery whose terms per analyzer fill puts in.
+func newMarkerQuery(fill func(a analysis.Analyzer, terms map[string]string)) *markerQuery {
+	q := &markerQuery{}
 	for _, name := range snippetAnalyzers {
 		a := Analyzer(name)
 		terms := map[string]string{}
 		fill(a, terms)
-		m.analyzers = append(m.analyzers, a)
-		m.terms = append(m.terms, terms)
-		m.prefixes = append(m.prefixes, newPrefixSet(terms))
+		q.analyzers = append(q.analyzers, a)
+		q.terms = append(q.terms, terms)
+		q.prefixes = append(q.prefixes, newPrefixSet(terms))
+	}
+	return q
+}
+
+// withPieces is a Marker of q with empty piece memos of its own.
+func withPieces(q *markerQuery) *Marker {
+	m := &Marker{markerQuery: q}
+	for range q.analyzers {
 		m.pieces = append(m.pieces, map[string][]Found{})
 	}
 	return m

@@ -2,6 +2,7 @@ package text
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/de"
@@ -93,8 +94,14 @@ func addBothStop(im *mapping.IndexMappingImpl) error {
 
 // StemsOf is what the index makes of one lower-case word: its English stem
 // and, where it differs, its German stem (the bothStems filter). A word from
-// a query already passed the tokenizer and the stop filters.
+// a query already passed the tokenizer and the stop filters. The stems are
+// kept in a memo (memo.go); the caller gets a copy of its own.
 func StemsOf(lower string) []string {
+	return slices.Clone(stemsOfWords.get(lower, stemsOf))
+}
+
+// stemsOf is StemsOf without the memo.
+func stemsOf(lower string) []string {
 	ts := bothStems{}.Filter(analysis.TokenStream{{Term: []byte(lower), Position: 1, Start: 0, End: len(lower), Type: analysis.AlphaNumeric}})
 	out := make([]string, 0, len(ts))
 	for _, t := range ts {
