@@ -49,6 +49,7 @@ type vocab struct {
 	readers []index.IndexReader
 	segs    [][]*scorch.SegmentSnapshot // per reader: its snapshot's segments
 	dicts   [][]fieldDict               // per reader: one per vocab field, a dictionary opened on its first lookup
+	memos   [][]*segMemo                // per reader and segment: its answers (segmemo.go), nil for a segment without
 	known   map[string]bool
 	// prefixes caches prefixed: the terms found per prefix.
 	prefixes map[string][]string
@@ -100,8 +101,13 @@ func (v *vocab) open() bool {
 		for f := range fds {
 			fds[f] = make(fieldDict, len(segs))
 		}
+		memos := make([]*segMemo, len(segs))
+		for s, ss := range segs {
+			memos[s] = memoOf(ss.Segment())
+		}
 		v.segs = append(v.segs, segs)
 		v.dicts = append(v.dicts, fds)
+		v.memos = append(v.memos, memos)
 	}
 	if v.err != nil {
 		v.close()
@@ -114,7 +120,7 @@ func (v *vocab) close() {
 	for _, rd := range v.readers {
 		_ = rd.Close()
 	}
-	v.readers, v.segs, v.dicts = nil, nil, nil
+	v.readers, v.segs, v.dicts, v.memos = nil, nil, nil, nil
 }
 
 // dict is field f's dictionary in segment s of reader i, opened on its first
@@ -158,16 +164,18 @@ func (v *vocab) hasTerm(term string) bool {
 		return false
 	}
 	v.lookups++
-	found := v.contains([]byte(term))
+	found := v.contains(term)
 	v.known[term] = found
 	return found
 }
 
-// contains looks term up in every segment of every field and index.
-func (v *vocab) contains(term []byte) bool {
+// contains looks term up in every segment of every field and index. (A
+// dictionary lookup is cheaper than asking a segment's memo, segmemo.go:
+// only the fuzzy lookups are kept there.)
+func (v *vocab) contains(term string) bool {
 	found := false
 	v.eachDict(func(_, _ int, d segment.TermDictionary) bool {
-		ok, err := d.Contains(term)
+		ok, err := d.Contains([]byte(term))
 		found = err == nil && ok
 		return !found
 	})
@@ -289,26 +297,37 @@ func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
 	if !v.open() {
 		return
 	}
-	dfa, err := oneEditAutomata.oneEdit(term)
-	if err != nil {
-		return
-	}
+	// The automaton is built (or taken from its memo) only when a
+	// segment's memo does not know the answer: a memo's answer was found
+	// with it, so it builds for this term.
+	var dfa *levenshtein.DFA
+	key := fuzzyKey(term, limit)
 	for i := range v.dicts {
 		for f := range v.dicts[i] {
 			var terms []string
 			for s := range v.dicts[i][f] {
+				m := v.memos[i][s]
+				if m != nil {
+					if near, ok := m.nearTerms(f, key); ok {
+						terms = append(terms, near...)
+						continue
+					}
+				}
+				if dfa == nil {
+					var err error
+					if dfa, err = oneEditAutomata.oneEdit(term); err != nil {
+						return
+					}
+				}
 				d := v.dict(i, f, s)
 				if d == nil {
 					return
 				}
-				it := d.AutomatonIterator(dfa, nil, nil)
-				for range limit {
-					e, err := it.Next()
-					if err != nil || e == nil {
-						break
-					}
-					terms = append(terms, e.Term)
+				near, complete := firstTerms(d.AutomatonIterator(dfa, nil, nil), limit)
+				if m != nil && complete {
+					m.putNear(f, key, near)
 				}
+				terms = append(terms, near...)
 			}
 			slices.Sort(terms)
 			terms = slices.Compact(terms)
@@ -317,4 +336,20 @@ func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
 			}
 		}
 	}
+}
+
+// firstTerms reads the first limit terms of it; complete is false when
+// reading failed before (what was read is returned, and not kept).
+func firstTerms(it segment.DictionaryIterator, limit int) (terms []string, complete bool) {
+	for range limit {
+		e, err := it.Next()
+		if err != nil {
+			return terms, false
+		}
+		if e == nil {
+			break
+		}
+		terms = append(terms, e.Term)
+	}
+	return terms, true
 }

@@ -133,11 +133,20 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("fuzzy(%q, %d) = %q, bleve says %q", term, limit, got, want)
 			}
-			fv := newVocab(testCtx(t), []bleve.Index{idx})
-			fv.fuzzy(term, limit, func(s string) { fresh = append(fresh, s) })
-			fv.close()
-			if !slices.Equal(fresh, want) {
-				t.Errorf("fuzzy(%q, %d) of a fresh vocabulary = %q, bleve says %q", term, limit, fresh, want)
+			forgetMemos()
+			for round := range 2 {
+				// Round 1 answers from the memos round 0 filled.
+				fresh = fresh[:0]
+				fv := newVocab(testCtx(t), []bleve.Index{idx})
+				fv.fuzzy(term, limit, func(s string) { fresh = append(fresh, s) })
+				opened, _ := openedDicts(fv)
+				fv.close()
+				if !slices.Equal(fresh, want) {
+					t.Errorf("fuzzy(%q, %d) of a fresh vocabulary, round %d = %q, bleve says %q", term, limit, round, fresh, want)
+				}
+				if round == 1 && opened != 0 {
+					t.Errorf("fuzzy(%q, %d) again opened %d dictionaries: the segments' memos did not answer", term, limit, opened)
+				}
 			}
 		}
 	}
@@ -190,4 +199,11 @@ func openedDicts(v *vocab) (opened, all int) {
 		}
 	}
 	return opened, all
+}
+
+// forgetMemos drops every segment's memo (segmemo.go).
+func forgetMemos() {
+	segMemos.Lock()
+	defer segMemos.Unlock()
+	segMemos.m, segMemos.total = map[segKey]*segMemo{}, 0
 }
