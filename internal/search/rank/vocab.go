@@ -292,11 +292,13 @@ var editsOfOne = sync.OnceValues(func() (*levenshtein.LevenshteinAutomatonBuilde
 
 // fuzzy calls fn with the terms of the title and content dictionaries within
 // one edit (Levenshtein) of term, in every index: per index and field the
-// first limit of them in term order, each once.
-func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
+// first limit of them in term order, each once. all tells that these were
+// all of them: no dictionary holds another term within one edit.
+func (v *vocab) fuzzy(term string, limit int, fn func(string)) (all bool) {
 	if !v.open() {
-		return
+		return false
 	}
+	all = true
 	// The automaton is built (or taken from its memo) only when a
 	// segment's memo does not know the answer: a memo's answer was found
 	// with it, so it builds for this term.
@@ -310,32 +312,50 @@ func (v *vocab) fuzzy(term string, limit int, fn func(string)) {
 				if m != nil {
 					if near, ok := m.nearTerms(f, key); ok {
 						terms = append(terms, near...)
+						all = all && len(near) < limit
 						continue
 					}
 				}
 				if dfa == nil {
 					var err error
 					if dfa, err = oneEditAutomata.oneEdit(term); err != nil {
-						return
+						return false
 					}
 				}
 				d := v.dict(i, f, s)
 				if d == nil {
-					return
+					return false
 				}
 				near, complete := firstTerms(d.AutomatonIterator(dfa, nil, nil), limit)
 				if m != nil && complete {
 					m.putNear(f, key, near)
 				}
 				terms = append(terms, near...)
+				all = all && complete && len(near) < limit
 			}
 			slices.Sort(terms)
 			terms = slices.Compact(terms)
+			all = all && len(terms) <= limit
 			for _, t := range terms[:min(len(terms), limit)] {
 				fn(t)
 			}
 		}
 	}
+	return all
+}
+
+// absent records that term is in no dictionary without looking it up, as
+// hasTerm would after looking (the caller knows: fuzzy listed all terms
+// near it), so the lookups counted towards maxVocabLookups stay the same.
+func (v *vocab) absent(term string) {
+	if _, ok := v.known[term]; ok {
+		return
+	}
+	if v.lookups >= maxVocabLookups || v.ctx.Err() != nil || !v.open() {
+		return
+	}
+	v.lookups++
+	v.known[term] = false
 }
 
 // firstTerms reads the first limit terms of it; complete is false when
