@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/search/searcher"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 	zap "github.com/blevesearch/zapx/v17"
 
@@ -136,42 +135,9 @@ func prunedTopK(ctx context.Context, snap *scorch.IndexSnapshot, docs uint64, te
 		}
 		zsegs[i] = z
 	}
-	// Every leaf's postings list in every segment, deletions excepted: its
-	// count across segments is the term searcher's Count.
-	fields := make([]*topkField, 0, len(fieldBoosts))
-	bs := &booster{boosts: boosts}
-	for _, fb := range fieldBoosts {
-		f := &topkField{name: fb.field}
-		fields = append(fields, f)
-		words := terms.ByAnalyzer[fb.analyzer]
-		if len(words) > searcher.DisjunctionHeapTakeover {
-			return nil, false
-		}
-		if len(words) == 0 {
-			continue
-		}
-		f.dicts = make([]segment.TermDictionary, len(segs))
-		for i, z := range zsegs {
-			d, err := z.Dictionary(fb.field)
-			if err != nil {
-				return nil, false
-			}
-			f.dicts[i] = d
-		}
-		for _, w := range words {
-			t := &topkTerm{term: w, boost: bs.next(fb.boost), pls: make([]segment.PostingsList, len(segs))}
-			for i, ss := range segs {
-				pl, err := f.dicts[i].PostingsList([]byte(w), ss.Deleted(), nil)
-				if err != nil {
-					return nil, false
-				}
-				t.pls[i] = pl
-				t.count += pl.Count()
-			}
-			t.idf = 1.0 + math.Log(float64(docs)/float64(t.count+1.0))
-			f.terms = append(f.terms, t)
-			f.count += t.count
-		}
+	fields, ok := postingsFields(segs, docs, terms, boosts)
+	if !ok {
+		return nil, false
 	}
 	order, queryNorm := scoringOrder(fields)
 

@@ -45,9 +45,8 @@ import (
 
 // topkTerm is one term query: its postings and its scorer's numbers.
 type topkTerm struct {
-	tfr   index.TermFieldReader  // topkScore's postings
 	term  string                 // prunedTopK's
-	pls   []segment.PostingsList // per segment, prunedTopK's
+	pls   []segment.PostingsList // per segment
 	count uint64                 // docFreq, the searcher's Count
 	boost float64
 	idf   float64
@@ -161,38 +160,59 @@ func exactTopKMode(ctx context.Context, idx bleve.Index, terms text.Terms, limit
 			return nil, false
 		}
 	}
+	fields, ok := postingsFields(snap.Segments(), docs, terms, boosts)
+	if !ok {
+		return nil, false
+	}
+	best, ok := topkScore(ctx, fields, snap.Segments(), maxDoc, limit)
+	if !ok {
+		return nil, false
+	}
+	return matchesOf(rd, best)
+}
+
+// postingsFields opens the query's term queries over segs: per field its
+// dictionary in each segment (once, not once per term as a term searcher
+// opens them), per term its postings list in each segment, deletions
+// excepted, whose counts summed are the term searcher's Count. ok is false
+// when it cannot (the caller asks bleve).
+func postingsFields(segs []*scorch.SegmentSnapshot, docs uint64, terms text.Terms, boosts []float64) ([]*topkField, bool) {
 	fields := make([]*topkField, 0, len(fieldBoosts))
-	defer func() {
-		for _, f := range fields {
-			for _, t := range f.terms {
-				_ = t.tfr.Close()
-			}
-		}
-	}()
 	bs := &booster{boosts: boosts}
 	for _, fb := range fieldBoosts {
-		f := &topkField{}
+		f := &topkField{name: fb.field}
 		fields = append(fields, f)
 		words := terms.ByAnalyzer[fb.analyzer]
 		if len(words) > searcher.DisjunctionHeapTakeover {
 			return nil, false
 		}
-		for _, w := range words {
-			tfr, err := rd.TermFieldReader(ctx, []byte(w), fb.field, true, true, false)
+		if len(words) == 0 {
+			continue
+		}
+		f.dicts = make([]segment.TermDictionary, len(segs))
+		for i, ss := range segs {
+			d, err := ss.Segment().Dictionary(fb.field)
 			if err != nil {
 				return nil, false
 			}
-			n := tfr.Count()
-			f.terms = append(f.terms, &topkTerm{tfr: tfr, count: n, boost: bs.next(fb.boost),
-				idf: 1.0 + math.Log(float64(docs)/float64(n+1.0))})
-			f.count += n
+			f.dicts[i] = d
+		}
+		for _, w := range words {
+			t := &topkTerm{term: w, boost: bs.next(fb.boost), pls: make([]segment.PostingsList, len(segs))}
+			for i, ss := range segs {
+				pl, err := f.dicts[i].PostingsList([]byte(w), ss.Deleted(), nil)
+				if err != nil {
+					return nil, false
+				}
+				t.pls[i] = pl
+				t.count += pl.Count()
+			}
+			t.idf = 1.0 + math.Log(float64(docs)/float64(t.count+1.0))
+			f.terms = append(f.terms, t)
+			f.count += t.count
 		}
 	}
-	best, ok := topkScore(ctx, fields, maxDoc, limit)
-	if !ok {
-		return nil, false
-	}
-	return matchesOf(rd, best)
+	return fields, true
 }
 
 // matchesOf makes bleve's matches of hits, as its collector would.
@@ -212,8 +232,10 @@ func matchesOf(rd index.IndexReader, best []topkHit) (search.DocumentMatchCollec
 // topkScore reads the fields' postings and returns the best limit entries,
 // best first. It reads term at a time, fields and terms in the order
 // bleve's disjunctions sum them, so each entry's sums take their addends in
-// bleve's order.
-func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit int) ([]topkHit, bool) {
+// bleve's order; a term's postings segment by segment, numbered as scorch
+// numbers a snapshot's documents (a segment's after all of the segments
+// before it, deleted ones included), as its term searcher reads them.
+func topkScore(ctx context.Context, fields []*topkField, segs []*scorch.SegmentSnapshot, maxDoc uint64, limit int) ([]topkHit, bool) {
 	if maxDoc > math.MaxUint32 {
 		return nil, false
 	}
@@ -224,7 +246,6 @@ func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit in
 		sc.acc = make([]topkAcc, maxDoc)
 	}
 	acc, touched, inField := sc.acc, sc.touched[:0], sc.inField[:0]
-	var tfd index.TermFieldDoc
 	for _, f := range order {
 		if len(f.terms) == 0 {
 			continue
@@ -232,24 +253,33 @@ func topkScore(ctx context.Context, fields []*topkField, maxDoc uint64, limit in
 		inField = inField[:0]
 		for _, t := range f.terms {
 			queryWeight := t.boost * t.idf * queryNorm
-			for {
-				d, err := t.tfr.Next(&tfd)
-				if err != nil {
-					return nil, false
+			var offset uint64
+			for si, pl := range t.pls {
+				if pl.Count() == 0 {
+					offset += segs[si].Segment().Count()
+					continue
 				}
-				if d == nil {
-					break
+				it := pl.Iterator(true, true, false, nil)
+				for {
+					p, err := it.Next()
+					if err != nil {
+						return nil, false
+					}
+					if p == nil {
+						break
+					}
+					n := offset + p.Number()
+					if n >= maxDoc {
+						return nil, false
+					}
+					a := &acc[n]
+					if a.nTerms == 0 {
+						inField = append(inField, uint32(n))
+					}
+					a.field += math.Sqrt(float64(p.Frequency())) * p.Norm() * t.idf * queryWeight
+					a.nTerms++
 				}
-				n := d.ID.Value()
-				if n >= maxDoc {
-					return nil, false
-				}
-				a := &acc[n]
-				if a.nTerms == 0 {
-					inField = append(inField, uint32(n))
-				}
-				a.field += math.Sqrt(float64(d.Freq)) * d.Norm * t.idf * queryWeight
-				a.nTerms++
+				offset += segs[si].Segment().Count()
 			}
 		}
 		for _, n := range inField {
