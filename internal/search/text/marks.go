@@ -32,6 +32,7 @@ type markerQuery struct {
 	analyzers []analysis.Analyzer
 	terms     []map[string]string // per analyzer: the query's terms (each its own value, so a match names it without allocating)
 	prefixes  []*prefixSet        // per analyzer: their first bytes
+	shared    *pieceMemo          // NewMarker's: the marks of pieces any recall of the text found (memo.go); nil for NewTermMarker's
 }
 
 // Found is a matched word's byte range and the term it matched.
@@ -44,11 +45,13 @@ type Found struct {
 // (once per text while the memo keeps it).
 func NewMarker(text string) *Marker {
 	return withPieces(markerTerms.get(text, func(text string) *markerQuery {
-		return newMarkerQuery(func(a analysis.Analyzer, terms map[string]string) {
+		q := newMarkerQuery(func(a analysis.Analyzer, terms map[string]string) {
 			for _, tok := range a.Analyze([]byte(text)) {
 				terms[string(tok.Term)] = string(tok.Term)
 			}
 		})
+		q.shared = newPieceMemo(len(q.analyzers))
+		return q
 	}))
 }
 
@@ -94,7 +97,8 @@ func withPieces(q *markerQuery) *Marker {
 // only). The content is first cut at ASCII whitespace, where every word ends
 // (the tokenizer never joins across it), and only pieces where a word may
 // start with a query term's prefix are segmented and analyzed, each distinct
-// piece once per recall.
+// piece once per recall (and, for NewMarker's, once while its query text's
+// memo keeps it: hits of the same entries come back).
 func (m *Marker) Spans(content string) []Span {
 	var spans []Span
 	m.scan(content, func(at int, f Found) { spans = append(spans, Span{at + f.Start, at + f.End}) })
@@ -133,7 +137,10 @@ func (m *Marker) scan(content string, match func(at int, f Found)) {
 			}
 			rel, ok := m.pieces[i][piece]
 			if !ok {
-				rel = m.pieceSpans(i, piece)
+				if rel, ok = m.shared.get(i, piece); !ok {
+					rel = m.pieceSpans(i, piece)
+					m.shared.put(i, piece, rel)
+				}
 				m.pieces[i][piece] = rel
 			}
 			for _, f := range rel {

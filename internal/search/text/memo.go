@@ -1,6 +1,10 @@
 package text
 
-import "sync"
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+)
 
 // Memos of analysis. Agents ask the same queries again and again (the load
 // test's mix is 24 texts), and analyzing a query (tokenizer, stop filters,
@@ -15,8 +19,9 @@ const memoEntries = 2048
 
 // memo maps a text to what analyzing it gave.
 type memo[V any] struct {
-	mu sync.Mutex
-	m  map[string]V
+	mu      sync.Mutex
+	m       map[string]V
+	onReset func() // when not nil, called when the memo starts over
 }
 
 // get returns make(key), made at most once while the memo keeps it.
@@ -30,6 +35,9 @@ func (c *memo[V]) get(key string, make func(string) V) V {
 	v = make(key)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= memoEntries {
+		if c.m != nil && c.onReset != nil {
+			c.onReset()
+		}
 		c.m = map[string]V{}
 	}
 	c.m[key] = v
@@ -39,9 +47,57 @@ func (c *memo[V]) get(key string, make func(string) V) V {
 
 var (
 	queryTerms   memo[Terms]
-	markerTerms  memo[*markerQuery]
+	markerTerms  = memo[*markerQuery]{onReset: func() { sharedPieces.Store(0) }}
 	stemsOfWords memo[[]string]
 )
+
+// maxSharedPieces bounds the pieces of content whose marks all of
+// NewMarker's memos keep together (each a piece's text and its marks, some
+// tens of bytes): past it no more are kept until the marker memo starts
+// over. sharedPieces counts them.
+const maxSharedPieces = 1 << 16
+
+var sharedPieces atomic.Int64
+
+// pieceMemo is the marks of pieces of content a query text's markers found
+// (Marker.scan), per analyzer; read and written by concurrent recalls.
+type pieceMemo struct {
+	mu sync.Mutex
+	m  []map[string][]Found
+}
+
+func newPieceMemo(analyzers int) *pieceMemo {
+	pm := &pieceMemo{}
+	for range analyzers {
+		pm.m = append(pm.m, map[string][]Found{})
+	}
+	return pm
+}
+
+// get returns the marks of piece for analyzer i if a marker found them.
+func (pm *pieceMemo) get(i int, piece string) ([]Found, bool) {
+	if pm == nil {
+		return nil, false
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	rel, ok := pm.m[i][piece]
+	return rel, ok
+}
+
+// put keeps the marks of piece, a copy of its text (not the content it is
+// cut from), while the budget lasts.
+func (pm *pieceMemo) put(i int, piece string, rel []Found) {
+	if pm == nil || sharedPieces.Load() >= maxSharedPieces {
+		return
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if _, ok := pm.m[i][piece]; !ok {
+		pm.m[i][strings.Clone(piece)] = rel
+		sharedPieces.Add(1)
+	}
+}
 
 // AnalyzeQuery is Analyze of a recall's text, kept in a memo: the Terms are
 // shared and must not be changed.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -97,4 +98,30 @@ func TestMemoConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestSharedPiecesBounded: markers of one text keep the marks of at most
+// maxSharedPieces pieces, and mark as before past that; the marker memo
+// starting over starts the count over.
+func TestSharedPiecesBounded(t *testing.T) {
+	var content strings.Builder
+	for i := range maxSharedPieces + 100 {
+		fmt.Fprintf(&content, "datenbank%d ", i)
+	}
+	m := NewMarker("datenbank")
+	if got := len(m.Spans(content.String())); got != 0 {
+		t.Fatalf("%d marks in words that only begin with the query word", got)
+	}
+	if n := sharedPieces.Load(); n > maxSharedPieces {
+		t.Fatalf("%d pieces kept, at most %d", n, maxSharedPieces)
+	}
+	if got := NewMarker("datenbank").Find("Datenbank datenbank1 die Datenbanken"); len(got) != 2 {
+		t.Fatalf("past the budget: %v, want the two forms of Datenbank", got)
+	}
+	for i := range memoEntries + 1 {
+		NewMarker(fmt.Sprint("wort", i))
+	}
+	if n := sharedPieces.Load(); n > 1 {
+		t.Fatalf("the marker memo started over, %d pieces still counted", n)
+	}
 }
