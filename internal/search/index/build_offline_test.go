@@ -8,6 +8,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 
 	"munin/internal/search/searchtest"
 )
@@ -122,6 +123,52 @@ func TestOfflineMergesStopBelowTheCap(t *testing.T) {
 		})
 	}
 }
+
+// TestOfflineStepIsOneMerge: each step of mergeInSteps plans one merge of
+// segments below the cap, whatever their number and sizes (scorch releases
+// the sources of a plan only after all its merges).
+func TestOfflineStepIsOneMerge(t *testing.T) {
+	defer keepOffline()()
+	offlineSegmentDocs = 1000
+	for _, sizes := range [][]int64{
+		{10, 10},
+		{400, 300, 200, 100, 50, 20, 10, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5},
+		{499, 499, 499, 499},
+		{100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100},
+	} {
+		var segs []mergeplan.Segment
+		for i, docs := range sizes {
+			segs = append(segs, fakeSegment{id: uint64(i), docs: docs})
+		}
+		plan, err := mergeplan.Plan(segs, oneMergeOf(len(segs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan == nil || len(plan.Tasks) != 1 {
+			t.Fatalf("sizes %v: plan %+v, want one merge", sizes, plan)
+		}
+		var docs int64
+		for _, s := range plan.Tasks[0].Segments {
+			docs += s.LiveSize()
+		}
+		if n := len(plan.Tasks[0].Segments); n < 2 || docs >= offlineSegmentDocs {
+			t.Fatalf("sizes %v: a merge of %d segments, %d documents; want 2 or more below %d", sizes, n, docs, offlineSegmentDocs)
+		}
+	}
+}
+
+// fakeSegment is a segment of docs live documents, as the merge planner sees it.
+type fakeSegment struct {
+	id   uint64
+	docs int64
+}
+
+func (f fakeSegment) Id() uint64          { return f.id }
+func (f fakeSegment) FullSize() int64     { return f.docs }
+func (f fakeSegment) LiveSize() int64     { return f.docs }
+func (f fakeSegment) HasVector() bool     { return false }
+func (f fakeSegment) FileSize() int64     { return f.docs * 300 }
+func (f fakeSegment) LiveFileSize() int64 { return f.docs * 300 }
 
 // keepOffline returns a function that puts back the offline build's
 // settings as they are now.

@@ -247,7 +247,7 @@ func (p *Project) persisterFailed(err error) {
 }
 
 // mergeBuilt merges a built index's segments into one (offline: into a few,
-// finalMergeOptions). A build leaves one segment per batch, which scorch's
+// mergeInSteps). A build leaves one segment per batch, which scorch's
 // merger folds only into tiers of about ten; one segment made a recall over
 // 10,000 entries about 15 % cheaper (BenchmarkRecall10k/corpus, 2026-12-01)
 // for about 5 % more build time.
@@ -262,7 +262,10 @@ func mergeBuilt(ctx context.Context, idx bleve.Index) error {
 	}
 	// The merger merges files: wait until the persister wrote them.
 	WaitPersisted(idx)
-	return s.ForceMerge(ctx, finalMergeOptions())
+	if offline.Load() {
+		return mergeInSteps(ctx, idx, s)
+	}
+	return s.ForceMerge(ctx, nil)
 }
 
 // persistWait bounds how long closing an index waits for scorch to write
