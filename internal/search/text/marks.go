@@ -1,6 +1,8 @@
 package text
 
 import (
+	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -32,7 +34,7 @@ type markerQuery struct {
 	analyzers []analysis.Analyzer
 	terms     []map[string]string // per analyzer: the query's terms (each its own value, so a match names it without allocating)
 	prefixes  []*prefixSet        // per analyzer: their first bytes
-	shared    *pieceMemo          // NewMarker's: the marks of pieces any recall of the text found (memo.go); nil for NewTermMarker's
+	shared    *pieceMemo          // the marks of pieces any marker of the same query found (memo.go)
 }
 
 // Found is a matched word's byte range and the term it matched.
@@ -58,11 +60,23 @@ func NewMarker(text string) *Marker {
 // NewTermMarker finds terms that are already analyzed (the stems a compound
 // part or a typo correction searches, internal/search/rank) rather than the
 // words of a query text.
+// Like NewMarker's, its analysis and the marks of the pieces it analyzed
+// are shared with the markers of the same terms while the memo keeps them.
 func NewTermMarker(terms []string) *Marker {
-	return withPieces(newMarkerQuery(func(_ analysis.Analyzer, set map[string]string) {
-		for _, t := range terms {
-			set[t] = t
-		}
+	var key strings.Builder // each term with its length: no two lists share a key
+	for _, t := range terms {
+		key.WriteString(strconv.Itoa(len(t)))
+		key.WriteByte(':')
+		key.WriteString(t)
+	}
+	return withPieces(termMarkers.get(key.String(), func(string) *markerQuery {
+		q := newMarkerQuery(func(_ analysis.Analyzer, set map[string]string) {
+			for _, t := range terms {
+				set[t] = t
+			}
+		})
+		q.shared = newPieceMemo(len(q.analyzers))
+		return q
 	}))
 }
 

@@ -48,6 +48,7 @@ func (c *memo[V]) get(key string, make func(string) V) V {
 var (
 	queryTerms   memo[Terms]
 	markerTerms  = memo[*markerQuery]{onReset: func() { sharedPieces.Store(0) }}
+	termMarkers  = memo[*markerQuery]{onReset: func() { sharedPieces.Store(0) }}
 	stemsOfWords memo[[]string]
 )
 

@@ -100,6 +100,27 @@ func TestMemoConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
+// TestMemoizedTermMarkerMarksAsFresh: NewTermMarker's markers share their
+// terms' analysis and pieces too, and mark what a marker without the memo
+// marks; lists whose terms differ only in how they are cut apart do not
+// share one.
+func TestMemoizedTermMarkerMarksAsFresh(t *testing.T) {
+	content := "Die Datenbank und die Datenbanken; der Fehlerbericht, ein Bericht über den Fehler. Datenbank-Bericht"
+	for _, terms := range [][]string{{"datenbank"}, {"bericht", "fehl"}, {"berichtfehl"}, {"bericht", "datenbank", "fehl"}, {"fehl", "bericht"}} {
+		fresh := withPieces(newMarkerQuery(func(_ analysis.Analyzer, set map[string]string) {
+			for _, term := range terms {
+				set[term] = term
+			}
+		}))
+		want := fresh.Find(content)
+		for round := range 2 {
+			if got := NewTermMarker(terms).Find(content); !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d: NewTermMarker(%q).Find = %v, without the memo %v", round, terms, got, want)
+			}
+		}
+	}
+}
+
 // TestSharedPiecesBounded: markers of one text keep the marks of at most
 // maxSharedPieces pieces, and mark as before past that; the marker memo
 // starting over starts the count over.
