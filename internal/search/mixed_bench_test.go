@@ -23,7 +23,7 @@ import (
 // refresh batch applies, and the recalls' p99 (which includes the wait for
 // the writes queued before them).
 func BenchmarkMixed500(b *testing.B) {
-	terms := []string{"datenbank", "schnittstelle", "sicherung", "migration", "zugriff", "leistung", "protokoll", "speicher"}
+	terms := mixTerms
 	src := newFakeSource()
 	for i := range 500 {
 		a, c := terms[i%len(terms)], terms[(i/len(terms)+i+1)%len(terms)]
