@@ -49,7 +49,8 @@ type vocab struct {
 	readers []index.IndexReader
 	segs    [][]*scorch.SegmentSnapshot // per reader: its snapshot's segments
 	dicts   [][]fieldDict               // per reader: one per vocab field, a dictionary opened on its first lookup
-	memos   [][]*segMemo                // per reader and segment: its answers (segmemo.go), nil for a segment without
+	memos   [][]*segMemo                // per reader and segment: its fuzzy answers (segmemo.go), looked up on first use
+	noMemo  [][]bool                    // per reader and segment: it has none (not a zapx v17 segment)
 	known   map[string]bool
 	// prefixes caches prefixed: the terms found per prefix.
 	prefixes map[string][]string
@@ -101,13 +102,10 @@ func (v *vocab) open() bool {
 		for f := range fds {
 			fds[f] = make(fieldDict, len(segs))
 		}
-		memos := make([]*segMemo, len(segs))
-		for s, ss := range segs {
-			memos[s] = memoOf(ss.Segment())
-		}
 		v.segs = append(v.segs, segs)
 		v.dicts = append(v.dicts, fds)
-		v.memos = append(v.memos, memos)
+		v.memos = append(v.memos, make([]*segMemo, len(segs)))
+		v.noMemo = append(v.noMemo, make([]bool, len(segs)))
 	}
 	if v.err != nil {
 		v.close()
@@ -120,7 +118,7 @@ func (v *vocab) close() {
 	for _, rd := range v.readers {
 		_ = rd.Close()
 	}
-	v.readers, v.segs, v.dicts, v.memos = nil, nil, nil, nil
+	v.readers, v.segs, v.dicts, v.memos, v.noMemo = nil, nil, nil, nil, nil
 }
 
 // dict is field f's dictionary in segment s of reader i, opened on its first
@@ -136,6 +134,16 @@ func (v *vocab) dict(i, f, s int) segment.TermDictionary {
 	}
 	v.dicts[i][f][s] = d
 	return d
+}
+
+// memo is segment s of reader i's memo, looked up on first use (a recall
+// of known words needs none); nil if it has none.
+func (v *vocab) memo(i, s int) *segMemo {
+	if v.memos[i][s] == nil && !v.noMemo[i][s] {
+		v.memos[i][s] = memoOf(v.segs[i][s].Segment())
+		v.noMemo[i][s] = v.memos[i][s] == nil
+	}
+	return v.memos[i][s]
 }
 
 // eachDict calls fn with every dictionary (per reader and field, the
@@ -308,7 +316,7 @@ func (v *vocab) fuzzy(term string, limit int, fn func(string)) (all bool) {
 		for f := range v.dicts[i] {
 			var terms []string
 			for s := range v.dicts[i][f] {
-				m := v.memos[i][s]
+				m := v.memo(i, s)
 				if m != nil {
 					if near, ok := m.nearTerms(f, key); ok {
 						terms = append(terms, near...)

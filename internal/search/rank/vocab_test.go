@@ -100,6 +100,13 @@ func TestVocabMatchesBleveDictionaries(t *testing.T) {
 			t.Errorf("hasTerm(%q) of a fresh vocabulary = %v, bleve says %v", term, got, want)
 		}
 		opened, all := openedDicts(fresh)
+		for _, ms := range fresh.memos {
+			for _, m := range ms {
+				if m != nil {
+					t.Fatalf("hasTerm(%q) looked up a segment's fuzzy memo: only fuzzy needs them", term)
+				}
+			}
+		}
 		if !want && opened != all {
 			t.Errorf("hasTerm(%q), unknown, looked at %d of %d dictionaries", term, opened, all)
 		}
