@@ -121,16 +121,18 @@ func portableCmd(cmd string, args []string, stdout, stderr io.Writer) error {
 }
 
 // reindexMemoryLimit is the Go heap's soft limit in munin reindex: without
-// it the collector let the heap grow to twice the live data (the build's
-// map of every slug's version among it). At 1,000,000 entries it cut the
+// it the collector let the heap grow to twice the live data (then with the
+// build's map of every slug's version). At 1,000,000 entries it cut the
 // anonymous memory at the peak from 327 to 252 MiB at the same CPU time
-// (2026-12-04); the rest of the peak is the final merge's mapped segment
-// files. GOMEMLIMIT overrides it.
+// (2026-12-04). Since an offline build keeps no such map and merges in
+// steps (index.BuildOffline), the heap stays below it. GOMEMLIMIT
+// overrides it.
 const reindexMemoryLimit = 256 << 20
 
 // tuneForReindex sets the process for an offline build (the command holds
 // the data directory's lock, no server shares the process): builds on
-// every core, and reindexMemoryLimit unless GOMEMLIMIT chose one.
+// every core with bounded memory (index.BuildOffline), and
+// reindexMemoryLimit unless GOMEMLIMIT chose one.
 func tuneForReindex() {
 	index.BuildOffline()
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
