@@ -96,6 +96,7 @@ func scorchConfig(nap time.Duration) map[string]any {
 	return map[string]any{
 		"unsafe_batch":           true,
 		"asyncErrorCallbackName": asyncErrorCallback,
+		"eventCallbackName":      persistPaceCallback, // write_pace.go
 		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": nap.Milliseconds()},
 	}
 }
