@@ -58,6 +58,11 @@ var (
 // over. sharedPieces counts them.
 const maxSharedPieces = 1 << 16
 
+// maxSharedPieceBytes is the longest piece kept: words are short, while
+// one piece of an entry without spaces can be 64 KiB, and 65,536 of those
+// would be 4 GiB. With it the pieces' texts stay within 4 MiB.
+const maxSharedPieceBytes = 64
+
 var sharedPieces atomic.Int64
 
 // pieceMemo is the marks of pieces of content a query text's markers found
@@ -89,7 +94,7 @@ func (pm *pieceMemo) get(i int, piece string) ([]Found, bool) {
 // put keeps the marks of piece, a copy of its text (not the content it is
 // cut from), while the budget lasts.
 func (pm *pieceMemo) put(i int, piece string, rel []Found) {
-	if pm == nil || sharedPieces.Load() >= maxSharedPieces {
+	if pm == nil || len(piece) > maxSharedPieceBytes || sharedPieces.Load() >= maxSharedPieces {
 		return
 	}
 	pm.mu.Lock()

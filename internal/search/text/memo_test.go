@@ -146,3 +146,23 @@ func TestSharedPiecesBounded(t *testing.T) {
 		t.Fatalf("the marker memo started over, %d pieces still counted", n)
 	}
 }
+
+// TestLongPiecesNotShared: a piece longer than maxSharedPieceBytes (an
+// entry's run without spaces) is marked as any other but not kept, so the
+// kept pieces stay small whatever the content.
+func TestLongPiecesNotShared(t *testing.T) {
+	long := "datenbank" + strings.Repeat("x", maxSharedPieceBytes)
+	m := NewMarker("datenbankx" + strings.Repeat("x", 3))
+	before := sharedPieces.Load()
+	m.Spans(long + " " + long + "y")
+	if n := sharedPieces.Load(); n > before {
+		t.Fatalf("%d long pieces kept", n-before)
+	}
+	short := NewMarker("datenbank")
+	if got := short.Find("die Datenbank"); len(got) != 1 {
+		t.Fatalf("short piece: %v, want one mark", got)
+	}
+	if n := sharedPieces.Load(); n <= before {
+		t.Fatalf("a short piece was not kept (%d before, %d after)", before, n)
+	}
+}
