@@ -36,14 +36,7 @@ func TestOfflineBuildBoundsMemory(t *testing.T) {
 			cfg.BuildBatch = batch
 			// Write each batch's segment at once, so merges make the index.
 			cfg.PersistNap = time.Nanosecond
-			p := New(cfg)
-			if got := docs(t, p); got != n {
-				t.Fatalf("%d docs, want %d", got, n)
-			}
-			idx, release, err := p.Ready(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, idx, release := readyProject(t, cfg, n)
 			if segs := segmentDocs(t, idx); !off && len(segs) != 1 {
 				t.Fatalf("server build: segments %v, want one", segs)
 			}
@@ -56,12 +49,7 @@ func TestOfflineBuildBoundsMemory(t *testing.T) {
 				}
 			}
 			release()
-			p.Close()
-			p = New(cfg)
-			defer p.Close()
-			if got := docs(t, p); got != n || c.Builds.Load() != 1 || c.Opened.Load() != 1 {
-				t.Fatalf("reopened: %d docs, %d builds, %d opened; want %d, 1, 1", got, c.Builds.Load(), c.Opened.Load(), n)
-			}
+			reopenFromDisk(t, p, cfg, &c, n)
 		})
 	}
 }

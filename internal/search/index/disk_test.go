@@ -98,14 +98,7 @@ func TestBuildInParallelBatches(t *testing.T) {
 			var c Counters
 			cfg := testConfig(t, src, t.TempDir(), &c)
 			cfg.BuildBatch = batch
-			p := New(cfg)
-			if got := docs(t, p); got != n {
-				t.Fatalf("%d docs, want %d", got, n)
-			}
-			idx, release, err := p.Ready(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, idx, release := readyProject(t, cfg, n)
 			search := func(text string) *bleve.SearchResult { return searchContent(t, idx, text, n+1) }
 			for i := range n {
 				if res := search(word(i)); res.Total != 1 || res.Hits[0].ID != fmt.Sprintf("e%03d", i) {
@@ -116,12 +109,7 @@ func TestBuildInParallelBatches(t *testing.T) {
 				t.Fatalf("a word of every entry finds %d documents, want %d", res.Total, n)
 			}
 			release()
-			p.Close()
-			p = New(cfg)
-			defer p.Close()
-			if got := docs(t, p); got != n || c.Builds.Load() != 1 || c.Opened.Load() != 1 {
-				t.Fatalf("reopened: %d docs, %d builds, %d opened; want %d, 1, 1", got, c.Builds.Load(), c.Opened.Load(), n)
-			}
+			reopenFromDisk(t, p, cfg, &c, n)
 		})
 	}
 }
@@ -143,4 +131,31 @@ func searchContent(t *testing.T, idx bleve.Index, text string, size int) *bleve.
 		t.Fatal(err)
 	}
 	return res
+}
+
+// readyProject is a new project of cfg, built, holding n documents, with
+// its index ready (release it when done).
+func readyProject(t *testing.T, cfg Config, n uint64) (*Project, bleve.Index, func()) {
+	t.Helper()
+	p := New(cfg)
+	if got := docs(t, p); got != n {
+		t.Fatalf("%d docs, want %d", got, n)
+	}
+	idx, release, err := p.Ready(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, idx, release
+}
+
+// reopenFromDisk closes p and checks that the next project of cfg opens
+// its n documents from disk: still one build in c, and one open.
+func reopenFromDisk(t *testing.T, p *Project, cfg Config, c *Counters, n uint64) {
+	t.Helper()
+	p.Close()
+	p = New(cfg)
+	defer p.Close()
+	if got := docs(t, p); got != n || c.Builds.Load() != 1 || c.Opened.Load() != 1 {
+		t.Fatalf("reopened: %d docs, %d builds, %d opened; want %d, 1, 1", got, c.Builds.Load(), c.Opened.Load(), n)
+	}
 }
