@@ -328,7 +328,12 @@ func TestImpactListsConcurrently(t *testing.T) {
 		queries, want = append(queries, terms), append(want, w)
 	}
 	var byImpact atomic.Int64
-	mode := topkMode{prune: true, impacts: true, cache: newImpactCache(16<<10, 2, 8), readBy: [3]*atomic.Int64{nil, &byImpact, &byImpact}}
+	// Room for the lists of the segments a merge may replace while the
+	// test runs: a replaced segment's lists stay until the collector frees
+	// it, and a cache full of them reads nothing by impact (a full cache is
+	// TestImpactCacheIsBounded's).
+	cache := newImpactCache(1<<20, 2, 8)
+	mode := topkMode{prune: true, impacts: true, cache: cache, readBy: [3]*atomic.Int64{nil, &byImpact, &byImpact}}
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
 	for g := range 16 {
