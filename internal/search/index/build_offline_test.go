@@ -60,7 +60,7 @@ func TestOfflineBuildBoundsMemory(t *testing.T) {
 // one. Each batch is written as its own segment here, so that only merges
 // make larger ones.
 func TestOfflineMergesStopBelowTheCap(t *testing.T) {
-	const n, batch, capDocs = 300, 5, 100
+	const n, batch, capDocs = 150, 5, 50
 	defer keepOffline()()
 	offlineSegmentDocs = capDocs
 	m, err := NewMapping()

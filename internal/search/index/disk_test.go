@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 
@@ -41,13 +42,15 @@ func TestUntrustedIndexIsRebuilt(t *testing.T) {
 			src := newSource()
 			dir := filepath.Join(t.TempDir(), "idx")
 			var n Counters
-			p := New(testConfig(t, src, dir, &n))
+			cfg := testConfig(t, src, dir, &n)
+			cfg.PersistNap = time.Millisecond // Close waits until the index is on disk
+			p := New(cfg)
 			if got := docs(t, p); got != 5 {
 				t.Fatalf("%d docs, want 5", got)
 			}
 			p.Close()
 			c.spoil(t, dir)
-			p = New(testConfig(t, src, dir, &n))
+			p = New(cfg)
 			defer p.Close()
 			if got := docs(t, p); got != 5 || n.Builds.Load() != 2 || n.Opened.Load() != 0 {
 				t.Fatalf("after spoiling: %d docs, %d builds, %d opened; want 5, 2, 0", got, n.Builds.Load(), n.Opened.Load())
