@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"munin/internal/memory"
 )
@@ -85,6 +86,11 @@ func Encode(secret []byte, c Cursor) string {
 func Decode(secret []byte, s string) (Cursor, error) {
 	if len(s) > MaxLen {
 		return Cursor{}, fmt.Errorf("%w: %d characters, longer than any cursor this server makes", ErrBad, len(s))
+	}
+	// Go's base64 skips line breaks: a cursor with one inside would decode
+	// as the cursor without, one cursor under two names.
+	if strings.ContainsAny(s, "\r\n") {
+		return Cursor{}, fmt.Errorf("%w: not a cursor of this server (a line break inside)", ErrBad)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(raw) < 1+macSize {
