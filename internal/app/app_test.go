@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -26,11 +27,16 @@ func startServer(t *testing.T) (*App, string, string) {
 	return serveWith(t, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
+// testPersistNap keeps a test server's close from waiting out the indexes'
+// default nap of a second (search.DefaultPersistNap).
+const testPersistNap = time.Millisecond
+
 // serveWith serves an App opened with cfg on a loopback port until the test
 // ends and returns it, its base URL and the first admin key.
 func serveWith(t *testing.T, cfg Config) (*App, string, string) {
 	t.Helper()
 	cfg.Storage.DataDir, cfg.Server.Addr = t.TempDir(), "127.0.0.1:0"
+	cfg.IndexPersistNap = testPersistNap
 	a, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func startNodeAt(t *testing.T, dataDir string, etcd []string, replicaDir, litest
 	}
 	url := "http://" + ln.Addr().String()
 	cfg := Config{Config: config.Config{Server: config.Server{Addr: ln.Addr().String()}, Storage: config.Storage{DataDir: dataDir}, Cluster: ClusterConfig{Enabled: true, Etcd: etcd, Advertise: url, Replica: "file://" + replicaDir,
-		LeaseTTL: 2 * time.Second, Litestream: litestream, Secret: testSecret}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		LeaseTTL: 2 * time.Second, Litestream: litestream, Secret: testSecret}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), IndexPersistNap: testPersistNap}
 	a, err := Open(cfg)
 	if err != nil {
 		ln.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"time"
 
 	"munin/internal/clientmeta"
 	"munin/internal/cluster"
@@ -35,6 +36,11 @@ type Config struct {
 	// from loopback or private addresses (AllowPrefixes) or trusts another
 	// certificate authority (RootCAs).
 	ClientMetadata clientmeta.Options
+	// IndexPersistNap is how long each search index keeps new segments in
+	// memory before it writes them (search.Options.PersistNap; zero: its
+	// default). Tests only: closing an index waits until it is on disk, up
+	// to a nap, and a test server closes many.
+	IndexPersistNap time.Duration
 
 	// staticClients are the clients of --oauth-clients, read by Open.
 	staticClients []memory.OAuthClient

@@ -46,6 +46,7 @@ func searchOptions(c Config, m *metrics.Metrics, meaning search.MeaningOptions) 
 		Logger:      c.Logger,
 		OnRefresh:   m.RefreshLag,
 		Meaning:     meaning,
+		PersistNap:  c.IndexPersistNap,
 	}
 }
 

@@ -92,13 +92,18 @@ const DefaultPersistNap = time.Second
 // scorchConfig is the configuration of every index. unsafe_batch: a batch
 // returns once searches see it, without waiting until it is on disk; after a
 // crash the index catches up from the database instead.
+// An index whose nap is shorter than the persist pace (tests that want
+// their index on disk soon) is not paced (write_pace.go).
 func scorchConfig(nap time.Duration) map[string]any {
-	return map[string]any{
+	cfg := map[string]any{
 		"unsafe_batch":           true,
 		"asyncErrorCallbackName": asyncErrorCallback,
-		"eventCallbackName":      persistPaceCallback, // write_pace.go
 		"scorchPersisterOptions": map[string]any{"PersisterNapTimeMSec": nap.Milliseconds()},
 	}
+	if nap >= persistPace {
+		cfg["eventCallbackName"] = persistPaceCallback
+	}
+	return cfg
 }
 
 // openOrBuild returns the project's index, caught up with the Source: the

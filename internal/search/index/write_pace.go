@@ -29,7 +29,8 @@ import (
 // much in searches over more in-memory segments as it saved.
 //
 // An index rests so when its scorch config names persistPaceCallback under
-// "eventCallbackName" (scorchConfig). A closing index wakes its resting
+// "eventCallbackName" (scorchConfig), which it does unless its nap is
+// shorter than the pace. A closing index wakes its resting
 // persister (EventKindCloseStart), so Close does not wait for the rest.
 const (
 	persistPace         = 100 * time.Millisecond

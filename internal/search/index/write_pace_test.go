@@ -9,17 +9,14 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
-// pacedIndex is a new index with the server's settings plus the persist
-// pace callback.
+// pacedIndex is a new index with the server's settings, paced.
 func pacedIndex(t *testing.T) (bleve.Index, *scorch.Scorch) {
 	t.Helper()
 	m, err := NewMapping()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := scorchConfig(DefaultPersistNap)
-	cfg["eventCallbackName"] = persistPaceCallback
-	idx, err := bleve.NewUsing(t.TempDir(), m, scorch.Name, scorch.Name, cfg)
+	idx, err := bleve.NewUsing(t.TempDir(), m, scorch.Name, scorch.Name, scorchConfig(DefaultPersistNap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +25,20 @@ func pacedIndex(t *testing.T) (bleve.Index, *scorch.Scorch) {
 		t.Fatal(err)
 	}
 	return idx, adv.(*scorch.Scorch)
+}
+
+// TestShortNapIsNotPaced: the server's nap is paced; a nap shorter than
+// the pace (tests that want their index on disk soon) is not.
+func TestShortNapIsNotPaced(t *testing.T) {
+	for _, c := range []struct {
+		nap   time.Duration
+		paced bool
+	}{{DefaultPersistNap, true}, {persistPace, true}, {persistPace - time.Millisecond, false}, {time.Millisecond, false}} {
+		_, paced := scorchConfig(c.nap)["eventCallbackName"]
+		if paced != c.paced {
+			t.Errorf("nap %v: paced %v, want %v", c.nap, paced, c.paced)
+		}
+	}
 }
 
 func oneDocBatch(t *testing.T, idx bleve.Index, n int) {
