@@ -26,7 +26,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
 	// The limits per key would turn most fuzz inputs into 429s held back a
 	// second: fuzzing is about what the server makes of any input.
-	a, err := Open(Config{Config: config.Config{Server: config.Server{Addr: "127.0.0.1:8080"}, Storage: config.Storage{DataDir: tb.TempDir()}, Limits: config.Limits{RatePerKey: -1, MaxInFlightPerKey: -1, RecallRate: -1}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := Open(Config{IndexPersistNap: testPersistNap, Config: config.Config{Server: config.Server{Addr: "127.0.0.1:8080"}, Storage: config.Storage{DataDir: tb.TempDir()}, Limits: config.Limits{RatePerKey: -1, MaxInFlightPerKey: -1, RecallRate: -1}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func TestRevokingOneOfThreeKeysRefusesTheNextCall(t *testing.T) {
 	// Another process revokes key 3 on the same data directory: the
 	// server's key cache notices within its recheck interval. The loop is
 	// bounded; it asserts that the refusal comes, not how fast.
-	other, err := Open(Config{Config: config.Config{Storage: config.Storage{DataDir: a.cfg.Storage.DataDir}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	other, err := Open(Config{IndexPersistNap: testPersistNap, Config: config.Config{Storage: config.Storage{DataDir: a.cfg.Storage.DataDir}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

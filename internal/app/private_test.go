@@ -19,7 +19,7 @@ func TestDataFilesArePrivate(t *testing.T) {
 	old := PrivateFiles()
 	t.Cleanup(func() { syscall.Umask(old) })
 	dir := filepath.Join(t.TempDir(), "data")
-	a, err := Open(Config{Config: config.Config{Storage: config.Storage{DataDir: dir}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := Open(Config{IndexPersistNap: testPersistNap, Config: config.Config{Storage: config.Storage{DataDir: dir}}, Exclusive: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ const serverAdminRefusal = "a server-admin key administers the server; use a pro
 // memory tools); a second start prints nothing.
 func TestFirstStartPrintsBothKeys(t *testing.T) {
 	dir := t.TempDir()
-	a, err := Open(Config{Config: config.Config{Server: config.Server{Addr: "127.0.0.1:0"}, Storage: config.Storage{DataDir: dir}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := Open(Config{IndexPersistNap: testPersistNap, Config: config.Config{Server: config.Server{Addr: "127.0.0.1:0"}, Storage: config.Storage{DataDir: dir}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

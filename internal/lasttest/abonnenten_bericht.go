@@ -149,14 +149,17 @@ func (ab *abos) close() {
 	}
 }
 
-// compareAbonnenten runs the setup again in pairs, one run with
-// -last.abonnenten subscribers and one without, each on a fresh server, the
-// order alternating from pair to pair so that a drift of the shared
-// machine falls on both sides; it prints the throughput ratio (the median
-// of the pairs' ratios) and the medians of the subscribers' numbers. The
-// setup's first run is left out: it runs alone and first.
+// compareAbonnenten runs the setup again in -last.abonnenten.paare pairs,
+// one run with -last.abonnenten subscribers and one without, each on a
+// fresh server, the order alternating from pair to pair so that a drift of
+// the shared machine falls on both sides; it prints the throughput ratio
+// (the median of the pairs' ratios) and the medians of the subscribers'
+// numbers. The setup's first run is left out: it runs alone and first.
 func compareAbonnenten(t *testing.T, a aufbau) {
-	const pairs = 3
+	pairs := *lastAboPaare
+	if pairs < 1 {
+		t.Fatalf("-last.abonnenten.paare=%d: mindestens ein Paar, sonst prüft kein Lauf die Abonnenten", pairs)
+	}
 	var with, without []result
 	var ratios []float64
 	var heard []abErgebnis

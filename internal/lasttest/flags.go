@@ -34,6 +34,7 @@ var (
 	lastPruefer       = flag.Int("last.pruefer", 16, "Aufbau 5: Vorschläge, die der Prüfer gleichzeitig entscheidet (die eines Slugs nacheinander)")
 	lastAehnlichAus   = flag.Bool("last.aehnlichaus", false, "Server ohne Dubletten-Hinweis (--similar-off): remember sucht keine ähnlichen Einträge")
 	lastAbonnenten    = flag.Int("last.abonnenten", 0, "der erste gewählte der Aufbauten 1–4 zusätzlich mit so vielen abonnierten MCP-Sitzungen (2025-11-25, GET-Strom, Projekt und ein umkämpfter Eintrag), abwechselnd mit und ohne: Benachrichtigungszeit, verpasste, Speicher, Durchsatz (0: aus)")
+	lastAboPaare      = flag.Int("last.abonnenten.paare", 3, "Paare von Läufen mit und ohne Abonnenten (-last.abonnenten), je auf frischem Server; der Durchsatzvergleich nimmt den Median der Verhältnisse")
 	lastKurve         = flag.String("last.kurve", "", "nur die Messkurve mit munin serve als eigenem Prozess (Server-CPU aus /proc, getrennt von den Agenten): kurz (CI-Profil, prüft nur Richtigkeit) oder voll; leer: aus")
 	lastKurveTeile    = flag.String("last.kurve.teile", "misch,groessen,projekte,agenten", "welche Teile der Messkurve laufen: misch (Server-CPU je gemischtem Aufruf, mit -last.vergleich A/B), groessen, projekte, agenten")
 	lastKurveGroessen = flag.String("last.kurve.groessen", "", "Einträge in einem Projekt je Zeile der Größentabelle, z. B. 1000,10000,100000,1000000 (leer: kurz 1000,10000, voll 1000,10000,100000,1000000)")

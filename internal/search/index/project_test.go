@@ -26,7 +26,8 @@ func testConfig(t *testing.T, src Source, dir string, c *Counters) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{Ref: ref, Path: dir, Source: src, Mapping: m, Persist: true, Counters: c}
+	// A short nap: closing waits until the index is on disk, up to a nap.
+	return Config{Ref: ref, Path: dir, Source: src, Mapping: m, Persist: true, Counters: c, PersistNap: time.Millisecond}
 }
 
 // docs waits for the index (Ready) and counts its documents.
