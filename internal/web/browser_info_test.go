@@ -107,7 +107,8 @@ func grantClipboard(t *testing.T, ctx context.Context, origin string) {
 	t.Helper()
 	for _, name := range []string{"clipboard-write", "clipboard-read"} {
 		if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
-			Permission: &cdpbrowser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true}, Setting: cdpbrowser.PermissionSettingGranted, Origin: origin}); err != nil {
+			Permission: &cdpbrowser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true}, Setting: cdpbrowser.PermissionSettingGranted, Origin: origin,
+			BrowserContextID: chromedp.FromContext(ctx).BrowserContextID}); err != nil { // the test's own context (startChrome)
 			t.Fatalf("grant %s: %v", name, err)
 		}
 	}
