@@ -172,11 +172,7 @@ func keepOffline() func() {
 // segmentDocs is the number of documents in each segment of idx.
 func segmentDocs(t *testing.T, idx bleve.Index) []int {
 	t.Helper()
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
+	r, err := scorchOf(t, idx).Reader()
 	if err != nil {
 		t.Fatal(err)
 	}

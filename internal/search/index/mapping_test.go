@@ -26,11 +26,7 @@ func TestSegmentsHoldOnlyWhatSearchReads(t *testing.T) {
 	if n := docs(t, p); n != 20 {
 		t.Fatalf("%d docs, want 20", n)
 	}
-	adv, err := p.Current().Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.(*scorch.Scorch).Reader()
+	r, err := scorchOf(t, p.Current()).Reader()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
 	"munin/internal/memory"
 	"munin/internal/search/searchtest"
 )
@@ -28,6 +31,16 @@ func testConfig(t *testing.T, src Source, dir string, c *Counters) Config {
 	}
 	// A short nap: closing waits until the index is on disk, up to a nap.
 	return Config{Ref: ref, Path: dir, Source: src, Mapping: m, Persist: true, Counters: c, PersistNap: time.Millisecond}
+}
+
+// scorchOf is idx's scorch index.
+func scorchOf(tb testing.TB, idx bleve.Index) *scorch.Scorch {
+	tb.Helper()
+	adv, err := idx.Advanced()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return adv.(*scorch.Scorch)
 }
 
 // docs waits for the index (Ready) and counts its documents.

@@ -71,11 +71,7 @@ func twoSegments(tb testing.TB, dir string, perBatch int) (bleve.Index, *scorch.
 			tb.Fatal(err)
 		}
 	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return idx, adv.(*scorch.Scorch)
+	return idx, scorchOf(tb, idx)
 }
 
 // BenchmarkMergeTwoSegments merges two segment files of 100 documents with

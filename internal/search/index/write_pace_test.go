@@ -20,11 +20,7 @@ func pacedIndex(t *testing.T) (bleve.Index, *scorch.Scorch) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adv, err := idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return idx, adv.(*scorch.Scorch)
+	return idx, scorchOf(t, idx)
 }
 
 // TestShortNapIsNotPaced: the server's nap is paced; a nap shorter than
