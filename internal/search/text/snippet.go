@@ -163,7 +163,7 @@ func cutAtSpace(s string, min, end int) int {
 func render(s string, start, end int, marks []Span, before, after bool) string {
 	var b strings.Builder
 	// The window's bytes, its marks and ellipses: one allocation.
-	b.Grow(end - start + len(marks)*(len(markOpen)+len(markClose)) + len(ellipsis))
+	b.Grow(end - start + len(marks)*(len(markOpen)+len(markClose)) + 2*len(ellipsis))
 	if start > 0 || before {
 		b.WriteString(ellipsis)
 	}
@@ -185,10 +185,10 @@ func render(s string, start, end int, marks []Span, before, after bool) string {
 
 // writeCollapsed writes s with each run of whitespace (newlines of Markdown
 // content included) as a single space. Runs of other runes are written at
-// once rather than rune by rune (a snippet's text is mostly such runs; render
-// grows the builder for all of them once); a
-// byte that is not UTF-8 is written as U+FFFD, as writing its decoded rune
-// would (TestWriteCollapsedAsRuneByRune).
+// once rather than rune by rune (a snippet's text is mostly such runs;
+// render grows the builder for all of them once); a byte that is not UTF-8
+// is written as U+FFFD, as writing its decoded rune would
+// (TestWriteCollapsedAsRuneByRune).
 func writeCollapsed(b *strings.Builder, s string) {
 	space := false
 	for i := 0; i < len(s); {
